@@ -1,0 +1,7 @@
+"""`python -m ragjudge`."""
+
+from __future__ import annotations
+
+from ragjudge.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Calibration: measuring how well an LLM judge agrees with human labels."""

@@ -1,0 +1,246 @@
+"""Case files: YAML (a list) or JSONL, validated at the edge into frozen `Case` values."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragjudge.errors import CaseFileError
+
+OUT_OF_SCOPE_CATEGORIES = frozenset({"out_of_scope", "超纲"})
+
+# ASCII and full-width punctuation removed before comparing questions.
+_PUNCT = re.compile(r"[\s?？!！。，,.、；;：:\"'“”‘’（）()《》<>【】\[\]…~～·-]+")
+
+
+def normalize_question(question: str) -> str:
+    """The key two questions share when they are duplicates of each other."""
+    return _PUNCT.sub("", question.lower())
+
+
+class CaseModel(BaseModel):
+    """One case as written in a case file (snake_case or the seeds' camelCase)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    id: str | None = None
+    question: str
+    expected: str | None = None
+    golden_context_ids: list[str] = Field(
+        default_factory=list, validation_alias=AliasChoices("golden_context_ids", "goldenContextIds")
+    )
+    category: str | None = None
+    should_answer: bool | None = Field(None, validation_alias=AliasChoices("should_answer", "shouldAnswer"))
+    must_mention: list[str] = Field(default_factory=list, validation_alias=AliasChoices("must_mention", "mustMention"))
+    must_not_mention: list[str] = Field(
+        default_factory=list, validation_alias=AliasChoices("must_not_mention", "mustNotMention")
+    )
+    source: Literal["public", "human", "reflow", "synthetic"] | None = None
+    difficulty: Literal["easy", "medium", "hard"] | None = None
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("question")
+    @classmethod
+    def _question_present(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("question is empty")
+        return value
+
+
+@dataclass(frozen=True)
+class Case:
+    """A case ready to run."""
+
+    id: str
+    question: str
+    expected: str | None
+    golden_context_ids: tuple[str, ...]
+    category: str | None
+    should_answer: bool
+    must_mention: tuple[str, ...]
+    must_not_mention: tuple[str, ...]
+    source: str | None
+    difficulty: str | None
+    tags: tuple[str, ...]
+    origin: str
+    """Where the case came from: `file:line` (or `file#index`)."""
+
+    def as_template_context(self) -> dict[str, Any]:
+        """The `case` variable seen by the endpoint body template."""
+        return {
+            "id": self.id,
+            "question": self.question,
+            "expected": self.expected,
+            "golden_context_ids": list(self.golden_context_ids),
+            "category": self.category,
+            "should_answer": self.should_answer,
+            "tags": list(self.tags),
+            "source": self.source,
+            "difficulty": self.difficulty,
+        }
+
+
+@dataclass(frozen=True)
+class RawItem:
+    """One item of a case file before validation, with where it stood."""
+
+    data: Any
+    index: int
+    line: int | None
+
+
+def read_items(path: Path) -> list[RawItem]:
+    """Read a YAML list or JSONL file into raw items, with line numbers."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise CaseFileError(f"{path}: file not found", tip="check the path in `cases:` or --cases") from None
+    except OSError as exc:
+        raise CaseFileError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CaseFileError(
+            f"{path}: not UTF-8 (invalid byte at offset {exc.start})", tip="re-save the file as UTF-8"
+        ) from None
+    if path.suffix.lower() in {".jsonl", ".ndjson"}:
+        return _read_jsonl(path, text)
+    return _read_yaml(path, text)
+
+
+def _read_jsonl(path: Path, text: str) -> list[RawItem]:
+    items: list[RawItem] = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CaseFileError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+        items.append(RawItem(data, len(items), lineno))
+    return items
+
+
+def _read_yaml(path: Path, text: str) -> list[RawItem]:
+    try:
+        data = yaml.safe_load(text)
+        node = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise CaseFileError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if data is None:
+        return []
+    if isinstance(data, dict) and isinstance(data.get("cases"), list):
+        # Also accept {cases: [...]}, a common way to add a header to the file.
+        data = data["cases"]
+        node = next(v for k, v in node.value if k.value == "cases")  # type: ignore[union-attr]
+    if not isinstance(data, list):
+        raise CaseFileError(f"{path}: expected a list of cases, found {type(data).__name__}")
+    lines = [n.start_mark.line + 1 for n in node.value] if isinstance(node, yaml.SequenceNode) else []
+    return [RawItem(d, i, lines[i] if i < len(lines) else None) for i, d in enumerate(data)]
+
+
+def _where(path: Path, item: RawItem, case_id: Any = None) -> str:
+    loc = f"{path}:{item.line}" if item.line else str(path)
+    name = f"case {case_id!r}" if case_id not in (None, "") else f"case #{item.index + 1}"
+    return f"{loc}: {name}"
+
+
+def _to_case(path: Path, item: RawItem) -> Case:
+    data = item.data
+    case_id = data.get("id") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        raise CaseFileError(f"{_where(path, item)}: expected a mapping of fields, found {type(data).__name__}")
+    try:
+        model = CaseModel.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors(include_input=False, include_url=False):
+            field = ".".join(str(p) for p in err["loc"]) or "(case)"
+            if err["type"] == "extra_forbidden":
+                problems.append(f"unknown field {field!r}")
+            elif err["type"] == "missing":
+                problems.append(f"{field}: required field is missing")
+            else:
+                problems.append(f"{field}: {err['msg']}")
+        raise CaseFileError(
+            f"{_where(path, item, case_id)}: " + "; ".join(problems),
+            tip="fields are id, question, expected, golden_context_ids, category, should_answer, "
+            "must_mention, must_not_mention, source, difficulty, tags",
+        ) from None
+    should_answer = model.should_answer
+    if should_answer is None:
+        should_answer = (model.category or "") not in OUT_OF_SCOPE_CATEGORIES
+    origin = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
+    return Case(
+        id=model.id if model.id else f"{path.stem}-{item.index + 1}",
+        question=model.question,
+        expected=model.expected,
+        golden_context_ids=tuple(model.golden_context_ids),
+        category=model.category,
+        should_answer=should_answer,
+        must_mention=tuple(model.must_mention),
+        must_not_mention=tuple(model.must_not_mention),
+        source=model.source,
+        difficulty=model.difficulty,
+        tags=tuple(model.tags),
+        origin=origin,
+    )
+
+
+@dataclass(frozen=True)
+class CaseSet:
+    """The cases to run, and the warnings found while loading them."""
+
+    cases: tuple[Case, ...]
+    warnings: tuple[str, ...]
+
+
+def load_cases(paths: Sequence[Path]) -> CaseSet:
+    """Load and validate every case file; ids must be unique across all of them."""
+    if not paths:
+        raise CaseFileError("no case files given", tip="set `cases:` in ragjudge.yml or pass --cases FILE")
+    cases: list[Case] = []
+    seen_ids: dict[str, str] = {}
+    for path in paths:
+        for item in read_items(path):
+            case = _to_case(path, item)
+            if case.id in seen_ids:
+                raise CaseFileError(
+                    f"{_where(path, item, case.id)}: duplicate id (first used at {seen_ids[case.id]})",
+                    tip="give every case its own id",
+                )
+            seen_ids[case.id] = case.origin
+            cases.append(case)
+    if not cases:
+        names = ", ".join(str(p) for p in paths)
+        raise CaseFileError(f"{names}: the case set is empty", tip="add at least one case with a question")
+    return CaseSet(tuple(cases), tuple(duplicate_warnings(cases)))
+
+
+def duplicate_warnings(cases: Iterable[Case]) -> list[str]:
+    first: dict[str, Case] = {}
+    warnings = []
+    for case in cases:
+        key = normalize_question(case.question)
+        if key in first:
+            warnings.append(
+                f"case {case.id!r} ({case.origin}) duplicates the question of case {first[key].id!r} "
+                "after normalisation; run `ragjudge dedupe` to drop it"
+            )
+        else:
+            first[key] = case
+    return warnings

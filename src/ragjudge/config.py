@@ -1,0 +1,251 @@
+"""The config file (`ragjudge.yml`): pydantic models, loading and path resolution.
+
+Key names are part of the public contract. Unknown keys are errors naming the
+key's path; values are never echoed in errors, because some are secrets.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from ragjudge.envsubst import substitute
+from ragjudge.errors import ConfigError
+
+DEFAULT_BODY = '{"question": {{ question | tojson }}}'
+DEFAULT_CASE_RULES: dict[str, str] = {"context_recall": ">= 1.0", "latency_ms": "<= 10000"}
+DEFAULT_SUITE_RULES: dict[str, str] = {
+    "pass_rate": ">= 0.9",
+    "rejection_accuracy": ">= 0.9",
+    "p95_latency_ms": "<= 3000",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ResponseMapping(_Strict):
+    """Dotted paths into an endpoint reply whose shape is not one ragjudge knows."""
+
+    answer: str | None = None
+    refused: str | None = None
+    confidence: str | None = None
+    retrieved: str | None = Field(None, description="Path to the list of passages.")
+    retrieved_id: str | None = Field(None, description="Path to the id inside one passage.")
+    retrieved_text: str | None = Field(None, description="Path to the text inside one passage.")
+    retrieved_title: str | None = Field(None, description="Path to the title inside one passage.")
+    retrieved_ids: str | None = Field(None, description="Path to a list of ids parallel to `retrieved`.")
+    citations: str | None = None
+    cost_usd: str | None = None
+    latency_ms: str | None = Field(None, description="Server-reported latency, kept beside ragjudge's own.")
+
+
+class EndpointConfig(_Strict):
+    """How to call the RAG endpoint under test."""
+
+    url: str | None = None
+    method: Literal["POST", "PUT", "GET"] = "POST"
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: str = DEFAULT_BODY
+    timeout_s: float = Field(30.0, gt=0)
+    retries: int = Field(2, ge=0, le=10)
+    concurrency: int = Field(8, ge=1, le=256)
+    max_response_bytes: int = Field(5_000_000, gt=0)
+    response: ResponseMapping = Field(default_factory=ResponseMapping)
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+
+class EscalateConfig(_Strict):
+    """Re-judge borderline judgements with a stronger model."""
+
+    model: str
+    band: float = Field(0.1, ge=0)
+    base_url: str | None = None
+
+
+class PriceConfig(_Strict):
+    """USD per million tokens for one model."""
+
+    input_per_mtok: float = Field(0.0, ge=0)
+    output_per_mtok: float = Field(0.0, ge=0)
+
+
+class JudgeConfig(_Strict):
+    """Which judge scores the answers, and how it is called."""
+
+    provider: Literal["offline", "openai"] = "offline"
+    model: str = "gpt-4o-mini"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    temperature: float = Field(0.0, ge=0, le=2)
+    seed: int | None = 7
+    concurrency: int = Field(8, ge=1, le=256)
+    timeout_s: float = Field(60.0, gt=0)
+    max_retries: int = Field(4, ge=0, le=20)
+    samples: int = Field(1, ge=1, le=15)
+    cache: Path | None = Path(".ragjudge/cache")
+    excerpt_chars: int = Field(1200, ge=50)
+    escalate: EscalateConfig | None = None
+    prices: dict[str, PriceConfig] = Field(default_factory=dict)
+    calibration: Path | None = None
+    require_calibration: bool = False
+    min_overlap: float = Field(
+        0.5, gt=0, le=1, description="Offline judge: share of a claim's tokens that must appear in one passage."
+    )
+
+
+class GateConfig(_Strict):
+    """Threshold rules: `metric: "OP number"` per case and per suite."""
+
+    case: dict[str, str] | None = None
+    suite: dict[str, str] | None = None
+
+
+class FeedbackPrometheus(_Strict):
+    url: str
+    treatment_dislikes: str
+    treatment_responses: str
+    control_dislikes: str
+    control_responses: str
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class FeedbackConfig(_Strict):
+    """Production thumbs-down counts per arm: exactly one source."""
+
+    file: Path | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    prometheus: FeedbackPrometheus | None = None
+
+
+class CanaryConfig(_Strict):
+    """The canary decision (`ragjudge canary`)."""
+
+    sample: Path | None = None
+    treatment: str | None = None
+    control: str | None = None
+    feedback: FeedbackConfig | None = None
+    rules: dict[str, str] = Field(
+        default_factory=lambda: {
+            "dislike_rate_ratio": "<= 1.5",
+            "p95_latency_ratio": "<= 1.5",
+            "p95_latency_ms": "<= 3000",
+            "faithfulness": ">= 0.95",
+        }
+    )
+    decision: Literal["statistical", "point"] = "statistical"
+    confidence: float = Field(0.95, gt=0.5, lt=1)
+    min_responses: int = Field(200, ge=1)
+    min_requests: int = Field(50, ge=1)
+    bootstrap: int = Field(2000, ge=100, le=100_000)
+    seed: int = 12345
+
+
+class Config(_Strict):
+    """The whole `ragjudge.yml`."""
+
+    endpoint: EndpointConfig = Field(default_factory=EndpointConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    cases: list[Path] = Field(default_factory=list)
+    gate: GateConfig = Field(default_factory=GateConfig)
+    template: Path | None = None
+    canary: CanaryConfig | None = None
+
+    def case_rules(self) -> dict[str, str]:
+        return dict(DEFAULT_CASE_RULES if self.gate.case is None else self.gate.case)
+
+    def suite_rules(self) -> dict[str, str]:
+        rules = dict(DEFAULT_SUITE_RULES if self.gate.suite is None else self.gate.suite)
+        # With no explicit tolerance, any failed or errored case fails the gate.
+        rules.setdefault("pass_rate", ">= 1.0")
+        return rules
+
+
+def format_validation_error(source: str, error: ValidationError) -> str:
+    """One line per problem, naming the key path; never the offending value."""
+    lines = []
+    for item in error.errors(include_input=False, include_url=False):
+        loc = ".".join(str(p) for p in item["loc"]) or "(top level)"
+        if item["type"] == "extra_forbidden":
+            lines.append(f"{source}: unknown key {loc!r}")
+        else:
+            lines.append(f"{source}: {loc}: {item['msg']}")
+    return "\n".join(lines)
+
+
+def _resolve(base: Path, path: Path | None) -> Path | None:
+    if path is None:
+        return None
+    path = path.expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def parse_config(data: Any, source: str, base_dir: Path) -> Config:
+    """Validate an already-parsed YAML tree and resolve its relative paths."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of keys, not {type(data).__name__}")
+    data = substitute(data, source)
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(
+            format_validation_error(source, exc), tip="see the README's config section for every key"
+        ) from None
+    judge = config.judge.model_copy(
+        update={
+            "cache": _resolve(base_dir, config.judge.cache),
+            "calibration": _resolve(base_dir, config.judge.calibration),
+        }
+    )
+    canary = config.canary
+    if canary is not None:
+        feedback = canary.feedback
+        if feedback is not None:
+            feedback = feedback.model_copy(update={"file": _resolve(base_dir, feedback.file)})
+        canary = canary.model_copy(update={"sample": _resolve(base_dir, canary.sample), "feedback": feedback})
+    return config.model_copy(
+        update={
+            "judge": judge,
+            "cases": [p for p in (_resolve(base_dir, c) for c in config.cases) if p is not None],
+            "template": _resolve(base_dir, config.template),
+            "canary": canary,
+        }
+    )
+
+
+def load_config(path: Path | None) -> Config:
+    """Load `path`, or `ragjudge.yml` in the working directory, or the defaults.
+
+    An explicitly named file must exist; the implicit one is optional.
+    """
+    explicit = path is not None
+    target = path if path is not None else Path("ragjudge.yml")
+    if not target.exists():
+        if explicit:
+            raise ConfigError(f"{target}: config file not found", tip="pass --config with an existing file")
+        return parse_config({}, "(defaults)", Path.cwd())
+    try:
+        text = target.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{target}: not UTF-8 text", tip="save the config file as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"{target}: cannot read: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{target}: invalid YAML{where}: {problem}") from None
+    return parse_config(data, str(target), target.resolve().parent)

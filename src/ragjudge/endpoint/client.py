@@ -1,0 +1,256 @@
+"""One HTTP call per case, with retries, a total deadline and a size cap.
+
+Every failure ends as an `EndpointResult` with an error a person can act on;
+nothing here raises for a misbehaving endpoint.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from ragjudge.cases import Case
+from ragjudge.config import EndpointConfig
+from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
+from ragjudge.endpoint.trace import Trace
+from ragjudge.errors import ConfigError
+
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504}) | frozenset(range(505, 600))
+MAX_RETRY_AFTER_S = 60.0
+
+
+@dataclass(frozen=True)
+class EndpointResult:
+    """The outcome of calling the endpoint for one case."""
+
+    trace: Trace | None
+    error: str | None
+    attempts: int
+    retry_wait_ms: float
+    """Time spent waiting between attempts (not part of latency_ms)."""
+    total_ms: float
+    """Wall time of all attempts and waits."""
+    status: int | None
+
+
+class _Attempt(Exception):
+    """One failed attempt: whether to retry it, and how it reads in a reason."""
+
+    def __init__(self, kind: str, detail: str, retry: bool, retry_after: float | None = None) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+        self.retry = retry
+        self.retry_after = retry_after
+
+
+def _plural(n: int) -> str:
+    return f"{n} attempt" if n == 1 else f"{n} attempts"
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class EndpointClient:
+    """Calls the endpoint; safe to share between threads."""
+
+    def __init__(
+        self,
+        config: EndpointConfig,
+        url: str,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        backoff_base_s: float = 0.5,
+    ) -> None:
+        self.config = config
+        self.url = url
+        self._sleep = sleep
+        self._backoff = backoff_base_s
+        self._local = threading.local()
+        env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+        try:
+            self._body = env.from_string(config.body)
+            self._url = env.from_string(url)
+        except TemplateError as exc:
+            raise ConfigError(f"endpoint.body: invalid template: {exc}") from None
+
+    def _session(self) -> requests.Session:
+        session: requests.Session | None = getattr(self._local, "session", None)
+        if session is None:
+            session = requests.Session()
+            session.trust_env = False
+            self._local.session = session
+        return session
+
+    def render(self, case: Case) -> tuple[str, str | None]:
+        """The URL and body for one case; a template error is a config error naming the case."""
+        context: dict[str, Any] = {"question": case.question, "case": case.as_template_context()}
+        try:
+            url = self._url.render(context)
+            body = None if self.config.method == "GET" else self._body.render(context)
+        except TemplateError as exc:
+            raise ConfigError(
+                f"endpoint.body: template failed for case {case.id!r}: {exc}",
+                tip="the template sees `question` and `case` (id, question, expected, category, tags, ...)",
+            ) from None
+        return url, body
+
+    def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult:
+        url, body = self.render(case)
+        attempts_allowed = self.config.retries + 1
+        started = time.monotonic()
+        waited = 0.0
+        last: _Attempt | None = None
+        status: int | None = None
+        for attempt in range(1, attempts_allowed + 1):
+            t0 = time.monotonic()
+            try:
+                status, data = self._once(url, body)
+                elapsed_ms = (time.monotonic() - t0) * 1000
+                trace = parse_reply(data, self.config.response, elapsed_ms)
+            except _Attempt as failure:
+                last = failure
+                if on_attempt:
+                    on_attempt(
+                        {
+                            "attempt": attempt,
+                            "ok": False,
+                            "error": failure.detail,
+                            "elapsed_ms": round((time.monotonic() - t0) * 1000, 1),
+                        }
+                    )
+                if not failure.retry or attempt == attempts_allowed:
+                    break
+                delay = self._backoff * 2 ** (attempt - 1)
+                if failure.retry_after is not None:
+                    delay = min(MAX_RETRY_AFTER_S, failure.retry_after)
+                waited += delay
+                self._sleep(delay)
+                continue
+            except ReplyShapeError as exc:
+                return self._result(None, f"endpoint error: {exc}", attempt, waited, started, status)
+            if on_attempt:
+                on_attempt({"attempt": attempt, "ok": True, "status": status, "elapsed_ms": round(elapsed_ms, 1)})
+            return self._result(trace, None, attempt, waited, started, status)
+        assert last is not None
+        return self._result(None, self._reason(last, attempt), attempt, waited, started, status)
+
+    def _reason(self, failure: _Attempt, attempts: int) -> str:
+        if failure.kind == "timeout":
+            return f"endpoint error: timeout after {self.config.timeout_s:g} s ({_plural(attempts)})"
+        if failure.kind in ("http", "connection"):
+            return f"endpoint error: {failure.detail} after {_plural(attempts)}"
+        return f"endpoint error: {failure.detail}"
+
+    @staticmethod
+    def _result(
+        trace: Trace | None, error: str | None, attempts: int, waited: float, started: float, status: int | None
+    ) -> EndpointResult:
+        return EndpointResult(
+            trace=trace,
+            error=error,
+            attempts=attempts,
+            retry_wait_ms=round(waited * 1000, 1),
+            total_ms=round((time.monotonic() - started) * 1000, 1),
+            status=status,
+        )
+
+    def _once(self, url: str, body: str | None) -> tuple[int, Any]:
+        cfg = self.config
+        headers = {"Accept": "application/json", "User-Agent": "ragjudge"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        headers.update(cfg.headers)
+        deadline = time.monotonic() + cfg.timeout_s
+        try:
+            response = self._session().request(
+                cfg.method,
+                url,
+                data=body.encode("utf-8") if body is not None else None,
+                headers=headers,
+                timeout=cfg.timeout_s,
+                stream=True,
+                allow_redirects=True,
+            )
+        except requests.Timeout:
+            raise _Attempt("timeout", "timeout", retry=True) from None
+        except requests.ConnectionError as exc:
+            raise _Attempt("connection", _connection_detail(url, exc), retry=True) from None
+        except requests.RequestException as exc:
+            raise _Attempt("request", f"request failed: {type(exc).__name__}", retry=False) from None
+        with response:
+            if response.status_code >= 400:
+                retry = response.status_code in _RETRY_STATUSES
+                raise _Attempt(
+                    "http",
+                    f"HTTP {response.status_code}",
+                    retry=retry,
+                    retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                )
+            raw = self._read_capped(response, deadline)
+            return response.status_code, _decode(raw, response.headers.get("Content-Type"))
+
+    def _read_capped(self, response: requests.Response, deadline: float) -> bytes:
+        cap = self.config.max_response_bytes
+        declared = response.headers.get("Content-Length")
+        if declared and declared.isdigit() and int(declared) > cap:
+            raise _Attempt("size", f"reply over {cap} bytes", retry=False)
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in response.iter_content(chunk_size=65536):
+                size += len(chunk)
+                if size > cap:
+                    raise _Attempt("size", f"reply over {cap} bytes", retry=False)
+                chunks.append(chunk)
+                if time.monotonic() > deadline:
+                    raise _Attempt("timeout", "timeout", retry=True)
+        except requests.RequestException as exc:
+            if isinstance(exc, requests.ConnectionError) and "timed out" in str(exc).lower():
+                raise _Attempt("timeout", "timeout", retry=True) from None
+            raise _Attempt("connection", "connection dropped while reading the reply", retry=True) from None
+        return b"".join(chunks)
+
+
+def _connection_detail(url: str, exc: Exception) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc or url
+    text = str(exc).lower()
+    if "refused" in text:
+        return f"connection refused by {host}"
+    if "name or service not known" in text or "nodename nor servname" in text or "resolve" in text:
+        return f"cannot resolve host {parts.hostname}"
+    if "reset" in text or "aborted" in text or "remote end closed" in text:
+        return f"connection to {host} closed without a reply"
+    return f"cannot connect to {host}"
+
+
+def _decode(raw: bytes, content_type: str | None) -> Any:
+    kind = (content_type or "no content type").split(";")[0].strip() or "no content type"
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise _Attempt("json", f"reply is not valid JSON ({kind}, {len(raw)} bytes)", retry=False) from None

@@ -1,0 +1,59 @@
+"""`${VAR}` and `${VAR:-fallback}` substitution over a parsed YAML tree.
+
+Substitution happens after YAML parsing so that a value containing quotes or
+colons cannot change the document's structure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ragjudge.errors import ConfigError
+
+_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def substitute(tree: Any, source: str, env: Mapping[str, str] | None = None) -> Any:
+    """Return `tree` with every `${VAR}` in its strings replaced from `env`.
+
+    Keys whose value ends up empty (or null) are dropped, so an optional key
+    set to `${VAR:-}` means "unset" and its default applies.
+    """
+    environ = os.environ if env is None else env
+    return _walk(tree, (), source, environ)
+
+
+def _walk(node: Any, path: tuple[str, ...], source: str, env: Mapping[str, str]) -> Any:
+    if isinstance(node, dict):
+        out: dict[Any, Any] = {}
+        for key, value in node.items():
+            new = _walk(value, (*path, str(key)), source, env)
+            if new is None or new == "":
+                continue
+            out[key] = new
+        return out
+    if isinstance(node, list):
+        return [_walk(item, (*path, str(i)), source, env) for i, item in enumerate(node)]
+    if isinstance(node, str):
+        return _replace(node, path, source, env)
+    return node
+
+
+def _replace(text: str, path: tuple[str, ...], source: str, env: Mapping[str, str]) -> str:
+    def one(match: re.Match[str]) -> str:
+        name, fallback = match.group(1), match.group(2)
+        value = env.get(name)
+        if value is None or (value == "" and fallback is not None):
+            if fallback is not None:
+                return fallback
+            where = ".".join(path) or "(top level)"
+            raise ConfigError(
+                f"{source}: {where}: environment variable {name} is not set",
+                tip=f"export {name}=..., or write ${{{name}:-default}} to give a fallback",
+            )
+        return value
+
+    return _REF.sub(one, text)

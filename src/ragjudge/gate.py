@@ -1,0 +1,74 @@
+"""`ragjudge run` as a function: config and overrides in, report out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragjudge.cases import load_cases
+from ragjudge.config import Config
+from ragjudge.endpoint.client import EndpointClient
+from ragjudge.errors import ConfigError, ExitCode
+from ragjudge.eventlog import EventLog
+from ragjudge.judge.factory import make_judge
+from ragjudge.report.model import Report, build_report
+from ragjudge.rules import parse_rules
+from ragjudge.runner import RunPlan, run_cases
+from ragjudge.suite import evaluate_suite
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    config: Config
+    endpoint: str | None = None
+    cases: Sequence[Path] = ()
+    log: Path | None = None
+
+
+def secrets_of(config: Config) -> tuple[str, ...]:
+    """Every value that must never be printed: keys, and header values (tokens)."""
+    found = [v for v in config.endpoint.headers.values() if len(v) >= 6]
+    for value in list(found):
+        # "Bearer abc": the token alone must be masked too.
+        found.extend(part for part in value.split() if len(part) >= 6)
+    if config.judge.api_key is not None:
+        found.append(config.judge.api_key.get_secret_value())
+    return tuple(sorted(set(found), key=len, reverse=True))
+
+
+def exit_code_for(verdict: str) -> ExitCode:
+    return {"pass": ExitCode.PASSED, "fail": ExitCode.GATE_FAILED}.get(verdict, ExitCode.COULD_NOT_EVALUATE)
+
+
+def run_gate(request: GateRequest) -> Report:
+    config = request.config
+    url = request.endpoint or config.endpoint.url
+    if not url:
+        raise ConfigError(
+            "no endpoint URL", tip="set endpoint.url in ragjudge.yml (e.g. ${RAG_URL}) or pass --endpoint URL"
+        )
+    case_rules = parse_rules(config.case_rules(), "case", "gate.case")
+    suite_rules = parse_rules(config.suite_rules(), "suite", "gate.suite")
+    case_set = load_cases(list(request.cases) or config.cases)
+    judge = make_judge(config.judge)
+    warnings = list(case_set.warnings)
+    if judge.lexical and any(r.metric.startswith("judge.") for r in case_rules):
+        warnings.append(
+            "judge.* rules are not checked by the offline judge (it cannot assess rubric dimensions); "
+            "set judge.provider: openai to apply them"
+        )
+    client = EndpointClient(config.endpoint, url)
+    log = EventLog(request.log, secrets_of(config))
+    try:
+        plan = RunPlan(case_set.cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
+        results = run_cases(plan, client, judge, log)
+    finally:
+        log.close()
+    suite = evaluate_suite(results, case_rules, suite_rules)
+    judge_info = {
+        "judge": judge.name,
+        "provider": config.judge.provider,
+        "lexical": judge.lexical,
+    }
+    return build_report(results, suite, judge_info, warnings)

@@ -1,0 +1,1 @@
+"""GitHub Actions integration: outputs, job summary, workflow commands and the sticky PR comment."""

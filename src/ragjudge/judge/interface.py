@@ -1,0 +1,97 @@
+"""The judge interface and the values judges return."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ragjudge.cases import Case
+from ragjudge.endpoint.trace import Trace
+
+RUBRIC_DIMENSIONS = ("grounding", "relevance", "calibration", "citations", "tone")
+NEGATIVE_DIMENSIONS = ("grounding", "calibration")
+EVIDENCE_DIMENSIONS = ("grounding", "citations")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One factual claim of an answer and whether a passage supports it."""
+
+    claim: str
+    supported: bool
+    evidence_id: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Unscored:
+    """A judgement that could not be made, and why. Never a number."""
+
+    judgement: str
+    """`faithfulness`, `rubric` or `judge.<dimension>`."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """Everything a judge said about one answer."""
+
+    judge: str
+    """Who judged: `offline-lexical`, or the model name."""
+    faithfulness: float | None = None
+    """supported/total; None when not applicable or unscored (see `unscored`)."""
+    claims: tuple[Claim, ...] = ()
+    scores: Mapping[str, float] = field(default_factory=dict)
+    reasoning: Mapping[str, str] = field(default_factory=dict)
+    unassessable: tuple[str, ...] = ()
+    """Dimensions that cannot honestly be scored (e.g. grounding with no passage text)."""
+    unscored: tuple[Unscored, ...] = ()
+    notes: tuple[str, ...] = ()
+    tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+    cache_hits: int = 0
+    escalated: tuple[str, ...] = ()
+    spread: Mapping[str, float] = field(default_factory=dict)
+    """Max minus min across samples, per dimension, when samples > 1."""
+
+    def unscored_reason(self, judgement: str) -> str | None:
+        for item in self.unscored:
+            if item.judgement == judgement:
+                return item.reason
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge,
+            "faithfulness": self.faithfulness,
+            "claims": [
+                {"claim": c.claim, "supported": c.supported, "evidence_id": c.evidence_id, "reason": c.reason}
+                for c in self.claims
+            ],
+            "scores": dict(self.scores),
+            "reasoning": dict(self.reasoning),
+            "unassessable": list(self.unassessable),
+            "unscored": [{"judgement": u.judgement, "reason": u.reason} for u in self.unscored],
+            "notes": list(self.notes),
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "escalated": list(self.escalated),
+            "spread": dict(self.spread),
+        }
+
+
+LogFn = Callable[[dict[str, Any]], None]
+
+
+class Judge(Protocol):
+    """Scores one answer. Implementations must be safe to call from several threads."""
+
+    name: str
+    lexical: bool
+    """True when the judge only compares words (said plainly in the report)."""
+
+    def judge(self, case: Case, trace: Trace, log: LogFn) -> Judgement: ...

@@ -1,0 +1,71 @@
+"""The offline judge: a deterministic, lexical stand-in that needs no model.
+
+A claim (a sentence of the answer) counts as supported when at least
+`min_overlap` of its tokens (words; character bigrams for CJK) appear in one
+retrieved passage. It cannot tell a paraphrase from a contradiction, so it is
+a free pre-check and a demo judge, not a substitute for a model judge; the
+rubric dimensions are reported as unassessable.
+"""
+
+from __future__ import annotations
+
+from ragjudge.cases import Case
+from ragjudge.endpoint.trace import Trace
+from ragjudge.judge.interface import NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS, Claim, Judgement, LogFn
+from ragjudge.judge.text import split_claims, tokens
+
+NAME = "offline-lexical"
+NOTE = "offline judge: lexical overlap only (words and CJK bigrams); rubric dimensions not assessed"
+
+
+class OfflineJudge:
+    """Lexical claim support; deterministic and free."""
+
+    name = NAME
+    lexical = True
+
+    def __init__(self, min_overlap: float = 0.5) -> None:
+        self.min_overlap = min_overlap
+
+    def judge(self, case: Case, trace: Trace, log: LogFn) -> Judgement:
+        dims = RUBRIC_DIMENSIONS if case.should_answer else NEGATIVE_DIMENSIONS
+        claims = [] if trace.refused else split_claims(trace.answer)
+        evidence = [(p.id, tokens(p.text)) for p in trace.evidence]
+        verdicts = [self._claim(text, evidence) for text in claims]
+        faithfulness = None
+        if verdicts:
+            faithfulness = sum(c.supported for c in verdicts) / len(verdicts)
+        judgement = Judgement(
+            judge=NAME,
+            faithfulness=faithfulness,
+            claims=tuple(verdicts),
+            unassessable=dims,
+            notes=(NOTE,),
+        )
+        log(
+            {
+                "judge_kind": "faithfulness",
+                "model": NAME,
+                "claims": len(verdicts),
+                "supported": sum(c.supported for c in verdicts),
+                "faithfulness": faithfulness,
+                "cache_hit": False,
+            }
+        )
+        return judgement
+
+    def _claim(self, text: str, evidence: list[tuple[str, set[str]]]) -> Claim:
+        wanted = tokens(text)
+        best_id, best = None, 0.0
+        for pid, have in evidence:
+            share = len(wanted & have) / len(wanted) if wanted else 0.0
+            if share > best:
+                best_id, best = pid, share
+        supported = best >= self.min_overlap
+        if not evidence:
+            reason = "no passage text was retrieved"
+        elif supported:
+            reason = f"{best:.0%} of its words appear in passage {best_id}"
+        else:
+            reason = f"at most {best:.0%} of its words appear in any passage (needs {self.min_overlap:.0%})"
+        return Claim(claim=text, supported=supported, evidence_id=best_id if supported else None, reason=reason)

@@ -1,0 +1,7 @@
+"""The JSON report (the machine contract) and the Markdown comment (for people)."""
+
+from __future__ import annotations
+
+from ragjudge.report.model import Report, build_report, load_report
+
+__all__ = ["Report", "build_report", "load_report"]

@@ -1,0 +1,115 @@
+"""Rendering the Markdown comment from a report with a Jinja template.
+
+The template is trusted (shipped, or the team's own via --template); the data
+is not, so it is only ever passed as values and escaped by `inline`.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from jinja2 import StrictUndefined, TemplateError
+from jinja2.sandbox import SandboxedEnvironment
+
+from ragjudge import __version__
+from ragjudge.errors import ConfigError
+from ragjudge.report.escape import code_id, inline
+from ragjudge.report.model import Report
+
+COMMENT_LIMIT = 60_000
+"""Under GitHub's 65,536-character limit, with room for a marker and a header."""
+
+
+def _fmt(metric: str, value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if metric.endswith("_ms"):
+        return f"{value:.0f}"
+    if metric == "cost_usd":
+        return f"${value:.4f}"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def load_template(path: Path | None, default: str = "comment.md.j2") -> str:
+    if path is None:
+        return resources.files("ragjudge.report").joinpath("templates", default).read_text(encoding="utf-8")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the comment template ({exc})") from None
+
+
+def environment() -> SandboxedEnvironment:
+    env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    env.filters["inline"] = inline
+    env.globals.update(code_id=code_id, fmt=_fmt, version=__version__)
+    return env
+
+
+def _render(template_text: str, source: str, context: dict[str, Any]) -> str:
+    try:
+        return environment().from_string(template_text).render(context)
+    except TemplateError as exc:
+        raise ConfigError(f"{source}: comment template failed: {exc}") from None
+
+
+def render_comment(
+    report: Report,
+    template: Path | None = None,
+    limit: int = COMMENT_LIMIT,
+    report_path: str | None = None,
+) -> str:
+    """The comment, under `limit` characters however many cases fail.
+
+    Failing cases are listed in report order; when all of them do not fit,
+    the longest prefix that fits is shown and the rest are counted.
+    """
+    text = load_template(template)
+    source = str(template) if template else "built-in comment template"
+    bad = [c for c in report.cases if c.status != "pass"]
+    judge_name = str(report.judge_info.get("judge", "?"))
+    base: dict[str, Any] = {
+        "report": report,
+        "s": report.suite,
+        "suite_rules": [r for r in report.rules if r.scope == "suite"],
+        "case_rules": [r for r in report.rules if r.scope == "case"],
+        "judge_name": judge_name,
+        "lexical": bool(report.judge_info.get("lexical")),
+        "report_path": report_path,
+    }
+
+    def attempt(table_rows: int, details: int) -> str:
+        return _render(
+            text,
+            source,
+            {**base, "shown": bad[:table_rows], "detailed": bad[:details], "hidden": len(bad) - table_rows},
+        )
+
+    body = attempt(len(bad), len(bad))
+    if len(body) <= limit:
+        return body
+    # Details go first (they are long), then table rows, each by binary search.
+    details = _largest(lambda k: len(attempt(len(bad), k)) <= limit, len(bad))
+    if details is not None:
+        return attempt(len(bad), details)
+    rows = _largest(lambda k: len(attempt(k, 0)) <= limit, len(bad))
+    if rows is not None:
+        return attempt(rows, 0)
+    note = "\n\n…comment truncated: see the JSON report.\n"
+    return body[: limit - len(note)] + note
+
+
+def _largest(fits: Any, upper: int) -> int | None:
+    """The largest k in [0, upper] with fits(k), assuming fits is monotone; None if not even 0."""
+    if not fits(0):
+        return None
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -1,0 +1,96 @@
+"""Threshold rules: `metric: "OP number"`, parsed once, checked per case and per suite."""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from ragjudge.errors import ConfigError
+from ragjudge.judge.interface import RUBRIC_DIMENSIONS
+
+Scope = Literal["case", "suite"]
+
+CASE_METRICS = frozenset(
+    {"context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"}
+    | {f"judge.{d}" for d in RUBRIC_DIMENSIONS}
+)
+SUITE_METRICS = frozenset(
+    {
+        "pass_rate",
+        "rejection_accuracy",
+        "p95_latency_ms",
+        "p50_latency_ms",
+        "faithfulness",
+        "judge_error_rate",
+        "endpoint_error_rate",
+        "cost_usd",
+    }
+)
+
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
+}
+_NEGATION = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "!="}
+_RULE = re.compile(r"^\s*(>=|<=|==|>|<)\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One threshold."""
+
+    scope: Scope
+    metric: str
+    op: str
+    threshold: float
+
+    def holds(self, value: float) -> bool:
+        return _OPS[self.op](value, self.threshold)
+
+    def failure(self, value: float) -> str:
+        """`faithfulness 0.50 < 0.8`: the value, the broken comparison, the threshold."""
+        return f"{self.metric} {format_value(self.metric, value)} {_NEGATION[self.op]} {self.threshold:g}"
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A metric with no number: not applicable (rule skipped) or unscored (case errors)."""
+
+    reason: str
+    unscored: bool = False
+
+
+def format_value(metric: str, value: float) -> str:
+    if metric.endswith("_ms"):
+        return f"{value:.0f}"
+    if metric.startswith("judge.") and float(value).is_integer():
+        return f"{value:.0f}"
+    if metric == "cost_usd":
+        return f"{value:.4f}"
+    return f"{value:.2f}"
+
+
+def parse_rules(rules: Mapping[str, str], scope: Scope, key: str) -> list[Rule]:
+    """Parse a mapping of rules; errors name `key.metric` and what to write instead."""
+    allowed = CASE_METRICS if scope == "case" else SUITE_METRICS
+    parsed = []
+    for metric, text in rules.items():
+        if metric not in allowed:
+            raise ConfigError(
+                f"{key}.{metric}: unknown {scope} metric {metric!r}",
+                tip=f"{scope} metrics are: {', '.join(sorted(allowed))}",
+            )
+        match = _RULE.match(str(text))
+        if not match:
+            raise ConfigError(
+                f"{key}.{metric}: cannot parse rule {text!r}",
+                tip='write "OP number" with OP one of >= > <= < ==, e.g. ">= 0.9"',
+            )
+        parsed.append(Rule(scope=scope, metric=metric, op=match.group(1), threshold=float(match.group(2))))
+    return parsed

@@ -1,0 +1,122 @@
+"""From one case's reply and judgement to its status, metrics and failed conditions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ragjudge.cases import Case
+from ragjudge.checks import mechanical_failures
+from ragjudge.endpoint.client import EndpointResult
+from ragjudge.judge.interface import Judgement
+from ragjudge.metrics import context_precision, context_recall
+from ragjudge.rules import Missing, Rule
+
+Status = Literal["pass", "fail", "error"]
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The outcome of one case."""
+
+    case: Case
+    status: Status
+    failed_conditions: tuple[str, ...]
+    """Every condition the case failed on; for `error`, the reason it could not be evaluated."""
+    metrics: Mapping[str, float | None]
+    endpoint: EndpointResult
+    judgement: Judgement | None
+    skipped_rules: tuple[str, ...] = ()
+    """Rules not applicable to this case, with why."""
+
+
+def _excerpt(text: str, limit: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Judgement | None) -> float | Missing:
+    trace = result.trace
+    assert trace is not None
+    if metric == "context_recall":
+        return context_recall(case, trace)
+    if metric == "context_precision":
+        value = context_precision(case, trace)
+        return Missing("no golden_context_ids for this case") if value is None else value
+    if metric == "latency_ms":
+        return trace.latency_ms
+    if metric == "cost_usd":
+        if trace.cost_usd is None:
+            return Missing("the endpoint reported no cost_usd/costUsd", unscored=True)
+        return trace.cost_usd
+    if judgement is None:
+        return Missing(f"{metric}: no judge ran", unscored=True)
+    if metric == "faithfulness":
+        if judgement.faithfulness is not None:
+            return judgement.faithfulness
+        reason = judgement.unscored_reason("faithfulness")
+        if reason is not None:
+            return Missing(f"faithfulness unscored: {reason}", unscored=True)
+        return Missing("faithfulness not applicable: the answer makes no claims")
+    dim = metric.removeprefix("judge.")
+    if dim in judgement.scores:
+        return judgement.scores[dim]
+    reason = judgement.unscored_reason(metric) or judgement.unscored_reason("rubric")
+    if reason is not None:
+        return Missing(f"{metric} unscored: {reason}", unscored=True)
+    if dim in judgement.unassessable:
+        return Missing(f"{metric} not assessable by {judgement.judge} for this case")
+    return Missing(f"{metric} not asked for this kind of case")
+
+
+def _failure_reason(rule: Rule, value: float, judgement: Judgement | None) -> str:
+    text = rule.failure(value)
+    if judgement is None:
+        return text
+    if rule.metric == "faithfulness":
+        unsupported = [c for c in judgement.claims if not c.supported]
+        if unsupported:
+            quoted = ", ".join(f'"{_excerpt(c.claim)}"' for c in unsupported[:2])
+            more = f" and {len(unsupported) - 2} more" if len(unsupported) > 2 else ""
+            text += f" ({len(unsupported)} of {len(judgement.claims)} claims unsupported: {quoted}{more})"
+    elif rule.metric.startswith("judge."):
+        why = judgement.reasoning.get(rule.metric.removeprefix("judge."))
+        if why:
+            text += f": {_excerpt(why, 200)}"
+    return text
+
+
+def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, rules: Sequence[Rule]) -> CaseResult:
+    """Apply the deterministic checks and the case rules."""
+    if result.trace is None:
+        return CaseResult(case, "error", (result.error or "endpoint error: no reply",), {}, result, None)
+    trace = result.trace
+    conditions = mechanical_failures(case, trace)
+    errors: list[str] = []
+    skipped: list[str] = []
+    metrics: dict[str, float | None] = {
+        "context_recall": context_recall(case, trace),
+        "context_precision": context_precision(case, trace),
+        "latency_ms": round(trace.latency_ms, 1),
+        "cost_usd": trace.cost_usd,
+        "faithfulness": judgement.faithfulness if judgement else None,
+    }
+    if judgement is not None:
+        for dim, score in judgement.scores.items():
+            metrics[f"judge.{dim}"] = score
+    for rule in rules:
+        value = metric_value(rule.metric, case, result, judgement)
+        if isinstance(value, Missing):
+            (errors if value.unscored else skipped).append(value.reason)
+            continue
+        if not rule.holds(value):
+            conditions.append(_failure_reason(rule, value, judgement))
+    if errors:
+        return CaseResult(case, "error", tuple(errors + conditions), metrics, result, judgement, tuple(skipped))
+    status: Status = "fail" if conditions else "pass"
+    return CaseResult(case, status, tuple(conditions), metrics, result, judgement, tuple(skipped))
+
+
+def rules_need_judge(rules: Sequence[Rule]) -> bool:
+    return any(r.metric == "faithfulness" or r.metric.startswith("judge.") for r in rules)

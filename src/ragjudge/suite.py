@@ -1,0 +1,105 @@
+"""Suite metrics over all cases, the suite rules, and the verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Literal
+
+from ragjudge.metrics import percentile, rejection_correct
+from ragjudge.rules import Missing, Rule
+from ragjudge.scoring import CaseResult
+
+Verdict = Literal["pass", "fail", "error"]
+
+
+@dataclass(frozen=True)
+class RuleOutcome:
+    """One rule's result for the report: `passed` is None when it did not apply."""
+
+    rule: Rule
+    value: float | None
+    passed: bool | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    metrics: dict[str, float | int | None]
+    rules: tuple[RuleOutcome, ...]
+    verdict: Verdict
+
+
+def suite_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None]:
+    """Aggregates; percentiles are nearest-rank over cases that got a reply."""
+    n = len(results)
+    passed = sum(r.status == "pass" for r in results)
+    failed = sum(r.status == "fail" for r in results)
+    errored = sum(r.status == "error" for r in results)
+    traces = [(r, r.endpoint.trace) for r in results if r.endpoint.trace is not None]
+    latencies = [t.latency_ms for _, t in traces]
+    judged = [r.judgement for r, _ in traces if r.judgement is not None]
+    faith = [j.faithfulness for j in judged if j.faithfulness is not None]
+    costs = [t.cost_usd for _, t in traces if t.cost_usd is not None]
+    judge_costs = [j.cost_usd for j in judged if j.cost_usd]
+    correct = [rejection_correct(r.case, t) for r, t in traces]
+    p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
+    return {
+        "cases": n,
+        "passed": passed,
+        "failed": failed,
+        "errored": errored,
+        "pass_rate": passed / n if n else None,
+        "faithfulness": fmean(faith) if faith else None,
+        "rejection_accuracy": sum(correct) / len(correct) if correct else None,
+        "p50_latency_ms": round(p50, 1) if p50 is not None else None,
+        "p95_latency_ms": round(p95, 1) if p95 is not None else None,
+        "judge_error_rate": sum(1 for j in judged if j.unscored) / len(judged) if judged else None,
+        "endpoint_error_rate": (n - len(traces)) / n if n else None,
+        "cost_usd": round(sum(costs) + sum(judge_costs), 6) if costs or judge_costs else None,
+        "judge_calls": sum(j.calls for j in judged),
+        "judge_cache_hits": sum(j.cache_hits for j in judged),
+        "judge_tokens": sum(j.tokens for j in judged),
+        "judge_cost_usd": round(sum(judge_costs), 6),
+    }
+
+
+def _case_rule_outcome(rule: Rule, results: Sequence[CaseResult]) -> RuleOutcome:
+    prefix = f"{rule.metric} "
+    failing = [r.case.id for r in results if any(c.startswith(prefix) for c in r.failed_conditions)]
+    if failing:
+        shown = ", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else "")
+        reason = f"{len(failing)} case(s) failed {rule.metric} {rule.op} {rule.threshold:g}: {shown}"
+    else:
+        reason = f"every evaluated case met {rule.metric} {rule.op} {rule.threshold:g}"
+    return RuleOutcome(rule, float(len(failing)), not failing, reason)
+
+
+def _suite_rule_outcome(rule: Rule, metrics: dict[str, float | int | None]) -> RuleOutcome:
+    value = metrics.get(rule.metric)
+    if value is None:
+        missing = Missing(f"{rule.metric} has no value: no case it applies to got a reply")
+        if rule.metric == "faithfulness":
+            missing = Missing("faithfulness not applicable: no answer made a claim")
+        # A rule that cannot be checked never passes silently: it fails, with the reason.
+        return RuleOutcome(rule, None, False, missing.reason)
+    ok = rule.holds(float(value))
+    reason = f"{rule.metric} {value:.4g} {rule.op} {rule.threshold:g}" if ok else rule.failure(float(value))
+    return RuleOutcome(rule, float(value), ok, reason)
+
+
+def evaluate_suite(
+    results: Sequence[CaseResult], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]
+) -> SuiteResult:
+    metrics = suite_metrics(results)
+    outcomes = [_case_rule_outcome(r, results) for r in case_rules]
+    outcomes += [_suite_rule_outcome(r, metrics) for r in suite_rules]
+    verdict: Verdict
+    if not results or all(r.status == "error" for r in results):
+        verdict = "error"
+    elif any(o.passed is False for o in outcomes if o.rule.scope == "suite"):
+        verdict = "fail"
+    else:
+        verdict = "pass"
+    return SuiteResult(metrics, tuple(outcomes), verdict)
