@@ -12,6 +12,7 @@ from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
+from ragjudge.judge.openai_judge import host_of
 from ragjudge.report.model import Report, build_report
 from ragjudge.rules import parse_rules
 from ragjudge.runner import RunPlan, run_cases
@@ -51,7 +52,7 @@ def run_gate(request: GateRequest) -> Report:
     case_rules = parse_rules(config.case_rules(), "case", "gate.case")
     suite_rules = parse_rules(config.suite_rules(), "suite", "gate.suite")
     case_set = load_cases(list(request.cases) or config.cases)
-    judge = make_judge(config.judge)
+    judge = make_judge(config.judge, case_rules)
     warnings = list(case_set.warnings)
     if judge.lexical and any(r.metric.startswith("judge.") for r in case_rules):
         warnings.append(
@@ -71,4 +72,6 @@ def run_gate(request: GateRequest) -> Report:
         "provider": config.judge.provider,
         "lexical": judge.lexical,
     }
+    if config.judge.provider == "openai":
+        judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
     return build_report(results, suite, judge_info, warnings)

@@ -214,7 +214,7 @@ def _percentile_interval(replicates: list[float], confidence: float) -> Interval
     """
     reps = sorted(replicates)
     b = len(reps)
-    k = max(1, math.floor(b * (1 - _exact(confidence)) / 2))
+    k = max(1, math.floor(b * (1 - _exact(confidence)) / 2) + 1)
     return Interval(reps[k - 1], reps[b - k])
 
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ragjudge.config import JudgeConfig
 from ragjudge.judge.interface import Judge
 from ragjudge.judge.offline import OfflineJudge
+from ragjudge.rules import Rule
 
 
-def make_judge(config: JudgeConfig) -> Judge:
+def make_judge(config: JudgeConfig, rules: Sequence[Rule] = ()) -> Judge:
+    """The configured judge; `rules` tell the model judge which scores are borderline (escalation)."""
     if config.provider == "offline":
         return OfflineJudge(config.min_overlap)
     from ragjudge.judge.openai_judge import OpenAIJudge  # imported late: the SDK is slow to import
 
-    return OpenAIJudge(config)
+    return OpenAIJudge(config, rules)

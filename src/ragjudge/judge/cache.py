@@ -1,0 +1,53 @@
+"""On-disk cache of validated judge replies.
+
+Keyed on everything that could change a judgement: base URL, model, judge
+kind, the full prompt, the schema, temperature, seed and sample index. Only
+replies that passed validation are stored, so a bad reply is asked again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class JudgeCache:
+    """A folder of small JSON files, two-level fan-out; None disables it."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+
+    def _path(self, key: str) -> Path:
+        assert self.root is not None
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        if self.root is None:
+            return None
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # a missing or damaged entry is a miss, never an error
+        return data if isinstance(data, dict) else None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        if self.root is None:
+            return
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(value, handle, ensure_ascii=False)
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache folder costs money, not correctness

@@ -1,0 +1,85 @@
+"""Building the judge messages from the `.j2` prompt files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from jinja2 import Environment, StrictUndefined, Template
+
+from ragjudge.cases import Case
+from ragjudge.endpoint.trace import Passage, Trace
+from ragjudge.judge.interface import EVIDENCE_DIMENSIONS, NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS
+
+Message = dict[str, str]
+
+
+@cache
+def template(name: str) -> Template:
+    text = resources.files("ragjudge.judge").joinpath("prompts", name).read_text(encoding="utf-8")
+    env = Environment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+    return env.from_string(text)
+
+
+def prompt_sources() -> str:
+    """Every prompt file's text, for the judge fingerprint."""
+    names = sorted(p.name for p in resources.files("ragjudge.judge").joinpath("prompts").iterdir())
+    return "\n".join(f"--- {n}\n{template_text(n)}" for n in names if n.endswith(".j2"))
+
+
+def template_text(name: str) -> str:
+    return resources.files("ragjudge.judge").joinpath("prompts", name).read_text(encoding="utf-8")
+
+
+def _untrusted(text: str) -> str:
+    # The answer sits between <answer> tags: it must not be able to close them.
+    return text.replace("</answer>", "</ answer>").replace("<answer>", "< answer>")
+
+
+@dataclass(frozen=True)
+class RubricPlan:
+    dimensions: tuple[str, ...]
+    unassessable: tuple[str, ...]
+    negative: bool
+
+
+def rubric_plan(case: Case, trace: Trace) -> RubricPlan:
+    if not case.should_answer:
+        return RubricPlan(NEGATIVE_DIMENSIONS, (), True)
+    if not trace.evidence:
+        dims = tuple(d for d in RUBRIC_DIMENSIONS if d not in EVIDENCE_DIMENSIONS)
+        return RubricPlan(dims, EVIDENCE_DIMENSIONS, False)
+    return RubricPlan(RUBRIC_DIMENSIONS, (), False)
+
+
+def trimmed(passages: Sequence[Passage], excerpt_chars: int) -> list[Passage]:
+    return [Passage(p.id, p.title, p.text[:excerpt_chars]) for p in passages]
+
+
+def rubric_messages(case: Case, trace: Trace, plan: RubricPlan, excerpt_chars: int) -> list[Message]:
+    system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
+    system = template(system_name).render(dimensions=plan.dimensions, unassessable=plan.unassessable)
+    user = template("rubric_user.j2").render(
+        question=case.question,
+        should_answer=case.should_answer,
+        must_mention=list(case.must_mention),
+        confidence=trace.confidence,
+        answer=_untrusted(trace.answer),
+        citations=list(trace.citations),
+        passages=trimmed(trace.evidence, excerpt_chars),
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def faithfulness_messages(trace: Trace, excerpt_chars: int) -> list[Message]:
+    system = template("faithfulness_system.j2").render()
+    user = template("faithfulness_user.j2").render(
+        answer=_untrusted(trace.answer), passages=trimmed(trace.evidence, excerpt_chars)
+    )
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def correction_message(error: str) -> Message:
+    return {"role": "user", "content": template("correction.j2").render(error=error)}

@@ -1,0 +1,155 @@
+"""Judge replies, validated at the edge. A reply that fails here is never scored.
+
+The schemas are the contract with the model; `response_format` is generated
+from the same models so that what is asked and what is checked cannot drift.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+
+_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+class ReplyError(Exception):
+    """The reply cannot be used; the message says why, for the retry and for the report."""
+
+
+def strip_fence(text: str) -> str:
+    match = _FENCE.match(text)
+    return match.group(1) if match else text.strip()
+
+
+def _decode(text: str) -> Any:
+    cleaned = strip_fence(text)
+    if not cleaned:
+        raise ReplyError("the reply was empty")
+    try:
+        return json.loads(cleaned)
+    except json.JSONDecodeError as exc:
+        raise ReplyError(f"the reply is not a JSON object ({exc.msg} at character {exc.pos})") from None
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False, include_input=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "reply"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+class _Reason(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def rubric_model(dimensions: Sequence[str]) -> type[BaseModel]:
+    """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions."""
+    score_fields: dict[str, Any] = {d: (int, Field(..., ge=1, le=5, strict=True)) for d in dimensions}
+    reason_fields: dict[str, Any] = {d: (str, Field(..., min_length=1)) for d in dimensions}
+    scores = create_model("Scores", __config__=ConfigDict(extra="forbid"), **score_fields)
+    reasoning = create_model("Reasoning", __config__=ConfigDict(extra="forbid"), **reason_fields)
+    return create_model(
+        "RubricReply", __config__=ConfigDict(extra="forbid"), scores=(scores, ...), reasoning=(reasoning, ...)
+    )
+
+
+class ClaimVerdict(BaseModel):
+    """One claim of the answer and whether a passage supports it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claim: str = Field(min_length=1)
+    supported: bool
+    evidence_id: str | None
+    reason: str = Field(min_length=1)
+
+    @field_validator("claim", "reason")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+
+class ClaimsReply(BaseModel):
+    """`{"claims": [...]}`; an empty list means the answer makes no factual claim."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claims: list[ClaimVerdict]
+
+
+def _loosen(data: Any) -> Any:
+    """Accept the few spellings models use for a doubtful verdict: unclear counts as unsupported."""
+    if isinstance(data, dict) and isinstance(data.get("claims"), list):
+        for item in data["claims"]:
+            if isinstance(item, dict) and isinstance(item.get("supported"), str):
+                word = item["supported"].strip().lower()
+                if word in {"true", "yes", "supported"}:
+                    item["supported"] = True
+                elif word in {"false", "no", "unsupported", "unclear", "partial", "partially", "unknown"}:
+                    item["supported"] = False
+            if isinstance(item, dict) and item.get("evidence_id") in ("", "null", "none", "None"):
+                item["evidence_id"] = None
+    return data
+
+
+def parse_rubric(text: str, dimensions: Sequence[str]) -> tuple[dict[str, int], dict[str, str]]:
+    data = _decode(text)
+    if isinstance(data, dict):
+        # A dimension the judge was told not to score is dropped, not held against it.
+        for key in ("scores", "reasoning"):
+            if isinstance(data.get(key), dict):
+                data[key] = {k: v for k, v in data[key].items() if k in dimensions}
+    try:
+        model = rubric_model(dimensions).model_validate(data)
+    except ValidationError as exc:
+        raise ReplyError(_explain(exc)) from None
+    dumped = model.model_dump()
+    return dict(dumped["scores"]), {k: v.strip() for k, v in dumped["reasoning"].items()}
+
+
+def parse_claims(text: str, passage_ids: Sequence[str]) -> list[ClaimVerdict]:
+    data = _loosen(_decode(text))
+    try:
+        reply = ClaimsReply.model_validate(data)
+    except ValidationError as exc:
+        raise ReplyError(_explain(exc)) from None
+    known = set(passage_ids)
+    for i, claim in enumerate(reply.claims):
+        if claim.supported and claim.evidence_id is None:
+            raise ReplyError(f"claims.{i}: a supported claim must name its passage in evidence_id")
+        if claim.supported and claim.evidence_id not in known:
+            shown = ", ".join(passage_ids) or "none"
+            raise ReplyError(
+                f"claims.{i}.evidence_id: {claim.evidence_id!r} is not one of the passages shown ({shown})"
+            )
+    return list(reply.claims)
+
+
+def response_format(kind: Literal["rubric", "claims"], dimensions: Sequence[str] = ()) -> dict[str, Any]:
+    """The `json_schema` response_format for a judge kind, generated from the models above."""
+    model = rubric_model(dimensions) if kind == "rubric" else ClaimsReply
+    schema = model.model_json_schema()
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": f"ragjudge_{kind}", "schema": _strictify(schema), "strict": True},
+    }
+
+
+def _strictify(schema: Any) -> Any:
+    """OpenAI's strict mode wants every property required and no titles or defaults."""
+    if isinstance(schema, dict):
+        out = {k: _strictify(v) for k, v in schema.items() if k not in ("title", "default")}
+        if out.get("type") == "object" and "properties" in out:
+            out["required"] = list(out["properties"])
+            out["additionalProperties"] = False
+        return out
+    if isinstance(schema, list):
+        return [_strictify(v) for v in schema]
+    return schema
