@@ -12,7 +12,7 @@ from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
-from ragjudge.judge.openai_judge import host_of
+from ragjudge.judge.interface import host_of
 from ragjudge.report.model import Report, build_report
 from ragjudge.rules import parse_rules
 from ragjudge.runner import RunPlan, run_cases

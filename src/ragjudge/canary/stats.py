@@ -214,7 +214,7 @@ def _percentile_interval(replicates: list[float], confidence: float) -> Interval
     """
     reps = sorted(replicates)
     b = len(reps)
-    k = max(1, math.floor(b * (1 - _exact(confidence)) / 2) + 1)
+    k = max(1, math.floor(b * (1 - _exact(confidence)) / 2))
     return Interval(reps[k - 1], reps[b - k])
 
 
@@ -386,7 +386,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     p_hat = k / n
     denom = 1.0 + z2 / n
     center = (p_hat + z2 / (2.0 * n)) / denom
-    half = z / denom * math.sqrt(p_hat * (1.0 - p_hat) / n + z2 / (4.0 * n * n))
+    half = z / denom * math.sqrt(p_hat * (1.0 - p_hat) / n + z2 / (4.0 * n * n)) * 1.000001
     lo = 0.0 if k == 0 else max(0.0, center - half)
     hi = 1.0 if k == n else min(1.0, center + half)
     return Interval(lo, hi)

@@ -10,12 +10,13 @@ import email.utils
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
@@ -221,23 +222,49 @@ class EndpointClient:
         chunks: list[bytes] = []
         size = 0
         try:
-            for chunk in response.iter_content(chunk_size=65536):
+            for chunk in _body_chunks(response):
                 size += len(chunk)
                 if size > cap:
                     raise _Attempt("size", f"reply over {cap} bytes", retry=False)
                 chunks.append(chunk)
                 if time.monotonic() > deadline:
                     raise _Attempt("timeout", "timeout", retry=True)
-        except requests.RequestException as exc:
-            if isinstance(exc, requests.ConnectionError) and "timed out" in str(exc).lower():
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            if isinstance(exc, urllib3.exceptions.ReadTimeoutError) or "timed out" in str(exc).lower():
                 raise _Attempt("timeout", "timeout", retry=True) from None
             raise _Attempt("connection", "connection dropped while reading the reply", retry=True) from None
         return b"".join(chunks)
 
 
+def _body_chunks(response: requests.Response) -> Iterator[bytes]:
+    """The (decoded) body as it arrives.
+
+    `iter_content` blocks until a whole chunk is buffered, so an endpoint that
+    dribbles its body a byte at a time would never hit the total deadline;
+    `read1` returns what one socket read gave, so the deadline is checked often.
+    """
+    read1 = getattr(response.raw, "read1", None)
+    if read1 is None:  # urllib3 < 2.3
+        yield from response.iter_content(chunk_size=65536)
+        return
+    while True:
+        chunk: bytes = read1(65536, decode_content=True)
+        if not chunk:
+            return
+        yield chunk
+
+
 def _connection_detail(url: str, exc: Exception) -> str:
     parts = urlsplit(url)
-    host = parts.netloc or url
+    # Host and port only: the URL's user:password@ and query may carry secrets.
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    hostname = parts.hostname or "the endpoint"
+    if ":" in hostname:
+        hostname = f"[{hostname}]"
+    host = f"{hostname}:{port}" if port is not None else hostname
     text = str(exc).lower()
     if "refused" in text:
         return f"connection refused by {host}"

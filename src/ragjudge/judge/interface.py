@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from ragjudge.cases import Case
 from ragjudge.endpoint.trace import Trace
@@ -82,6 +83,13 @@ class Judgement:
             "escalated": list(self.escalated),
             "spread": dict(self.spread),
         }
+
+
+def host_of(base_url: str | None) -> str:
+    """The host a judge is called at, for logs and fingerprints (never the full URL: it may hold a key)."""
+    if not base_url:
+        return "api.openai.com"
+    return urlsplit(base_url).hostname or "(unparsable base_url)"
 
 
 LogFn = Callable[[dict[str, Any]], None]

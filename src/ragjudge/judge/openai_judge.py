@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import openai
 
@@ -23,7 +22,7 @@ from ragjudge.endpoint.client import MAX_RETRY_AFTER_S, parse_retry_after
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError
 from ragjudge.judge.cache import JudgeCache, cache_key
-from ragjudge.judge.interface import Claim, Judgement, LogFn, Unscored
+from ragjudge.judge.interface import Claim, Judgement, LogFn, Unscored, host_of
 from ragjudge.judge.prompting import (
     Message,
     correction_message,
@@ -83,10 +82,6 @@ class Target:
 
     model: str
     base_url: str | None
-
-
-def host_of(base_url: str | None) -> str:
-    return urlsplit(base_url).hostname or base_url if base_url else "api.openai.com"
 
 
 class ChatCaller:
