@@ -112,8 +112,9 @@ def read_items(path: Path) -> list[RawItem]:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
         raise CaseFileError(
-            f"{path}: not UTF-8 (invalid byte at offset {exc.start})", tip="re-save the file as UTF-8"
+            f"{path}:{line}: not UTF-8 (invalid byte at offset {exc.start})", tip="re-save the file as UTF-8"
         ) from None
     if path.suffix.lower() in {".jsonl", ".ndjson"}:
         return _read_jsonl(path, text)
@@ -155,7 +156,7 @@ def _read_yaml(path: Path, text: str) -> list[RawItem]:
 
 def _where(path: Path, item: RawItem, case_id: Any = None) -> str:
     loc = f"{path}:{item.line}" if item.line else str(path)
-    name = f"case {case_id!r}" if case_id not in (None, "") else f"case #{item.index + 1}"
+    name = f"case {str(case_id)!r}" if case_id not in (None, "") else f"case #{item.index + 1}"
     return f"{loc}: {name}"
 
 
@@ -174,6 +175,8 @@ def _to_case(path: Path, item: RawItem) -> Case:
                 problems.append(f"unknown field {field!r}")
             elif err["type"] == "missing":
                 problems.append(f"{field}: required field is missing")
+            elif err["type"] == "value_error":
+                problems.append(f"{field}: {err['ctx']['error']}")
             else:
                 problems.append(f"{field}: {err['msg']}")
         raise CaseFileError(

@@ -15,8 +15,9 @@ from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
 from ragjudge.report.model import Report, build_report
 from ragjudge.rules import parse_rules
-from ragjudge.runner import RunPlan, run_cases
+from ragjudge.runner import ReplySource, RunPlan, run_cases
 from ragjudge.suite import evaluate_suite
+from ragjudge.traces import latency_rules, load_traces
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,9 @@ class GateRequest:
     endpoint: str | None = None
     cases: Sequence[Path] = ()
     log: Path | None = None
+    traces: Path | None = None
+    sample: int | None = None
+    seed: int = 0
 
 
 def secrets_of(config: Config) -> tuple[str, ...]:
@@ -44,26 +48,39 @@ def exit_code_for(verdict: str) -> ExitCode:
 
 def run_gate(request: GateRequest) -> Report:
     config = request.config
-    url = request.endpoint or config.endpoint.url
-    if not url:
-        raise ConfigError(
-            "no endpoint URL", tip="set endpoint.url in ragjudge.yml (e.g. ${RAG_URL}) or pass --endpoint URL"
-        )
     case_rules = parse_rules(config.case_rules(), "case", "gate.case")
     suite_rules = parse_rules(config.suite_rules(), "suite", "gate.suite")
-    case_set = load_cases(list(request.cases) or config.cases)
+    warnings: list[str] = []
+    source: ReplySource
+    if request.traces is not None:
+        need_latency = latency_rules([r.metric for r in (*case_rules, *suite_rules)])
+        cases, source = load_traces(
+            request.traces, config.endpoint.response, need_latency, request.sample, request.seed
+        )
+        warnings.append(
+            f"judged recorded traces from {request.traces}: latency figures are the recorded ones, "
+            "not measured by ragjudge"
+        )
+    else:
+        url = request.endpoint or config.endpoint.url
+        if not url:
+            raise ConfigError(
+                "no endpoint URL", tip="set endpoint.url in ragjudge.yml (e.g. ${RAG_URL}) or pass --endpoint URL"
+            )
+        case_set = load_cases(list(request.cases) or config.cases)
+        cases = list(case_set.cases)
+        warnings.extend(case_set.warnings)
+        source = EndpointClient(config.endpoint, url)
     judge = make_judge(config.judge, case_rules)
-    warnings = list(case_set.warnings)
     if judge.lexical and any(r.metric.startswith("judge.") for r in case_rules):
         warnings.append(
             "judge.* rules are not checked by the offline judge (it cannot assess rubric dimensions); "
             "set judge.provider: openai to apply them"
         )
-    client = EndpointClient(config.endpoint, url)
     log = EventLog(request.log, secrets_of(config))
     try:
-        plan = RunPlan(case_set.cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
-        results = run_cases(plan, client, judge, log)
+        plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
+        results = run_cases(plan, source, judge, log)
     finally:
         log.close()
     suite = evaluate_suite(results, case_rules, suite_rules)

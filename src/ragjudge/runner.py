@@ -6,13 +6,13 @@ with the remaining endpoint calls.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ragjudge.cases import Case
-from ragjudge.endpoint.client import EndpointClient, EndpointResult
+from ragjudge.endpoint.client import EndpointResult
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.interface import Judge, Judgement, Unscored
 from ragjudge.rules import Rule
@@ -37,7 +37,15 @@ def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLo
         return Judgement(judge=judge.name, unscored=(Unscored("faithfulness", reason), Unscored("rubric", reason)))
 
 
-def run_cases(plan: RunPlan, client: EndpointClient, judge: Judge | None, log: EventLog) -> list[CaseResult]:
+class ReplySource(Protocol):
+    """The endpoint client, or a recording standing in for it."""
+
+    def render(self, case: Case) -> tuple[str, str | None]: ...
+
+    def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult: ...
+
+
+def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: EventLog) -> list[CaseResult]:
     """Evaluate every case; the result order is the case order."""
     # Render every request first: a template error is bad input, found before any call.
     for case in plan.cases:

@@ -386,7 +386,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     p_hat = k / n
     denom = 1.0 + z2 / n
     center = (p_hat + z2 / (2.0 * n)) / denom
-    half = z / denom * math.sqrt(p_hat * (1.0 - p_hat) / n + z2 / (4.0 * n * n)) * 1.000001
+    half = z / denom * math.sqrt(p_hat * (1.0 - p_hat) / n + z2 / (4.0 * n * n))
     lo = 0.0 if k == 0 else max(0.0, center - half)
     hi = 1.0 if k == n else min(1.0, center + half)
     return Interval(lo, hi)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ragjudge.config import load_config
+from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
 from ragjudge.report.comment import render_comment
 from ragjudge.report.model import Report, write_report
@@ -22,6 +23,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--comment-file", type=Path, metavar="FILE", help="write the Markdown comment here")
     p.add_argument("--template", type=Path, metavar="FILE", help="Jinja template for the comment")
     p.add_argument("--log", type=Path, metavar="FILE", help="JSONL log of every endpoint and judge call")
+    p.add_argument("--traces", type=Path, metavar="FILE", help="judge recorded traces (JSONL) instead of calling")
+    p.add_argument("--sample", type=int, metavar="N", help="with --traces: judge a random sample of N traces")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="with --sample: the random seed (default 0)")
     p.set_defaults(handler=handle)
 
 
@@ -45,7 +49,18 @@ def print_summary(report: Report, out: TextIO) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    report = run_gate(GateRequest(config=config, endpoint=args.endpoint, cases=args.cases or (), log=args.log))
+    if args.sample is not None and (args.traces is None or args.sample < 1):
+        raise UsageError("--sample N needs --traces FILE and N >= 1")
+    request = GateRequest(
+        config=config,
+        endpoint=args.endpoint,
+        cases=args.cases or (),
+        log=args.log,
+        traces=args.traces,
+        sample=args.sample,
+        seed=args.seed,
+    )
+    report = run_gate(request)
     return emit(report, args.report, args.comment_file, args.template or config.template)
 
 

@@ -77,7 +77,8 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float) -> Trace
 
     answer = get(mapping.answer, "answer")
     refused_raw = get(mapping.refused, "refused")
-    if answer is _MISSING and refused_raw is _MISSING:
+    # A reply may leave the answer out only when it says it declined.
+    if answer is _MISSING and refused_raw is not True:
         where = f'"{mapping.answer}"' if mapping.answer else '"answer"'
         raise ReplyShapeError(
             f"reply has no {where} field (keys: {', '.join(sorted(map(str, data))) or 'none'}); "

@@ -386,7 +386,7 @@ class OpenAIJudge:
         if not samples:
             assert failure is not None
             raise failure
-        scores = {d: float(statistics.median(s[0][d] for s in samples)) for d in plan.dimensions}
+        scores = {d: _tidy(statistics.median(s[0][d] for s in samples)) for d in plan.dimensions}
         spread = {d: float(max(s[0][d] for s in samples) - min(s[0][d] for s in samples)) for d in plan.dimensions}
         return scores, dict(samples[0][1]), spread if len(samples) > 1 else {}
 
@@ -468,6 +468,11 @@ class OpenAIJudge:
             escalated=tuple(escalated),
             spread=spread,
         )
+
+
+def _tidy(value: float) -> float:
+    """A whole median stays an integer score (4, not 4.0); an even-sample median may be 3.5."""
+    return int(value) if float(value).is_integer() else float(value)
 
 
 def _jsonable(parsed: Any) -> Any:

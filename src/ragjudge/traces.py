@@ -1,0 +1,93 @@
+"""Recorded traces (`ragjudge run --traces FILE.jsonl`): judge what production already answered.
+
+Each line is one recorded request: the case fields (`id`, `question`, and
+optionally `expected`, `golden_context_ids`, `category`, `should_answer`,
+`must_mention`, ...) beside the reply fields the endpoint returned (`answer`,
+`refused`, `confidence`, `retrieved`/`sources`, `retrievedIds`, `latencyMs`,
+`costUsd`). Latency rules then use the recorded latency, and the report says so.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragjudge.cases import Case, RawItem, _to_case, read_items
+from ragjudge.config import ResponseMapping
+from ragjudge.endpoint.client import EndpointResult
+from ragjudge.endpoint.reply import ReplyShapeError, dig, parse_reply
+from ragjudge.errors import CaseFileError
+
+_CASE_FIELDS = frozenset(
+    {
+        "id", "question", "expected", "golden_context_ids", "goldenContextIds", "category", "should_answer",
+        "shouldAnswer", "must_mention", "mustMention", "must_not_mention", "mustNotMention", "source",
+        "difficulty", "tags",
+    }
+)  # fmt: skip
+
+
+class RecordedSource:
+    """Stands where the endpoint client stands, answering from the recording."""
+
+    def __init__(self, replies: dict[str, EndpointResult]) -> None:
+        self.replies = replies
+
+    def render(self, case: Case) -> tuple[str, str | None]:
+        return "recorded", None
+
+    def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult:
+        return self.replies[case.id]
+
+
+def _latency(data: dict[str, Any], mapping: ResponseMapping) -> float | None:
+    for key in ([mapping.latency_ms] if mapping.latency_ms else []) + ["latency_ms", "latencyMs"]:
+        value = dig(data, key) if "." in key else data.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+            return float(value)
+    return None
+
+
+def load_traces(
+    path: Path,
+    mapping: ResponseMapping,
+    need_latency: bool,
+    sample: int | None = None,
+    seed: int = 0,
+) -> tuple[list[Case], RecordedSource]:
+    items = read_items(path)
+    if not items:
+        raise CaseFileError(f"{path}: no recorded traces", tip="one JSON object per line")
+    if sample is not None and sample < len(items):
+        items = sorted(random.Random(seed).sample(items, sample), key=lambda it: it.index)
+    cases: list[Case] = []
+    replies: dict[str, EndpointResult] = {}
+    for item in items:
+        data = item.data
+        where = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
+        if not isinstance(data, dict):
+            raise CaseFileError(f"{where}: expected a JSON object, found {type(data).__name__}")
+        case_part = {k: v for k, v in data.items() if k in _CASE_FIELDS}
+        case = _to_case(path, RawItem(case_part, item.index, item.line))
+        if case.id in replies:
+            raise CaseFileError(f"{where}: duplicate trace id {case.id!r}", tip="give every trace its own id")
+        latency = _latency(data, mapping)
+        if latency is None and need_latency:
+            raise CaseFileError(
+                f"{where}: trace {case.id!r} has no latency_ms/latencyMs, and a latency rule needs it",
+                tip="record the latency, or drop latency rules for --traces runs",
+            )
+        reply_part = {k: v for k, v in data.items() if k not in _CASE_FIELDS or k == "id"}
+        try:
+            trace = parse_reply(reply_part, mapping, latency if latency is not None else 0.0)
+        except ReplyShapeError as exc:
+            raise CaseFileError(f"{where}: trace {case.id!r}: {exc}") from None
+        cases.append(case)
+        replies[case.id] = EndpointResult(trace, None, 0, 0.0, 0.0, None)
+    return cases, RecordedSource(replies)
+
+
+def latency_rules(metrics: Sequence[str]) -> bool:
+    return any(m in ("latency_ms", "p50_latency_ms", "p95_latency_ms") for m in metrics)
