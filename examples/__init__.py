@@ -1,0 +1,1 @@
+"""Example RAG service, cases and config for trying ragjudge end to end."""

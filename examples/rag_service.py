@@ -1,0 +1,342 @@
+"""A small bilingual customer-service RAG service to point ragjudge at.
+
+Standard library only. It ranks a JSON corpus with BM25 (lowercase ASCII
+words; character bigrams for Chinese), answers extractively from the best
+sentences of the top passage, and declines when nothing scores well enough.
+
+It carries deliberate, deterministic flaws so that the example gate has
+something to catch:
+
+* retrieval is purely lexical, so an English question about a policy that is
+  only written in Chinese (or the reverse) retrieves the wrong documents;
+* answers keep only the two sentences with the most word overlap, so a detail
+  phrased differently from the question ("expires" for "valid") is dropped;
+* a "house note" is appended to English answers drawn from the shipping-fee
+  document, and it states a policy no passage supports.
+
+Run it with ``python examples/rag_service.py --port 8765`` and send
+``POST /ask`` with ``{"question": "..."}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CORPUS = Path(__file__).resolve().parent / "corpus" / "docs.json"
+DEFAULT_PORT = 8765
+TOP_K = 3
+ANSWER_SENTENCES = 2
+MAX_BODY_BYTES = 64_000
+
+# Best BM25 score bands: below REFUSE_BELOW the service declines.
+REFUSE_BELOW = 3.0
+MEDIUM_FROM = 6.0
+HIGH_FROM = 10.0
+
+K1 = 1.5
+B = 0.75
+
+REFUSAL_EN = "Sorry, I don't have information about that."
+REFUSAL_ZH = "抱歉，知识库中没有相关信息。"
+
+# The deliberate flaw: an unsupported marketing line bolted onto one topic.
+HOUSE_NOTES_EN = {
+    "doc-logistics-2": "Shipping is always free, and every parcel is insured up to $500 at no extra charge.",
+}
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_ASCII_WORD = re.compile(r"[a-z0-9]+")
+_TOKEN_SOURCE = re.compile(r"[a-z0-9]+|[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_SENTENCE_END = re.compile(r"(?<=[。！？；])|(?<=[.!?])\s+")
+_STOP_TEXT = """
+a an the is are was were be been am to of in on for and or it its this that these with as at by from
+your you yours we our us i me my mine if not no do does did can could will would should may might
+what when where which who whom why how there here have has had get got so than then too very
+about into out up any all some just also s t
+"""
+_STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+
+@dataclass(frozen=True)
+class Document:
+    """One corpus entry."""
+
+    id: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A document and its BM25 score for one question."""
+
+    doc: Document
+    score: float
+
+
+def _stem(word: str) -> str:
+    """A very light English stemmer: drop a plural `s`."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    """Character bigrams of a CJK run; a lone character stands for itself."""
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase ASCII words (minus stop words) and CJK character bigrams."""
+    out: list[str] = []
+    for piece in _TOKEN_SOURCE.findall(text.lower()):
+        if _ASCII_WORD.fullmatch(piece):
+            if piece not in _STOP_WORDS:
+                out.append(_stem(piece))
+        else:
+            out.extend(_cjk_tokens(piece))
+    return out
+
+
+def is_chinese(text: str) -> bool:
+    """Whether the text contains any CJK characters."""
+    return bool(_CJK_RUN.search(text))
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split on Chinese and English sentence ends, keeping the punctuation."""
+    return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
+
+
+def load_corpus(path: Path) -> list[Document]:
+    """Read a JSON list of {id, title, text} objects."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(raw, list):
+        raise ValueError(f"{path}: expected a JSON list of documents")
+    return [Document(str(d["id"]), str(d["title"]), str(d["text"])) for d in raw]
+
+
+class Bm25Index:
+    """Okapi BM25 over title and text of each document."""
+
+    def __init__(self, docs: Sequence[Document]) -> None:
+        self.docs = list(docs)
+        self.freqs = [Counter(tokenize(f"{d.title} {d.text}")) for d in self.docs]
+        self.lengths = [sum(f.values()) for f in self.freqs]
+        self.avg_length = sum(self.lengths) / len(self.lengths) if self.lengths else 0.0
+        doc_freq: Counter[str] = Counter()
+        for freq in self.freqs:
+            doc_freq.update(freq.keys())
+        n = len(self.docs)
+        self.idf = {t: math.log(1 + (n - df + 0.5) / (df + 0.5)) for t, df in doc_freq.items()}
+
+    def _score(self, query: Sequence[str], index: int) -> float:
+        freq, length = self.freqs[index], self.lengths[index]
+        norm = K1 * (1 - B + B * length / self.avg_length)
+        total = 0.0
+        for term in query:
+            tf = freq.get(term, 0)
+            if tf:
+                total += self.idf[term] * tf * (K1 + 1) / (tf + norm)
+        return total
+
+    def search(self, question: str, k: int = TOP_K) -> list[Hit]:
+        """The top `k` documents that share a term with the question (ties keep corpus order)."""
+        query = list(dict.fromkeys(tokenize(question)))
+        hits = [Hit(doc, self._score(query, i)) for i, doc in enumerate(self.docs)]
+        hits = [h for h in hits if h.score > 0]
+        hits.sort(key=lambda h: h.score, reverse=True)
+        return hits[:k]
+
+
+class RagService:
+    """Retrieval, extractive answering and refusal, without any HTTP."""
+
+    def __init__(self, docs: Sequence[Document]) -> None:
+        self.index = Bm25Index(docs)
+
+    def _sentence_score(self, query: set[str], sentence: str) -> float:
+        return sum(self.index.idf.get(t, 0.0) for t in query & set(tokenize(sentence)))
+
+    def extract(self, question: str, doc: Document) -> str:
+        """The best-matching sentences of `doc`, in their original order."""
+        query = set(tokenize(question))
+        sentences = split_sentences(doc.text)
+        scored = [(self._sentence_score(query, s), i) for i, s in enumerate(sentences)]
+        best = sorted((pair for pair in scored if pair[0] > 0), key=lambda p: (-p[0], p[1]))
+        chosen = sorted(i for _, i in best[:ANSWER_SENTENCES]) or [0]
+        joiner = "" if is_chinese(doc.text) else " "
+        return joiner.join(sentences[i] for i in chosen)
+
+    def answer(self, question: str) -> dict[str, Any]:
+        """The reply body for one question (without timing)."""
+        hits = self.index.search(question)
+        top = hits[0] if hits else None
+        retrieved = [{"id": h.doc.id, "title": h.doc.title, "text": h.doc.text} for h in hits]
+        best = top.score if top else 0.0
+        if top is None or best < REFUSE_BELOW:
+            decline = REFUSAL_ZH if is_chinese(question) else REFUSAL_EN
+            return _reply(decline, True, "none", retrieved, [])
+        text = self.extract(question, top.doc)
+        if not is_chinese(question) and top.doc.id in HOUSE_NOTES_EN:
+            text = f"{text} {HOUSE_NOTES_EN[top.doc.id]}"
+        citations = [{"source": top.doc.id, "title": top.doc.title}]
+        return _reply(text, False, confidence_for(best), retrieved, citations)
+
+
+def confidence_for(score: float) -> str:
+    """Confidence band for the best BM25 score."""
+    if score >= HIGH_FROM:
+        return "high"
+    if score >= MEDIUM_FROM:
+        return "medium"
+    if score >= REFUSE_BELOW:
+        return "low"
+    return "none"
+
+
+def _reply(
+    answer: str,
+    refused: bool,
+    confidence: str,
+    retrieved: list[dict[str, str]],
+    citations: list[dict[str, str]],
+) -> dict[str, Any]:
+    chars = len(answer) + sum(len(r["text"]) for r in retrieved)
+    return {
+        "answer": answer,
+        "refused": refused,
+        "confidence": confidence,
+        "retrieved": retrieved,
+        "citations": citations,
+        "costUsd": round(chars * 2e-7, 6),
+    }
+
+
+class BadRequest(Exception):
+    """A request body the service cannot use (answered with 400)."""
+
+
+class RagServer(ThreadingHTTPServer):
+    """A threading HTTP server that owns a RagService."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], service: RagService) -> None:
+        self.service = service
+        super().__init__(address, RagHandler)
+
+
+class RagHandler(BaseHTTPRequestHandler):
+    """`POST /ask` and `GET /healthz`."""
+
+    server_version = "ragjudge-example/0.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the default per-request logging."""
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        self._send(status, body, "application/json; charset=utf-8")
+
+    def do_GET(self) -> None:
+        if self.path.split("?", 1)[0] == "/healthz":
+            self._send(200, b"ok", "text/plain; charset=utf-8")
+        else:
+            self._send_json(404, {"error": f"no route for GET {self.path}"})
+
+    def do_POST(self) -> None:
+        if self.path.split("?", 1)[0] != "/ask":
+            self._send_json(404, {"error": f"no route for POST {self.path}"})
+            return
+        started = time.perf_counter()
+        try:
+            question = self._read_question()
+        except BadRequest as exc:
+            self._send_json(400, {"error": str(exc)})
+            return
+        assert isinstance(self.server, RagServer)
+        reply = self.server.service.answer(question)
+        reply["latencyMs"] = round((time.perf_counter() - started) * 1000)
+        self._send_json(200, reply)
+
+    def _read_question(self) -> str:
+        """The question from the JSON body; raises BadRequest when the body is unusable."""
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            raise BadRequest("invalid Content-Length") from None
+        if length <= 0 or length > MAX_BODY_BYTES:
+            raise BadRequest(f"body must be 1 to {MAX_BODY_BYTES} bytes of JSON")
+        try:
+            data = json.loads(self.rfile.read(length).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise BadRequest("body is not valid UTF-8 JSON") from None
+        question = data.get("question") if isinstance(data, dict) else None
+        if not isinstance(question, str) or not question.strip():
+            raise BadRequest('body must be a JSON object with a non-empty "question" string')
+        return question
+
+
+def make_server(host: str = "127.0.0.1", port: int = 0, corpus: Path | None = None) -> ThreadingHTTPServer:
+    """A ready (not yet serving) server; port 0 picks a free port."""
+    service = RagService(load_corpus(corpus or DEFAULT_CORPUS))
+    return RagServer((host, port), service)
+
+
+def serve_in_thread(host: str = "127.0.0.1", port: int = 0) -> tuple[ThreadingHTTPServer, str]:
+    """Start a server in a daemon thread; returns it and its `/ask` URL.
+
+    Stop it with ``server.shutdown(); server.server_close()``.
+    """
+    server = make_server(host, port)
+    thread = threading.Thread(target=server.serve_forever, name="rag-service", daemon=True)
+    thread.start()
+    bound_host, bound_port = server.server_address[:2]
+    return server, f"http://{_url_host(str(bound_host))}:{bound_port}/ask"
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line entry: serve until interrupted."""
+    parser = argparse.ArgumentParser(description="Example bilingual customer-service RAG service.")
+    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    args = parser.parse_args(argv)
+    server = make_server(args.host, args.port)
+    host, port = server.server_address[:2]
+    print(f"serving on http://{_url_host(str(host))}:{port}/ask (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+from tests.fakes.fixtures import fake_github, fake_openai  # noqa: F401

@@ -1,0 +1,257 @@
+"""A fake OpenAI-compatible chat-completions server on 127.0.0.1 for use with the real ``openai`` SDK.
+
+Example::
+
+    with FakeOpenAI(responder=queue(Reply(content='{"score": 4}'))) as fake:
+        client = OpenAI(base_url=fake.base_url, api_key="sk-test-123")  # or fake.client()
+        client.chat.completions.create(model="gpt-4o-mini", messages=[...])
+        assert fake.requests[0]["body"]["model"] == "gpt-4o-mini"
+"""
+
+import copy
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
+
+from tests.fakes._http import Incoming, LoopbackServer, Outgoing
+
+if TYPE_CHECKING:
+    import openai
+
+__all__ = [
+    "JSON_SCHEMA_UNSUPPORTED",
+    "FakeOpenAI",
+    "Reply",
+    "Responder",
+    "default_error",
+    "queue",
+    "rate_limited_once",
+    "reject_json_schema",
+]
+
+
+@dataclass
+class Reply:
+    """What the fake answers to one ``POST /v1/chat/completions``.
+
+    ``status != 200`` -> an OpenAI error body: ``error`` if given (the *inner* dict
+    ``{"message", "type", "param", "code"}`` or the full ``{"error": {...}}``), else a stock one
+    for the status.
+    ``choices`` (optional) gives distinct contents per choice when the request has ``n`` > 1 (cycled);
+    otherwise every choice gets ``content``.
+    """
+
+    content: str | None = None
+    status: int = 200
+    finish_reason: str = "stop"
+    headers: dict[str, str] = field(default_factory=dict)
+    error: dict[str, Any] | None = None
+    delay_s: float = 0.0
+    usage: tuple[int, int] = (100, 20)  # (prompt_tokens, completion_tokens), reported verbatim
+    choices: list[str | None] | None = None
+
+
+Responder = Callable[[dict[str, Any], int], Reply]
+"""``(request_json_body, call_index) -> Reply``; ``call_index``: 0-based over all chat calls to the server."""
+
+JSON_SCHEMA_UNSUPPORTED: dict[str, Any] = {
+    "message": "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+    "type": "invalid_request_error",
+    "param": "response_format",
+    "code": None,
+}
+
+_STOCK_ERRORS: dict[int, tuple[str, str, str | None]] = {
+    400: ("Bad request.", "invalid_request_error", None),
+    401: (
+        "Incorrect API key provided: sk-test-***. You can find your API key at "
+        "https://platform.openai.com/account/api-keys.",
+        "invalid_request_error",
+        "invalid_api_key",
+    ),
+    403: ("You are not allowed to access this resource.", "invalid_request_error", "unsupported_country"),
+    404: (
+        "The model does not exist or you do not have access to it.",
+        "invalid_request_error",
+        "model_not_found",
+    ),
+    429: (
+        "Rate limit reached for gpt-4o-mini in organization org-test on requests per min (RPM): "
+        "Limit 3, Used 3, Requested 1. Please try again in 1s.",
+        "requests",
+        "rate_limit_exceeded",
+    ),
+    500: ("The server had an error while processing your request. Sorry about that!", "server_error", None),
+    503: ("The engine is currently overloaded, please try again later.", "server_error", None),
+}
+
+
+def default_error(status: int) -> dict[str, Any]:
+    """A realistic ``{"error": {...}}`` body for ``status``."""
+    message, type_, code = _STOCK_ERRORS.get(status, (HTTPStatus(status).phrase, "api_error", None))
+    return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+def _as_responder(r: "Reply | Responder | None") -> Responder:
+    if r is None:
+        return lambda body, i: Reply(content="ok")
+    if isinstance(r, Reply):
+        reply = r
+        return lambda body, i: copy.deepcopy(reply)
+    return r
+
+
+def queue(*replies: Reply) -> Responder:
+    """Answer with ``replies`` in order (counting calls to *this* responder); the last one repeats forever."""
+    if not replies:
+        raise ValueError("queue() needs at least one Reply")
+    lock, state = threading.Lock(), {"n": 0}
+
+    def responder(body: dict[str, Any], call_index: int) -> Reply:
+        with lock:
+            idx = min(state["n"], len(replies) - 1)
+            state["n"] += 1
+        return copy.deepcopy(replies[idx])
+
+    return responder
+
+
+def reject_json_schema(then: "Reply | Responder | None" = None) -> Responder:
+    """400 (like models without structured outputs) whenever ``response_format.type == "json_schema"``;
+    any other request is delegated to ``then`` (a Reply, a Responder, or the default "ok")."""
+    nxt = _as_responder(then)
+
+    def responder(body: dict[str, Any], call_index: int) -> Reply:
+        rf = body.get("response_format")
+        if isinstance(rf, dict) and rf.get("type") == "json_schema":
+            return Reply(status=400, error={"error": dict(JSON_SCHEMA_UNSUPPORTED)})
+        return nxt(body, call_index)
+
+    return responder
+
+
+def rate_limited_once(retry_after: str = "1", then: "Reply | Responder | None" = None) -> Responder:
+    """First call to this responder: 429 + ``Retry-After: <retry_after>``; later calls go to ``then``."""
+    nxt = _as_responder(then)
+    lock, state = threading.Lock(), {"fired": False}
+
+    def responder(body: dict[str, Any], call_index: int) -> Reply:
+        with lock:
+            fire, state["fired"] = not state["fired"], True
+        if fire:
+            return Reply(status=429, headers={"Retry-After": retry_after}, error=default_error(429))
+        return nxt(body, call_index)
+
+    return responder
+
+
+class FakeOpenAI(LoopbackServer):
+    """Fake ``/v1/chat/completions`` (+ ``GET /v1/models``).
+
+    ``responder``: a Reply (always returned), a Responder callable, or None (always ``content="ok"``);
+    assignable later via ``fake.responder = ...``.
+    ``api_key``: if set, requests whose ``Authorization: Bearer`` differs get a 401 ``invalid_api_key``.
+    A missing Authorization header always gets 401.
+    """
+
+    def __init__(self, responder: "Reply | Responder | None" = None, *, api_key: str | None = None) -> None:
+        super().__init__()
+        self.responder: Reply | Responder | None = responder
+        self.api_key = api_key
+        self._requests: list[dict[str, Any]] = []
+        self._calls = 0
+
+    @property
+    def base_url(self) -> str:
+        """``{url}/v1`` — pass as ``OpenAI(base_url=...)``."""
+        return f"{self.url}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Snapshot of every request: ``{"method", "path", "headers" (lower-cased names), "body" (JSON)}``."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def bodies(self) -> list[Any]:
+        """Just the JSON bodies of the chat-completion requests, in arrival order."""
+        return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]
+
+    @property
+    def call_count(self) -> int:
+        with self._lock:
+            return self._calls
+
+    def reset(self) -> None:
+        with self._lock:
+            self._requests.clear()
+            self._calls = 0
+
+    def client(self, api_key: str = "sk-test-0000", **kwargs: Any) -> "openai.OpenAI":
+        """A real ``openai.OpenAI`` pointed at this fake (kwargs passed through, e.g. ``max_retries``)."""
+        import openai
+
+        return openai.OpenAI(base_url=self.base_url, api_key=api_key, **kwargs)
+
+    # -- server side ---------------------------------------------------------------------------------
+    def handle(self, req: Incoming) -> Outgoing:
+        try:
+            body = req.json()
+        except ValueError:
+            body = None
+        with self._lock:
+            self._requests.append({"method": req.method, "path": req.raw_path, "headers": req.headers, "body": body})
+        base = {"x-request-id": f"req_{uuid.uuid4().hex}", "openai-processing-ms": "7"}
+        auth = req.headers.get("authorization", "")
+        token = auth[7:] if auth.lower().startswith("bearer ") else None
+        if token is None or (self.api_key is not None and token != self.api_key):
+            return Outgoing(401, default_error(401), base)
+        if req.method == "GET" and req.path == "/v1/models":
+            model = {"id": "gpt-4o-mini", "object": "model", "created": 1721172741, "owned_by": "system"}
+            return Outgoing(200, {"object": "list", "data": [model]}, base)
+        if req.path != "/v1/chat/completions" or req.method != "POST":
+            err = {"message": f"Invalid URL ({req.method} {req.path})", "type": "invalid_request_error"}
+            return Outgoing(404, {"error": {**err, "param": None, "code": None}}, base)
+        if not isinstance(body, dict):
+            return Outgoing(400, default_error(400), base)
+        with self._lock:
+            call_index, self._calls = self._calls, self._calls + 1
+        reply = _as_responder(self.responder)(body, call_index)
+        if reply.delay_s > 0:
+            time.sleep(reply.delay_s)
+        headers = {**base, **reply.headers}
+        if reply.status != 200:
+            err = reply.error if reply.error is not None else default_error(reply.status)
+            return Outgoing(reply.status, err if "error" in err else {"error": err}, headers)
+        return Outgoing(200, self._completion(body, reply), headers)
+
+    @staticmethod
+    def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        n = body.get("n") or 1
+        contents = reply.choices or [reply.content]
+        prompt, completion = reply.usage
+        return {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "unknown"),
+            "choices": [
+                {
+                    "index": i,
+                    "message": {"role": "assistant", "content": contents[i % len(contents)], "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": reply.finish_reason,
+                }
+                for i in range(int(n))
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+            "system_fingerprint": "fp_fake",
+        }
