@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,12 @@ from ragjudge.errors import CaseFileError
 
 OUT_OF_SCOPE_CATEGORIES = frozenset({"out_of_scope", "超纲"})
 
-# ASCII and full-width punctuation removed before comparing questions.
-_PUNCT = re.compile(r"[\s?？!！。，,.、；;：:\"'“”‘’（）()《》<>【】\[\]…~～·-]+")
+# Removed before comparing questions: whitespace, ASCII punctuation, full-width forms (！？，：；...),
+# CJK punctuation (。、「」《》...) and the typographic quotes and dashes people paste in.
+_PUNCT = re.compile(
+    "[\\s" + re.escape(string.punctuation) + "\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+    "\u3000-\u303f\u2010-\u2027\u00b7]+"
+)
 
 
 def normalize_question(question: str) -> str:

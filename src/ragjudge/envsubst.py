@@ -19,8 +19,8 @@ _REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 def substitute(tree: Any, source: str, env: Mapping[str, str] | None = None) -> Any:
     """Return `tree` with every `${VAR}` in its strings replaced from `env`.
 
-    Keys whose value ends up empty (or null) are dropped, so an optional key
-    set to `${VAR:-}` means "unset" and its default applies.
+    Keys and list items whose value ends up empty (or null) are dropped, so an
+    optional key set to `${VAR:-}` means "unset" and its default applies.
     """
     environ = os.environ if env is None else env
     return _walk(tree, (), source, environ)
@@ -36,7 +36,8 @@ def _walk(node: Any, path: tuple[str, ...], source: str, env: Mapping[str, str])
             out[key] = new
         return out
     if isinstance(node, list):
-        return [_walk(item, (*path, str(i)), source, env) for i, item in enumerate(node)]
+        items = (_walk(item, (*path, str(i)), source, env) for i, item in enumerate(node))
+        return [item for item in items if item is not None and item != ""]
     if isinstance(node, str):
         return _replace(node, path, source, env)
     return node

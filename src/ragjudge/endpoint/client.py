@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import requests
 import urllib3
-from jinja2 import StrictUndefined, TemplateError
+from jinja2 import StrictUndefined, TemplateError, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
 from ragjudge.cases import Case
@@ -42,17 +42,21 @@ class EndpointResult:
     total_ms: float
     """Wall time of all attempts and waits."""
     status: int | None
+    """HTTP status of the last attempt; None when no status line arrived."""
 
 
 class _Attempt(Exception):
     """One failed attempt: whether to retry it, and how it reads in a reason."""
 
-    def __init__(self, kind: str, detail: str, retry: bool, retry_after: float | None = None) -> None:
+    def __init__(
+        self, kind: str, detail: str, retry: bool, retry_after: float | None = None, status: int | None = None
+    ) -> None:
         super().__init__(detail)
         self.kind = kind
         self.detail = detail
         self.retry = retry
         self.retry_after = retry_after
+        self.status = status
 
 
 def _plural(n: int) -> str:
@@ -92,9 +96,14 @@ class EndpointClient:
         self._backoff = backoff_base_s
         self._local = threading.local()
         env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+        # `tojson` must fail on an undefined name the way `{{ name }}` does.
+        env.policies["json.dumps_function"] = _strict_dumps
+        try:
+            self._url = env.from_string(url)
+        except TemplateError as exc:
+            raise ConfigError(f"endpoint.url: invalid template: {exc}") from None
         try:
             self._body = env.from_string(config.body)
-            self._url = env.from_string(url)
         except TemplateError as exc:
             raise ConfigError(f"endpoint.body: invalid template: {exc}") from None
 
@@ -109,12 +118,15 @@ class EndpointClient:
     def render(self, case: Case) -> tuple[str, str | None]:
         """The URL and body for one case; a template error is a config error naming the case."""
         context: dict[str, Any] = {"question": case.question, "case": case.as_template_context()}
+        key = "endpoint.url"
         try:
             url = self._url.render(context)
+            key = "endpoint.body"
             body = None if self.config.method == "GET" else self._body.render(context)
-        except TemplateError as exc:
+        except Exception as exc:  # a filter in the team's template may raise anything
+            detail = str(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
             raise ConfigError(
-                f"endpoint.body: template failed for case {case.id!r}: {exc}",
+                f"{key}: template failed for case {case.id!r}: {detail}",
                 tip="the template sees `question` and `case` (id, question, expected, category, tags, ...)",
             ) from None
         return url, body
@@ -134,6 +146,7 @@ class EndpointClient:
                 trace = parse_reply(data, self.config.response, elapsed_ms)
             except _Attempt as failure:
                 last = failure
+                status = failure.status
                 if on_attempt:
                     on_attempt(
                         {
@@ -210,9 +223,14 @@ class EndpointClient:
                     f"HTTP {response.status_code}",
                     retry=retry,
                     retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                    status=response.status_code,
                 )
-            raw = self._read_capped(response, deadline)
-            return response.status_code, _decode(raw, response.headers.get("Content-Type"))
+            try:
+                raw = self._read_capped(response, deadline)
+                return response.status_code, _decode(raw, response.headers.get("Content-Type"))
+            except _Attempt as failure:
+                failure.status = response.status_code
+                raise
 
     def _read_capped(self, response: requests.Response, deadline: float) -> bytes:
         cap = self.config.max_response_bytes
@@ -252,6 +270,15 @@ def _body_chunks(response: requests.Response) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+def _strict_dumps(obj: Any, **kwargs: Any) -> str:
+    def default(value: Any) -> Any:
+        if isinstance(value, Undefined):
+            str(value)  # StrictUndefined raises UndefinedError naming the variable
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+    return json.dumps(obj, default=default, **kwargs)
 
 
 def _connection_detail(url: str, exc: Exception) -> str:

@@ -1,0 +1,511 @@
+"""EndpointClient over real HTTP on loopback, against servers that misbehave on purpose."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+
+import pytest
+
+from ragjudge.config import load_config
+from ragjudge.endpoint.client import MAX_RETRY_AFTER_S, EndpointClient, parse_retry_after
+from ragjudge.errors import ConfigError
+
+OK = {"answer": "Refunds take 7 days.", "refused": False, "confidence": "high"}
+
+
+# --- retries -------------------------------------------------------------------------------------
+
+
+def test_http_500_always_is_retried_then_reported_with_the_attempt_count(serve, make_client, make_case, sleeps):
+    server = serve(lambda ex: ex.json({"detail": "boom"}, status=500))
+    result = make_client(server.url, retries=2).call(make_case())
+
+    assert result.error == "endpoint error: HTTP 500 after 3 attempts"
+    assert result.trace is None
+    assert result.attempts == 3
+    assert result.status == 500
+    assert len(server.requests) == 3
+    # Exponential backoff from 0.5 s, reported beside latency rather than in it.
+    assert sleeps.delays == [0.5, 1.0]
+    assert result.retry_wait_ms == 1500.0
+
+
+def test_503_then_200_succeeds_on_the_second_attempt(serve, make_client, make_case, sleeps):
+    server = serve(lambda ex: ex.json({"detail": "busy"}, status=503) if ex.n == 0 else ex.json(OK))
+    result = make_client(server.url, retries=2).call(make_case())
+
+    assert result.error is None
+    assert result.trace is not None
+    assert result.trace.answer == "Refunds take 7 days."
+    assert result.attempts == 2
+    assert result.status == 200
+    assert sleeps.delays == [0.5]
+    assert result.retry_wait_ms == 500.0
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("status", [502, 504, 599])
+def test_other_5xx_are_retried(serve, make_client, make_case, status):
+    server = serve(lambda ex: ex.send(status, b"") if ex.n == 0 else ex.json(OK))
+    result = make_client(server.url, retries=1).call(make_case())
+    assert (result.error, result.attempts, len(server.requests)) == (None, 2, 2)
+
+
+def test_429_with_retry_after_waits_that_long_for_real(serve, make_client, make_case):
+    server = serve(
+        lambda ex: (
+            ex.json({"error": "slow down"}, status=429, headers={"Retry-After": "1"}) if ex.n == 0 else ex.json(OK)
+        )
+    )
+    result = make_client(server.url, retries=2, sleep=time.sleep).call(make_case())
+
+    assert result.error is None
+    assert result.attempts == 2
+    assert result.retry_wait_ms == 1000.0
+    assert result.total_ms >= 1000.0
+    # Latency is the successful attempt's round trip: the wait is not in it.
+    assert result.trace is not None
+    assert result.trace.latency_ms < 900.0
+
+
+def test_retry_after_replaces_the_backoff(serve, make_client, make_case, sleeps):
+    server = serve(
+        lambda ex: ex.json({}, status=503, headers={"Retry-After": "3"}) if ex.n < 2 else ex.json(OK),
+    )
+    result = make_client(server.url, retries=2).call(make_case())
+    assert result.error is None
+    assert sleeps.delays == [3.0, 3.0]
+    assert result.retry_wait_ms == 6000.0
+
+
+def test_retry_after_is_capped(serve, make_client, make_case, sleeps):
+    server = serve(lambda ex: ex.json({}, status=429, headers={"Retry-After": "3600"}) if ex.n == 0 else ex.json(OK))
+    result = make_client(server.url, retries=1).call(make_case())
+    assert result.error is None
+    assert sleeps.delays == [MAX_RETRY_AFTER_S] == [60.0]
+
+
+def test_429_after_the_last_retry_is_reported(serve, make_client, make_case, sleeps):
+    server = serve(lambda ex: ex.json({}, status=429, headers={"Retry-After": "1"}))
+    result = make_client(server.url, retries=1).call(make_case())
+    assert result.error == "endpoint error: HTTP 429 after 2 attempts"
+    assert sleeps.delays == [1.0]
+
+
+def test_404_is_not_retried(serve, make_client, make_case, sleeps):
+    server = serve(lambda ex: ex.send(404, "not here", "text/plain"))
+    result = make_client(server.url, retries=2).call(make_case())
+
+    assert result.error == "endpoint error: HTTP 404 after 1 attempt"
+    assert result.attempts == 1
+    assert len(server.requests) == 1
+    assert sleeps.delays == []
+    assert result.retry_wait_ms == 0.0
+
+
+def test_400_with_retry_after_is_still_not_retried(serve, make_client, make_case, sleeps):
+    server = serve(lambda ex: ex.json({}, status=400, headers={"Retry-After": "1"}))
+    result = make_client(server.url, retries=3).call(make_case())
+    assert result.error == "endpoint error: HTTP 400 after 1 attempt"
+    assert (len(server.requests), sleeps.delays) == (1, [])
+
+
+def test_retries_zero_means_one_attempt(serve, make_client, make_case, sleeps):
+    server = serve(lambda ex: ex.json({}, status=500))
+    result = make_client(server.url, retries=0).call(make_case())
+    assert result.error == "endpoint error: HTTP 500 after 1 attempt"
+    assert (len(server.requests), sleeps.delays) == (1, [])
+
+
+def test_on_attempt_reports_each_attempt(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json({}, status=503) if ex.n == 0 else ex.json(OK))
+    events: list[dict] = []
+    result = make_client(server.url, retries=2).call(make_case(), on_attempt=events.append)
+
+    assert result.error is None
+    assert [(e["attempt"], e["ok"]) for e in events] == [(1, False), (2, True)]
+    assert events[0]["error"] == "HTTP 503"
+    assert events[1]["status"] == 200
+    assert all(isinstance(e["elapsed_ms"], float) for e in events)
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        (None, None),
+        ("", None),
+        ("2", 2.0),
+        (" 1.5 ", 1.5),
+        ("-4", 0.0),
+        ("soon", None),
+    ],
+)
+def test_parse_retry_after_seconds(header, expected):
+    assert parse_retry_after(header) == expected
+
+
+def test_parse_retry_after_http_date():
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    waited = parse_retry_after(when)
+    assert waited is not None
+    assert 25.0 <= waited <= 30.0
+    past = format_datetime(datetime.now(UTC) - timedelta(hours=1), usegmt=True)
+    assert parse_retry_after(past) == 0.0
+
+
+# --- replies that are not usable -----------------------------------------------------------------
+
+
+def test_html_body_is_not_valid_json_and_names_type_and_size(serve, make_client, make_case):
+    page = b"<html><body>502 Bad Gateway</body></html>\r\n"
+    assert len(page) == 43
+    server = serve(lambda ex: ex.send(200, page, "text/html; charset=utf-8"))
+    result = make_client(server.url, retries=2).call(make_case())
+
+    assert result.error == "endpoint error: reply is not valid JSON (text/html, 43 bytes)"
+    assert result.trace is None
+    assert result.status == 200
+    # A reply that arrived but is garbage is not retried.
+    assert result.attempts == 1
+    assert len(server.requests) == 1
+
+
+def test_invalid_json_without_a_content_type(serve, make_client, make_case):
+    server = serve(lambda ex: ex.send(200, b"{nope", content_type=None))
+    result = make_client(server.url).call(make_case())
+    assert result.error == "endpoint error: reply is not valid JSON (no content type, 5 bytes)"
+
+
+def test_non_utf8_json_is_invalid(serve, make_client, make_case):
+    server = serve(lambda ex: ex.send(200, '{"answer": "café"}'.encode("latin-1")))
+    result = make_client(server.url).call(make_case())
+    assert result.error == "endpoint error: reply is not valid JSON (application/json, 18 bytes)"
+
+
+def test_reply_without_answer_names_the_missing_field(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json({"result": "Refunds take 7 days.", "docs": []}))
+    result = make_client(server.url, retries=2).call(make_case())
+
+    assert result.error == (
+        'endpoint error: reply has no "answer" field (keys: docs, result); '
+        "set endpoint.response.answer to the answer's dotted path"
+    )
+    assert result.attempts == 1
+    assert len(server.requests) == 1
+
+
+def test_reply_that_is_a_list(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json([{"answer": "x"}]))
+    result = make_client(server.url).call(make_case())
+    assert result.error == "endpoint error: reply is a JSON list, not an object"
+
+
+# --- timeouts ------------------------------------------------------------------------------------
+
+
+def test_slow_server_times_out_on_every_attempt(serve, make_client, make_case, sleeps):
+    server = serve(lambda ex: (ex.hang(2.0), ex.json(OK)))
+    started = time.monotonic()
+    result = make_client(server.url, timeout_s=0.3, retries=1).call(make_case())
+
+    assert result.error == "endpoint error: timeout after 0.3 s (2 attempts)"
+    assert result.attempts == 2
+    assert len(server.requests) == 2
+    assert sleeps.delays == [0.5]
+    assert time.monotonic() - started < 1.5
+
+
+def test_timeout_of_whole_seconds_prints_without_decimals(serve, make_client, make_case):
+    # The reason in the spec reads "timeout after 30 s", not "30.0 s".
+    server = serve(lambda ex: (ex.hang(2.0), ex.json(OK)))
+    client = make_client(server.url, timeout_s=1, retries=0)
+    result = client.call(make_case())
+    assert result.error == "endpoint error: timeout after 1 s (1 attempt)"
+
+
+def test_slow_then_fast_succeeds_and_latency_is_the_successful_attempt(serve, make_client, make_case):
+    server = serve(lambda ex: (ex.hang(0.3), ex.json({}, status=503)) if ex.n == 0 else ex.json(OK))
+    result = make_client(server.url, timeout_s=5, retries=1).call(make_case())
+
+    assert result.error is None
+    assert result.trace is not None
+    assert result.total_ms >= 300.0
+    assert result.trace.latency_ms < 250.0
+
+
+def test_body_dribbled_past_the_deadline_times_out_at_the_deadline(serve, make_client, make_case):
+    # Each byte arrives well within the socket timeout, but the whole reply would
+    # take ~2 s: timeout_s is a deadline for the call, not for each read.
+    body = json.dumps({"answer": "x" * 30}).encode()
+    server = serve(lambda ex: ex.trickle(body, every_s=0.05))
+    started = time.monotonic()
+    result = make_client(server.url, timeout_s=0.3, retries=0).call(make_case())
+
+    assert result.error == "endpoint error: timeout after 0.3 s (1 attempt)"
+    assert time.monotonic() - started < 1.0
+
+
+# --- size cap ------------------------------------------------------------------------------------
+
+
+def test_oversized_body_with_content_length(serve, make_client, make_case):
+    body = json.dumps({"answer": "x" * 200})
+    server = serve(lambda ex: ex.send(200, body))
+    result = make_client(server.url, max_response_bytes=100, retries=2).call(make_case())
+
+    assert result.error == "endpoint error: reply over 100 bytes"
+    assert result.attempts == 1
+    assert len(server.requests) == 1
+
+
+def test_body_of_exactly_the_cap_is_accepted(serve, make_client, make_case):
+    body = json.dumps({"answer": "y" * 20}).encode()
+    server = serve(lambda ex: ex.send(200, body))
+    result = make_client(server.url, max_response_bytes=len(body)).call(make_case())
+    assert result.error is None
+    assert result.trace is not None
+    assert result.trace.answer == "y" * 20
+    over = make_client(server.url, max_response_bytes=len(body) - 1).call(make_case())
+    assert over.error == f"endpoint error: reply over {len(body) - 1} bytes"
+
+
+def test_oversized_chunked_body_without_content_length(serve, make_client, make_case):
+    server = serve(lambda ex: ex.chunked([b'{"answer": "', b"z" * 80, b"z" * 80, b'"}']))
+    result = make_client(server.url, max_response_bytes=100).call(make_case())
+
+    assert result.error == "endpoint error: reply over 100 bytes"
+    assert result.attempts == 1
+
+
+def test_chunked_body_under_the_cap_is_read_whole(serve, make_client, make_case):
+    server = serve(lambda ex: ex.chunked([b'{"answer": ', b'"chunked ', b'reply"}']))
+    result = make_client(server.url, max_response_bytes=100).call(make_case())
+    assert result.error is None
+    assert result.trace is not None
+    assert result.trace.answer == "chunked reply"
+
+
+# --- connections ---------------------------------------------------------------------------------
+
+
+def test_connection_refused_is_retried_and_named(closed_port, make_client, make_case, sleeps):
+    result = make_client(f"http://127.0.0.1:{closed_port}/ask", retries=2).call(make_case())
+
+    assert result.error == f"endpoint error: connection refused by 127.0.0.1:{closed_port} after 3 attempts"
+    assert "connection refused" in result.error
+    assert result.attempts == 3
+    assert sleeps.delays == [0.5, 1.0]
+    assert result.status is None
+    assert result.trace is None
+
+
+def test_connection_error_never_shows_credentials_in_the_url(closed_port, make_client, make_case):
+    url = f"http://ci-bot:s3cret-pass@127.0.0.1:{closed_port}/ask?token=tok-abcdef"
+    result = make_client(url, retries=0).call(make_case())
+
+    assert result.error == f"endpoint error: connection refused by 127.0.0.1:{closed_port} after 1 attempt"
+    assert "s3cret" not in result.error
+    assert "tok-abcdef" not in result.error
+
+
+def test_server_closing_without_a_reply(serve, make_client, make_case):
+    server = serve(lambda ex: ex.drop())
+    result = make_client(server.url, retries=1).call(make_case())
+    assert (
+        result.error == f"endpoint error: connection to 127.0.0.1:{server.port} closed without a reply after 2 attempts"
+    )
+    assert len(server.requests) == 2
+
+
+def test_connection_dropped_while_reading_the_reply(serve, make_client, make_case):
+    server = serve(lambda ex: ex.truncate(500, b'{"answer": "cut'))
+    result = make_client(server.url, retries=1).call(make_case())
+    assert result.error == "endpoint error: connection dropped while reading the reply after 2 attempts"
+    assert len(server.requests) == 2
+
+
+# --- what is sent --------------------------------------------------------------------------------
+
+
+def test_default_body_sends_the_question_as_json(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json(OK))
+    question = 'Can I return "gift" items? 赠品能退吗 </script>'
+    result = make_client(server.url).call(make_case(question=question))
+
+    assert result.error is None
+    seen = server.requests[0]
+    assert seen.method == "POST"
+    assert seen.path == "/ask"
+    assert seen.headers["content-type"] == "application/json"
+    assert seen.headers["accept"] == "application/json"
+    assert seen.json() == {"question": question}
+
+
+def test_body_template_sees_question_and_case(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json(OK))
+    body = (
+        '{"query": {{ question | tojson }}, "meta": {"id": {{ case.id | tojson }}, '
+        '"category": {{ case.category | tojson }}, "tags": {{ case.tags | tojson }}, '
+        '"should_answer": {{ case.should_answer | tojson }}}}'
+    )
+    case = make_case(id="cs-007", question="发票怎么开？", category="发票", tags=("invoice", "zh"))
+    result = make_client(server.url, body=body).call(case)
+
+    assert result.error is None
+    assert server.requests[0].json() == {
+        "query": "发票怎么开？",
+        "meta": {"id": "cs-007", "category": "发票", "tags": ["invoice", "zh"], "should_answer": True},
+    }
+
+
+def test_template_error_is_a_config_error_naming_the_case(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json(OK))
+    client = make_client(server.url, body='{"q": {{ questoin | tojson }}}')
+    with pytest.raises(ConfigError) as info:
+        client.call(make_case(id="cs-042"))
+
+    assert info.value.message == "endpoint.body: template failed for case 'cs-042': 'questoin' is undefined"
+    assert info.value.tip is not None and "`question` and `case`" in info.value.tip
+    assert server.requests == []
+
+
+def test_template_runtime_error_is_a_config_error_naming_the_case(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json(OK))
+    client = make_client(server.url, body='{"n": {{ case.tags | length // 0 }}}')
+    with pytest.raises(ConfigError) as info:
+        client.call(make_case(id="cs-1"))
+    assert info.value.message == (
+        "endpoint.body: template failed for case 'cs-1': ZeroDivisionError: integer division or modulo by zero"
+    )
+    assert server.requests == []
+
+
+def test_url_template_error_names_the_url_key(make_client, make_case):
+    client = make_client("http://127.0.0.1:9/ask/{{ case.nope }}")
+    with pytest.raises(ConfigError) as info:
+        client.call(make_case(id="cs-2"))
+    assert info.value.message == "endpoint.url: template failed for case 'cs-2': 'dict object' has no attribute 'nope'"
+
+
+def test_template_is_sandboxed(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json(OK))
+    client = make_client(server.url, body="{{ case.__class__.__mro__ }}")
+    with pytest.raises(ConfigError) as info:
+        client.call(make_case(id="cs-9"))
+    assert info.value.message.startswith("endpoint.body: template failed for case 'cs-9': ")
+    assert server.requests == []
+
+
+def test_template_syntax_error_is_reported_when_the_client_is_built(make_client):
+    with pytest.raises(ConfigError) as info:
+        make_client("http://127.0.0.1:9/ask", body='{"q": {{ question | tojson }')
+    assert info.value.message.startswith("endpoint.body: invalid template: ")
+
+
+def test_headers_are_sent(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json(OK))
+    make_client(server.url, headers={"Authorization": "Bearer tok-123456", "X-Tenant": "acme"}).call(make_case())
+
+    headers = server.requests[0].headers
+    assert headers["authorization"] == "Bearer tok-123456"
+    assert headers["x-tenant"] == "acme"
+    assert headers["user-agent"] == "ragjudge"
+
+
+def test_get_sends_no_body_and_renders_the_url(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json(OK))
+    url = server.url + "?q={{ question | urlencode }}&id={{ case.id }}"
+    result = make_client(url, method="GET").call(make_case(id="c-3", question="退款 多久?"))
+
+    assert result.error is None
+    seen = server.requests[0]
+    assert seen.method == "GET"
+    assert seen.body == b""
+    assert "content-type" not in seen.headers
+    assert seen.path == "/ask?q=%E9%80%80%E6%AC%BE%20%E5%A4%9A%E4%B9%85%3F&id=c-3"
+
+
+def test_put_method(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json(OK))
+    make_client(server.url, method="put").call(make_case())
+    assert server.requests[0].method == "PUT"
+
+
+# --- reply shapes end to end ---------------------------------------------------------------------
+
+
+def test_seed_trace_shape_end_to_end(serve, make_client, make_case):
+    reply = {
+        "answer": "7 天无理由退换。",
+        "refused": False,
+        "retrieved": ["退款政策：7 天无理由退换", "赠品需随主商品退回"],
+        "retrievedIds": ["doc-refund-1", "doc-refund-3"],
+        "latencyMs": 98765,
+        "costUsd": 0.0021,
+    }
+    server = serve(lambda ex: ex.json(reply))
+    result = make_client(server.url).call(make_case())
+
+    trace = result.trace
+    assert result.error is None and trace is not None
+    assert trace.answer == "7 天无理由退换。"
+    assert trace.retrieved_ids == ("doc-refund-1", "doc-refund-3")
+    assert trace.passages[1].text == "赠品需随主商品退回"
+    assert trace.cost_usd == 0.0021
+    # The endpoint's own latency is kept, but ragjudge's figure is measured around the call.
+    assert trace.server_latency_ms == 98765.0
+    assert 0.0 < trace.latency_ms < 5000.0
+
+
+def test_response_mapping_from_the_config_file(serve, make_case, tmp_path, monkeypatch):
+    reply = {
+        "data": {
+            "output": {"text": "Invoices are emailed.", "declined": False, "certainty": "Medium"},
+            "docs": [
+                {"doc_id": "inv-1", "chunk": " Invoices are emailed within 24 h. ", "name": "Invoices"},
+                {"doc_id": 17, "chunk": "VAT invoices need a tax id."},
+            ],
+            "usage": {"usd": 0.5},
+        }
+    }
+    server = serve(lambda ex: ex.json(reply))
+    monkeypatch.setenv("RAG_URL", server.url)
+    (tmp_path / "ragjudge.yml").write_text(
+        "endpoint:\n"
+        "  url: ${RAG_URL}\n"
+        "  response:\n"
+        "    answer: data.output.text\n"
+        "    refused: data.output.declined\n"
+        "    confidence: data.output.certainty\n"
+        "    retrieved: data.docs\n"
+        "    retrieved_id: doc_id\n"
+        "    retrieved_text: chunk\n"
+        "    retrieved_title: name\n"
+        "    cost_usd: data.usage.usd\n",
+        encoding="utf-8",
+    )
+    config = load_config(tmp_path / "ragjudge.yml")
+    assert config.endpoint.url is not None
+    result = EndpointClient(config.endpoint, config.endpoint.url).call(make_case())
+
+    trace = result.trace
+    assert result.error is None and trace is not None
+    assert trace.answer == "Invoices are emailed."
+    assert trace.refused is False
+    assert trace.confidence == "medium"
+    assert trace.retrieved_ids == ("inv-1", "17")
+    assert [p.text for p in trace.passages] == ["Invoices are emailed within 24 h.", "VAT invoices need a tax id."]
+    assert [p.title for p in trace.passages] == ["Invoices", "(untitled)"]
+    assert trace.cost_usd == 0.5
+
+
+def test_response_mapping_to_a_missing_path_names_it(serve, make_client, make_case):
+    server = serve(lambda ex: ex.json({"data": {"result": "x"}}))
+    result = make_client(server.url, response={"answer": "data.output.text"}).call(make_case())
+    assert result.error == (
+        'endpoint error: reply has no "data.output.text" field (keys: data); '
+        "set endpoint.response.answer to the answer's dotted path"
+    )
