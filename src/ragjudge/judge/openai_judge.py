@@ -162,10 +162,10 @@ class ChatCaller:
                         self._no_seed.add((target.base_url, target.model))
                     attempt -= 1
                     continue
-                raise CallFailed(f"judge call rejected: HTTP 400: {_message(exc)}") from None
+                raise CallFailed(f"judge call rejected: HTTP 400: {self._said(exc)}") from None
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 self._fatal = (
-                    f"judge call failed: HTTP {exc.status_code} ({_message(exc)}); check judge.api_key and "
+                    f"judge call failed: HTTP {exc.status_code} ({self._said(exc)}); check judge.api_key and "
                     "judge.base_url"
                 )
                 raise CallFailed(self._fatal, fatal=True) from None
@@ -214,6 +214,10 @@ class ChatCaller:
                 mode=mode,
             )
 
+    def _said(self, exc: openai.APIStatusError) -> str:
+        """What the server said, trimmed, without the key: some proxies echo the key they were sent."""
+        return _message(exc).replace(self._api_key, "***")[:200]
+
     @staticmethod
     def _backoff(attempt: int) -> float:
         return min(8.0, 0.5 * 2.0 ** (attempt - 1))
@@ -224,8 +228,8 @@ def _message(exc: openai.APIStatusError) -> str:
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])[:200]
-    return exc.message[:200]
+            return str(inner["message"])
+    return exc.message
 
 
 def _code(exc: openai.APIStatusError) -> str | None:
@@ -426,7 +430,8 @@ class OpenAIJudge:
             return False
         band = self.config.escalate.band
         scale = 1.0 if metric == "faithfulness" else 4.0  # rubric scores span 1..5
-        return any(r.metric == metric and abs(value - r.threshold) <= band * scale for r in self.rules)
+        # The tolerance keeps a value exactly on the band's edge inside it (0.8 - 0.7 is 0.10000000000000009).
+        return any(r.metric == metric and abs(value - r.threshold) <= band * scale + 1e-9 for r in self.rules)
 
     def judge(self, case: Case, trace: Trace, log: LogFn) -> Judgement:
         tally = _Tally()
@@ -438,21 +443,39 @@ class OpenAIJudge:
         spread: dict[str, float] = {}
         try:
             scores, reasoning, spread = self._rubric(case, trace, self.primary, log, tally)
-            if self.escalate and any(self._borderline(f"judge.{d}", v) for d, v in scores.items()):
-                scores, reasoning, spread = self._rubric(case, trace, self.escalate, log, tally)
-                escalated.append(f"rubric by {self.escalate.model}")
         except CallFailed as exc:
             unscored.append(Unscored("rubric", exc.reason))
+        if self.escalate and scores:
+            borderline = [d for d, v in scores.items() if self._borderline(f"judge.{d}", v)]
+            if borderline:
+                try:
+                    scores, reasoning, spread = self._rubric(case, trace, self.escalate, log, tally)
+                    escalated.append(f"rubric by {self.escalate.model}")
+                except CallFailed as exc:
+                    # A borderline score is exactly what escalation is there to check: without the
+                    # stronger verdict it is unscored, never left standing on the cheap model's word.
+                    why = f"escalation to {self.escalate.model} failed: {exc.reason}"
+                    for d in borderline:
+                        scores.pop(d, None)
+                        reasoning.pop(d, None)
+                        spread.pop(d, None)
+                        unscored.append(Unscored(f"judge.{d}", why))
         faithfulness: float | None = None
         claims: list[Claim] = []
         if not trace.refused and trace.answer.strip():
             try:
                 faithfulness, claims = self._faithfulness(trace, self.primary, log, tally)
-                if self.escalate and faithfulness is not None and self._borderline("faithfulness", faithfulness):
-                    faithfulness, claims = self._faithfulness(trace, self.escalate, log, tally)
-                    escalated.append(f"faithfulness by {self.escalate.model}")
             except CallFailed as exc:
                 unscored.append(Unscored("faithfulness", exc.reason))
+            if self.escalate and faithfulness is not None and self._borderline("faithfulness", faithfulness):
+                try:
+                    faithfulness, claims = self._faithfulness(trace, self.escalate, log, tally)
+                    escalated.append(f"faithfulness by {self.escalate.model}")
+                except CallFailed as exc:
+                    faithfulness, claims = None, []
+                    unscored.append(
+                        Unscored("faithfulness", f"escalation to {self.escalate.model} failed: {exc.reason}")
+                    )
         return Judgement(
             judge=self.name,
             faithfulness=faithfulness,

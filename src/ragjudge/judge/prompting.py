@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -33,9 +34,14 @@ def template_text(name: str) -> str:
     return resources.files("ragjudge.judge").joinpath("prompts", name).read_text(encoding="utf-8")
 
 
+# Anything a reader could take for an answer tag: any case, spaces inside, attributes.
+_ANSWER_TAG = re.compile(r"<(\s*/?\s*answer\b[^<>]*)>", re.IGNORECASE)
+
+
 def _untrusted(text: str) -> str:
-    # The answer sits between <answer> tags: it must not be able to close them.
-    return text.replace("</answer>", "</ answer>").replace("<answer>", "< answer>")
+    # The answer sits between <answer> tags: it must not be able to close them (or open new ones),
+    # however the tag is spelt. Its brackets become entities, so the words stay readable.
+    return _ANSWER_TAG.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model, field_validator
 
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
@@ -43,14 +43,14 @@ def _explain(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-class _Reason(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+_NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
 def rubric_model(dimensions: Sequence[str]) -> type[BaseModel]:
     """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions."""
     score_fields: dict[str, Any] = {d: (int, Field(..., ge=1, le=5, strict=True)) for d in dimensions}
-    reason_fields: dict[str, Any] = {d: (str, Field(..., min_length=1)) for d in dimensions}
+    # A reason of only whitespace is empty: strip before the length check.
+    reason_fields: dict[str, Any] = {d: (_NonBlank, ...) for d in dimensions}
     scores = create_model("Scores", __config__=ConfigDict(extra="forbid"), **score_fields)
     reasoning = create_model("Reasoning", __config__=ConfigDict(extra="forbid"), **reason_fields)
     return create_model(
