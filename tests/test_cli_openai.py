@@ -195,7 +195,7 @@ def test_verdicts_and_reasons_with_an_openai_compatible_judge(
     assert statuses == {"good": "pass", "faith": "fail", "ground": "fail", "broken": "error", "oos": "pass"}
 
     assert r.case("faith")["failed_conditions"] == [
-        'faithfulness 0.50 < 0.8 (1 of 2 claims unsupported: "运费由商家承担")'
+        'faithfulness 0.50 < 0.80 (1 of 2 claims unsupported: "运费由商家承担")'
     ]
     assert r.case("ground")["failed_conditions"] == [f"judge.grounding 2 < 3: {GROUND_REASON}"]
     [broken_reason] = r.case("broken")["failed_conditions"]
@@ -432,7 +432,7 @@ def test_recorded_traces_are_judged_without_calling_the_endpoint(
     assert [c["trace"]["latency_ms"] for c in r.report["cases"]] == [420, 610, 2500, 90]
     assert r.case("t-3")["failed_conditions"] == [f"judge.grounding 2 < 3: {GROUND_REASON}", "latency_ms 2500 > 1000"]
     assert r.case("t-2")["failed_conditions"] == [
-        'faithfulness 0.50 < 0.8 (1 of 2 claims unsupported: "运费由商家承担")'
+        'faithfulness 0.50 < 0.80 (1 of 2 claims unsupported: "运费由商家承担")'
     ]
     assert r.case("t-1")["status"] == "pass" and r.case("t-4")["status"] == "pass"
     assert judge_server.call_count == 7

@@ -54,8 +54,9 @@ class Rule:
         return _OPS[self.op](value, self.threshold)
 
     def failure(self, value: float) -> str:
-        """`faithfulness 0.50 < 0.8`: the value, the broken comparison, the threshold."""
-        return f"{self.metric} {format_value(self.metric, value)} {_NEGATION[self.op]} {self.threshold:g}"
+        """`faithfulness 0.50 < 0.80`: the value, the broken comparison, the threshold, alike formatted."""
+        shown = format_value(self.metric, value), format_value(self.metric, self.threshold)
+        return f"{self.metric} {shown[0]} {_NEGATION[self.op]} {shown[1]}"
 
 
 @dataclass(frozen=True)

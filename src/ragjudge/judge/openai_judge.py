@@ -128,7 +128,10 @@ class ChatCaller:
             self._modes[key] = current + 1
             return True
 
-    def complete(self, target: Target, messages: list[Message], schema: dict[str, Any]) -> Completion:
+    def complete(
+        self, target: Target, messages: list[Message], schema: dict[str, Any], sample: int = 0
+    ) -> Completion:
+        """One completion; `sample` offsets the seed, so that n samples are not n copies of one reply."""
         if self._fatal:
             raise CallFailed(self._fatal, fatal=True)
         attempts = self.config.max_retries + 1
@@ -142,7 +145,7 @@ class ChatCaller:
                 "temperature": self.config.temperature,
             }
             if self.config.seed is not None and (target.base_url, target.model) not in self._no_seed:
-                kwargs["seed"] = self.config.seed
+                kwargs["seed"] = self.config.seed + sample
             if mode == "json_schema":
                 kwargs["response_format"] = schema
             elif mode == "json_object":
@@ -301,7 +304,7 @@ class OpenAIJudge:
         convo = list(messages)
         error = ""
         for _ in range(2):
-            completion = self.caller.complete(target, convo, schema)
+            completion = self.caller.complete(target, convo, schema, sample)
             tally.calls += 1
             tally.tokens += completion.prompt_tokens + completion.completion_tokens
             tally.cost += self._price(target.model, completion)

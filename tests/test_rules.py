@@ -1,0 +1,151 @@
+"""Threshold rules: parsing every operator, the metric vocabulary, errors that name the rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragjudge.errors import ConfigError, ExitCode
+from ragjudge.rules import CASE_METRICS, SUITE_METRICS, Rule, format_value, parse_rules
+
+
+def test_case_metrics_are_the_documented_ones() -> None:
+    assert {
+        "context_recall",
+        "context_precision",
+        "latency_ms",
+        "cost_usd",
+        "faithfulness",
+        "judge.grounding",
+        "judge.relevance",
+        "judge.calibration",
+        "judge.citations",
+        "judge.tone",
+    } == CASE_METRICS
+
+
+def test_suite_metrics_are_the_documented_ones() -> None:
+    assert {
+        "pass_rate",
+        "rejection_accuracy",
+        "p95_latency_ms",
+        "p50_latency_ms",
+        "faithfulness",
+        "judge_error_rate",
+        "endpoint_error_rate",
+        "cost_usd",
+    } == SUITE_METRICS
+
+
+@pytest.mark.parametrize(
+    ("text", "op", "threshold"),
+    [
+        (">= 0.9", ">=", 0.9),
+        ("> 0.9", ">", 0.9),
+        ("<= 3000", "<=", 3000.0),
+        ("< 3000", "<", 3000.0),
+        ("== 1", "==", 1.0),
+        (">=1.0", ">=", 1.0),
+        ("  <=  .5  ", "<=", 0.5),
+        ("< -2", "<", -2.0),
+        ("<= 1e4", "<=", 10000.0),
+        ("> +3.", ">", 3.0),
+    ],
+)
+def test_parse_each_operator(text: str, op: str, threshold: float) -> None:
+    (rule,) = parse_rules({"latency_ms": text}, "case", "gate.case")
+    assert rule == Rule(scope="case", metric="latency_ms", op=op, threshold=threshold)
+
+
+@pytest.mark.parametrize(
+    ("op", "below", "equal", "above"),
+    [
+        (">=", False, True, True),
+        (">", False, False, True),
+        ("<=", True, True, False),
+        ("<", True, False, False),
+        ("==", False, True, False),
+    ],
+)
+def test_holds_truth_table(op: str, below: bool, equal: bool, above: bool) -> None:
+    rule = Rule("suite", "pass_rate", op, 0.5)
+    assert (rule.holds(0.4), rule.holds(0.5), rule.holds(0.6)) == (below, equal, above)
+
+
+def test_parse_keeps_order_scope_and_every_rule() -> None:
+    rules = parse_rules(
+        {"pass_rate": ">= 0.9", "rejection_accuracy": "> 0.8", "p95_latency_ms": "<= 3000"}, "suite", "gate.suite"
+    )
+    assert rules == [
+        Rule("suite", "pass_rate", ">=", 0.9),
+        Rule("suite", "rejection_accuracy", ">", 0.8),
+        Rule("suite", "p95_latency_ms", "<=", 3000.0),
+    ]
+
+
+@pytest.mark.parametrize("dim", ["grounding", "relevance", "calibration", "citations", "tone"])
+def test_judge_dimensions_are_case_metrics(dim: str) -> None:
+    (rule,) = parse_rules({f"judge.{dim}": ">= 4"}, "case", "gate.case")
+    assert rule.metric == f"judge.{dim}"
+
+
+@pytest.mark.parametrize(
+    ("scope", "key", "metric"),
+    [
+        ("case", "gate.case", "recall"),
+        ("case", "gate.case", "pass_rate"),  # a suite metric is not a case metric
+        ("case", "gate.case", "judge.accuracy"),
+        ("suite", "gate.suite", "p99_latency_ms"),
+        ("suite", "gate.suite", "context_recall"),  # a case metric is not a suite metric
+        ("suite", "gate.suite", "latency_ms"),
+    ],
+)
+def test_unknown_metric_is_a_config_error_naming_it(scope: str, key: str, metric: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_rules({metric: ">= 1"}, scope, key)  # type: ignore[arg-type]
+    assert info.value.message == f"{key}.{metric}: unknown {scope} metric {metric!r}"
+    assert info.value.exit_code == ExitCode.BAD_INPUT
+    # The tip lists what is allowed.
+    allowed = CASE_METRICS if scope == "case" else SUITE_METRICS
+    assert info.value.tip == f"{scope} metrics are: {', '.join(sorted(allowed))}"
+
+
+@pytest.mark.parametrize("text", ["=> 0.9", "0.9", ">= abc", ">= 0.9 ms", "", ">=", "!= 1", ">= 1,5", "= 1"])
+def test_unparsable_rule_is_a_config_error_naming_it(text: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_rules({"pass_rate": text}, "suite", "gate.suite")
+    assert info.value.message == f"gate.suite.pass_rate: cannot parse rule {text!r}"
+    assert info.value.exit_code == ExitCode.BAD_INPUT
+    assert info.value.tip is not None and ">= > <= < ==" in info.value.tip
+
+
+def test_non_string_rule_value_is_parsed_from_its_text() -> None:
+    # YAML may hand over a number: it has no operator, so it cannot be a rule.
+    with pytest.raises(ConfigError, match=r"^gate\.case\.latency_ms: cannot parse rule 10000$"):
+        parse_rules({"latency_ms": 10000}, "case", "gate.case")  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize(
+    ("metric", "op", "threshold", "value", "expected"),
+    [
+        ("context_recall", ">=", 1.0, 0.5, "context_recall 0.50 < 1.00"),
+        ("latency_ms", "<=", 10000, 12034.4, "latency_ms 12034 > 10000"),
+        ("faithfulness", ">=", 0.8, 0.5, "faithfulness 0.50 < 0.80"),
+        ("context_precision", ">", 0.5, 0.5, "context_precision 0.50 <= 0.50"),
+        ("p95_latency_ms", "<", 3000, 3000.0, "p95_latency_ms 3000 >= 3000"),
+        ("pass_rate", "==", 1, 0.75, "pass_rate 0.75 != 1.00"),
+        ("cost_usd", "<=", 0.01, 0.0123, "cost_usd 0.0123 > 0.0100"),
+        ("judge.grounding", ">=", 4, 2.0, "judge.grounding 2 < 4"),
+        ("judge.tone", ">=", 4, 3.5, "judge.tone 3.50 < 4"),
+    ],
+)
+def test_failure_reason_names_value_broken_comparison_and_threshold(
+    metric: str, op: str, threshold: float, value: float, expected: str
+) -> None:
+    assert Rule("case", metric, op, float(threshold)).failure(value) == expected
+
+
+def test_format_value() -> None:
+    assert format_value("latency_ms", 999.6) == "1000"
+    assert format_value("pass_rate", 1 / 3) == "0.33"
+    assert format_value("cost_usd", 1.23456) == "1.2346"
+    assert format_value("judge.relevance", 5.0) == "5"

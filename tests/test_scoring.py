@@ -1,0 +1,217 @@
+"""One case: status pass/fail/error, its metrics, and the reason for every failed condition."""
+
+from __future__ import annotations
+
+from ragjudge.judge.interface import Claim, Judgement, Unscored
+from ragjudge.judge.offline import OfflineJudge
+from ragjudge.rules import Rule, parse_rules
+from ragjudge.scoring import rules_need_judge, score_case
+from tests.helpers_rag import error_result, make_case, make_trace, ok_result
+
+DEFAULT_CASE_RULES = parse_rules({"context_recall": ">= 1.0", "latency_ms": "<= 10000"}, "case", "gate.case")
+FAITH = Rule("case", "faithfulness", ">=", 0.8)
+
+
+def _claims(*supported: tuple[str, bool]) -> tuple[Claim, ...]:
+    return tuple(Claim(text, ok, "d1" if ok else None, "r") for text, ok in supported)
+
+
+def test_a_good_answer_passes_with_its_metrics() -> None:
+    case = make_case(golden=["d1", "d2"])
+    trace = make_trace("Refunds take 5 days.", ids=["d1", "x", "d2"], latency_ms=123.456, cost_usd=0.002)
+    result = score_case(case, ok_result(trace), None, DEFAULT_CASE_RULES)
+    assert result.status == "pass"
+    assert result.failed_conditions == ()
+    assert result.metrics == {
+        "context_recall": 1.0,
+        "context_precision": (1 + 1 / 3) / 3,
+        "latency_ms": 123.5,
+        "cost_usd": 0.002,
+        "faithfulness": None,
+    }
+
+
+def test_context_recall_rule_failure_reason() -> None:
+    case = make_case(golden=["d1", "d2"])
+    result = score_case(case, ok_result(make_trace(ids=["d1"])), None, DEFAULT_CASE_RULES)
+    assert result.status == "fail"
+    assert result.failed_conditions == ("context_recall 0.50 < 1.00",)
+
+
+def test_latency_rule_failure_reason() -> None:
+    result = score_case(make_case(), ok_result(make_trace(latency_ms=12034.2)), None, DEFAULT_CASE_RULES)
+    assert result.status == "fail"
+    assert result.failed_conditions == ("latency_ms 12034 > 10000",)
+
+
+def test_latency_exactly_at_the_threshold_passes() -> None:
+    result = score_case(make_case(), ok_result(make_trace(latency_ms=10000.0)), None, DEFAULT_CASE_RULES)
+    assert result.status == "pass"
+
+
+def test_faithfulness_failure_quotes_the_unsupported_claims() -> None:
+    judgement = Judgement(
+        judge="offline-lexical",
+        faithfulness=0.5,
+        claims=_claims(("Refunds take 5 days.", True), ("Shipping is always free.", False)),
+    )
+    result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
+    assert result.status == "fail"
+    assert result.failed_conditions == (
+        'faithfulness 0.50 < 0.80 (1 of 2 claims unsupported: "Shipping is always free.")',
+    )
+    assert result.metrics["faithfulness"] == 0.5
+
+
+def test_faithfulness_failure_quotes_two_claims_then_counts_the_rest() -> None:
+    judgement = Judgement(
+        judge="offline-lexical",
+        faithfulness=0.2,
+        claims=_claims(("One is true.", True), ("Two.", False), ("Three.", False), ("Four.", False), ("Five.", False)),
+    )
+    result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
+    assert result.failed_conditions == (
+        'faithfulness 0.20 < 0.80 (4 of 5 claims unsupported: "Two.", "Three." and 2 more)',
+    )
+
+
+def test_a_long_unsupported_claim_is_excerpted_to_80_characters() -> None:
+    long_claim = "word " * 40
+    judgement = Judgement(judge="j", faithfulness=0.0, claims=_claims((long_claim, False)))
+    (reason,) = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH]).failed_conditions
+    quoted = reason.split('"')[1]
+    assert len(quoted) == 80
+    assert quoted.endswith("…")
+
+
+def test_endpoint_error_makes_an_error_case_with_the_reason() -> None:
+    result = score_case(
+        make_case(), error_result("endpoint error: HTTP 500 after 3 attempts"), None, DEFAULT_CASE_RULES
+    )
+    assert result.status == "error"
+    assert result.failed_conditions == ("endpoint error: HTTP 500 after 3 attempts",)
+    assert result.metrics == {}
+    assert result.judgement is None
+
+
+def test_an_unscored_faithfulness_needed_by_a_rule_is_an_error_not_a_pass() -> None:
+    judgement = Judgement(
+        judge="gpt-x", unscored=(Unscored("faithfulness", "the judge reply was not valid JSON after 3 tries"),)
+    )
+    result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
+    assert result.status == "error"
+    assert result.failed_conditions == ("faithfulness unscored: the judge reply was not valid JSON after 3 tries",)
+
+
+def test_an_unscored_judgement_no_rule_needs_does_not_error() -> None:
+    judgement = Judgement(judge="gpt-x", unscored=(Unscored("faithfulness", "broken"),))
+    result = score_case(make_case(), ok_result(make_trace()), judgement, DEFAULT_CASE_RULES)
+    assert result.status == "pass"
+
+
+def test_an_error_also_lists_the_conditions_that_failed() -> None:
+    case = make_case(must_mention=["receipt"])
+    judgement = Judgement(judge="gpt-x", unscored=(Unscored("faithfulness", "timeout"),))
+    result = score_case(case, ok_result(make_trace()), judgement, [FAITH])
+    assert result.status == "error"
+    assert result.failed_conditions == ("faithfulness unscored: timeout", 'missing required detail: "receipt"')
+
+
+def test_a_rule_needing_a_judge_with_no_judge_is_an_error() -> None:
+    result = score_case(make_case(), ok_result(make_trace()), None, [FAITH])
+    assert result.status == "error"
+    assert result.failed_conditions == ("faithfulness: no judge ran",)
+
+
+def test_faithfulness_of_a_refusal_does_not_apply() -> None:
+    case = make_case(category="out_of_scope", should_answer=False)
+    trace = make_trace("Sorry, I don't know.", refused=True, confidence="none")
+    judgement = OfflineJudge().judge(case, trace, lambda _: None)
+    assert judgement.faithfulness is None
+    result = score_case(case, ok_result(trace), judgement, [FAITH])
+    assert result.status == "pass"
+    assert result.skipped_rules == ("faithfulness not applicable: the answer makes no claims",)
+
+
+def test_context_precision_rule_is_skipped_without_golden_ids() -> None:
+    rules = [Rule("case", "context_precision", ">=", 0.5)]
+    result = score_case(make_case(golden=[]), ok_result(make_trace(ids=["x"])), None, rules)
+    assert result.status == "pass"
+    assert result.skipped_rules == ("no golden_context_ids for this case",)
+    assert result.metrics["context_precision"] is None
+
+
+def test_context_precision_rule_failure() -> None:
+    rules = [Rule("case", "context_precision", ">=", 0.5)]
+    result = score_case(make_case(golden=["a"]), ok_result(make_trace(ids=["x", "a"])), None, rules)
+    assert result.failed_conditions == ("context_precision 0.25 < 0.50",)
+
+
+def test_cost_rule_without_a_reported_cost_is_an_error() -> None:
+    rules = [Rule("case", "cost_usd", "<=", 0.01)]
+    result = score_case(make_case(), ok_result(make_trace(cost_usd=None)), None, rules)
+    assert result.status == "error"
+    assert result.failed_conditions == ("the endpoint reported no cost_usd/costUsd",)
+
+
+def test_cost_rule_failure() -> None:
+    rules = [Rule("case", "cost_usd", "<=", 0.01)]
+    result = score_case(make_case(), ok_result(make_trace(cost_usd=0.0312)), None, rules)
+    assert result.failed_conditions == ("cost_usd 0.0312 > 0.0100",)
+
+
+def test_judge_dimension_rule_is_skipped_when_the_offline_judge_cannot_assess_it() -> None:
+    case = make_case()
+    trace = make_trace(
+        "Refunds take five working days.", ids=["d1"], passages={"d1": "Refunds take five working days."}
+    )
+    judgement = OfflineJudge().judge(case, trace, lambda _: None)
+    rules = [Rule("case", "judge.grounding", ">=", 4)]
+    result = score_case(case, ok_result(trace), judgement, rules)
+    assert result.status == "pass"
+    assert result.skipped_rules == ("judge.grounding not assessable by offline-lexical for this case",)
+
+
+def test_judge_dimension_failure_appends_the_judges_reason() -> None:
+    judgement = Judgement(judge="gpt-x", scores={"grounding": 2.0}, reasoning={"grounding": "cites nothing\nat all"})
+    rules = [Rule("case", "judge.grounding", ">=", 4)]
+    result = score_case(make_case(), ok_result(make_trace()), judgement, rules)
+    assert result.status == "fail"
+    assert result.failed_conditions == ("judge.grounding 2 < 4: cites nothing at all",)
+    assert result.metrics["judge.grounding"] == 2.0
+
+
+def test_judge_dimension_unscored_is_an_error() -> None:
+    judgement = Judgement(judge="gpt-x", unscored=(Unscored("rubric", "model refused"),))
+    rules = [Rule("case", "judge.tone", ">=", 4)]
+    result = score_case(make_case(), ok_result(make_trace()), judgement, rules)
+    assert result.status == "error"
+    assert result.failed_conditions == ("judge.tone unscored: model refused",)
+
+
+def test_mechanical_and_rule_failures_are_all_listed() -> None:
+    case = make_case(golden=["d1", "d2"], must_mention=["receipt"], must_not_mention=["free"])
+    trace = make_trace("Shipping is free.", ids=["d2"], latency_ms=20000)
+    result = score_case(case, ok_result(trace), None, DEFAULT_CASE_RULES)
+    assert result.status == "fail"
+    assert result.failed_conditions == (
+        'missing required detail: "receipt"',
+        'contains forbidden claim: "free"',
+        "context_recall 0.50 < 1.00",
+        "latency_ms 20000 > 10000",
+    )
+
+
+def test_a_declined_in_scope_case_fails_even_though_recall_counts_the_refusal() -> None:
+    case = make_case(golden=["d1"])
+    result = score_case(case, ok_result(make_trace("", refused=True)), None, DEFAULT_CASE_RULES)
+    assert result.status == "fail"
+    assert result.failed_conditions == ("declined a question the corpus covers",)
+    assert result.metrics["context_recall"] == 1.0
+
+
+def test_rules_need_judge() -> None:
+    assert rules_need_judge([FAITH]) is True
+    assert rules_need_judge([Rule("case", "judge.tone", ">=", 3)]) is True
+    assert rules_need_judge(DEFAULT_CASE_RULES) is False
+    assert rules_need_judge([]) is False
