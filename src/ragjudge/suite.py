@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
@@ -66,8 +67,9 @@ def suite_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None
 
 
 def _case_rule_outcome(rule: Rule, results: Sequence[CaseResult]) -> RuleOutcome:
-    prefix = f"{rule.metric} "
-    failing = [r.case.id for r in results if any(c.startswith(prefix) for c in r.failed_conditions)]
+    # A broken rule reads `metric VALUE OP threshold` (Rule.failure); `metric unscored: ...` is an error, not a failure.
+    failed = re.compile(rf"^{re.escape(rule.metric)} [-\d]")
+    failing = [r.case.id for r in results if any(failed.match(c) for c in r.failed_conditions)]
     if failing:
         shown = ", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else "")
         reason = f"{len(failing)} case(s) failed {rule.metric} {rule.op} {rule.threshold:g}: {shown}"

@@ -15,7 +15,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from ragjudge import __version__
 from ragjudge.errors import ConfigError
-from ragjudge.report.escape import code_id, inline
+from ragjudge.report.escape import code_id, html_text, inline
 from ragjudge.report.model import Report
 
 COMMENT_LIMIT = 60_000
@@ -44,6 +44,7 @@ def load_template(path: Path | None, default: str = "comment.md.j2") -> str:
 def environment() -> SandboxedEnvironment:
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters["inline"] = inline
+    env.filters["html_text"] = html_text
     env.globals.update(code_id=code_id, fmt=_fmt, version=__version__)
     return env
 
@@ -64,7 +65,9 @@ def render_comment(
     """The comment, under `limit` characters however many cases fail.
 
     Failing cases are listed in report order; when all of them do not fit,
-    the longest prefix that fits is shown and the rest are counted.
+    the longest prefix that fits is shown and the rest are counted: the
+    template gets `hidden` (table rows left out) and `undetailed` (cases
+    without a `<details>` block) and says how many more are in the report.
     """
     text = load_template(template)
     source = str(template) if template else "built-in comment template"
@@ -81,11 +84,14 @@ def render_comment(
     }
 
     def attempt(table_rows: int, details: int) -> str:
-        return _render(
-            text,
-            source,
-            {**base, "shown": bad[:table_rows], "detailed": bad[:details], "hidden": len(bad) - table_rows},
-        )
+        context = {
+            **base,
+            "shown": bad[:table_rows],
+            "detailed": bad[:details],
+            "hidden": len(bad) - table_rows,
+            "undetailed": len(bad) - details,
+        }
+        return _render(text, source, context)
 
     body = attempt(len(bad), len(bad))
     if len(body) <= limit:

@@ -1,8 +1,13 @@
-"""Making untrusted text (answers, questions, judge reasons) inert in Markdown.
+"""Making untrusted text (answers, questions, case ids, judge reasons) inert in Markdown.
 
 Such text must not break a table or the layout, mention anyone, inject HTML,
 or be evaluated as a template. Templates only ever receive it as data, and
-every field passes through `inline` before it reaches the page.
+every field passes through one of these functions before it reaches the page:
+
+* `inline` for Markdown contexts (table cells, paragraphs, list items);
+* `code_id` for ids in Markdown contexts, shown in code style;
+* `html_text` inside raw HTML blocks such as `<summary>`, where Markdown is
+  not processed (so backslash escapes would show) but entities are.
 """
 
 from __future__ import annotations
@@ -11,20 +16,34 @@ import re
 
 # HTML is neutralised as entities; `@` too, so that no one is mentioned.
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;"}
-# Markdown punctuation that could open emphasis, code, a link or image, or a table cell.
-_MD = re.compile(r"([\\`*_\[\]|~])")
+_HTML_ATTR = {**_HTML, '"': "&quot;", "'": "&#39;"}
+# Markdown punctuation that could open emphasis, code, a link or image, a heading or a table cell.
+_MD = re.compile(r"([\\`*_\[\]|~#])")
+# At the start of a list item, these would open a nested list.
+_LEADING_MARKER = re.compile(r"^(\d{1,9})([.)])(?=\s|$)|^([-+])(?=\s|$)")
 
 
-def inline(text: object, limit: int = 300) -> str:
-    """One line of inert text, at most `limit` characters before escaping."""
+def _flat(text: object, limit: int) -> str:
     flat = " ".join(str(text if text is not None else "").split())
     if len(flat) > limit:
         flat = flat[: limit - 1].rstrip() + "…"
-    out = "".join(_HTML.get(ch, ch) for ch in flat)
-    return _MD.sub(r"\\\1", out)
+    return flat
 
 
-def code_id(text: object) -> str:
-    """An id in code style: backticks are replaced so the span cannot close, `|` escaped for tables."""
-    clean = " ".join(str(text).replace("`", "'").split())[:120].replace("|", "\\|")
-    return f"`{clean}`" if clean else "`(none)`"
+def inline(text: object, limit: int = 300) -> str:
+    """One line of inert Markdown text, at most `limit` characters before escaping."""
+    out = _MD.sub(r"\\\1", _flat(text, limit))
+    out = _LEADING_MARKER.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", out)
+    # Entities last: the `#` of `&#64;` must not be escaped.
+    return "".join(_HTML.get(ch, ch) for ch in out)
+
+
+def code_id(text: object, limit: int = 120) -> str:
+    """An id in code style for Markdown contexts: `<code>` around inert text (safe in table cells)."""
+    clean = inline(text, limit)
+    return f"<code>{clean}</code>" if clean else "<code>(none)</code>"
+
+
+def html_text(text: object, limit: int = 300) -> str:
+    """One line of inert text inside a raw HTML block, where Markdown is not processed."""
+    return "".join(_HTML_ATTR.get(ch, ch) for ch in _flat(text, limit))

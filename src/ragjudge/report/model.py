@@ -138,6 +138,26 @@ def build_report(
     )
 
 
+def redact(report: Report, secrets: Sequence[str]) -> Report:
+    """The report with every secret replaced by `***` in every text value (e.g. a token echoed in an answer)."""
+    ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
+    if not ordered:
+        return report
+
+    def clean(node: Any) -> Any:
+        if isinstance(node, str):
+            for secret in ordered:
+                node = node.replace(secret, "***")
+            return node
+        if isinstance(node, list):
+            return [clean(item) for item in node]
+        if isinstance(node, dict):
+            return {key: clean(value) for key, value in node.items()}
+        return node
+
+    return Report.model_validate(clean(report.model_dump()))
+
+
 def write_report(report: Report, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")

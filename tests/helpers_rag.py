@@ -1,0 +1,248 @@
+"""Test helpers: a loopback RAG server whose every reply the test controls, and value factories.
+
+`RagServer` answers `POST` (or `GET ?question=`) from a dict question -> reply. A reply is
+either a JSON-able dict (sent as `application/json`) or a `Raw` for errors, garbage, slow or
+oversized bodies. It records every request so tests can check what ragjudge sent.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from ragjudge.cases import Case
+from ragjudge.endpoint.client import EndpointResult
+from ragjudge.endpoint.trace import Passage, Trace
+from ragjudge.report.model import Report, build_report
+from ragjudge.rules import Rule
+from ragjudge.scoring import CaseResult
+from ragjudge.suite import evaluate_suite
+
+OFFLINE_INFO = {"judge": "offline-lexical", "provider": "offline", "lexical": True}
+
+
+@dataclass(frozen=True)
+class Raw:
+    """A reply sent exactly as given."""
+
+    status: int = 200
+    body: bytes = b""
+    content_type: str = "application/json"
+    delay_s: float = 0.0
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Seen:
+    """One request as the server received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    question: str | None
+
+
+Reply = Mapping[str, Any] | Raw
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+    def __init__(self, owner: RagServer) -> None:
+        self.owner = owner
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.0"
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length > 0 else b""
+        parts = urlsplit(self.path)
+        question: str | None = None
+        if raw:
+            try:
+                data = json.loads(raw.decode("utf-8"))
+                if isinstance(data, dict) and isinstance(data.get("question"), str):
+                    question = data["question"]
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                question = None
+        if question is None:
+            values = parse_qs(parts.query).get("question")
+            question = values[0] if values else None
+        seen = Seen(self.command, parts.path, {k.lower(): v for k, v in self.headers.items()}, raw, question)
+        reply = self.server.owner.record_and_lookup(seen)
+        if isinstance(reply, Raw):
+            if reply.delay_s:
+                time.sleep(reply.delay_s)
+            status, payload, ctype, extra = reply.status, reply.body, reply.content_type, dict(reply.headers)
+        else:
+            status, payload, ctype, extra = 200, json.dumps(reply).encode("utf-8"), "application/json", {}
+        try:
+            self.send_response(status)
+            if ctype:
+                self.send_header("Content-Type", ctype)
+            for name, value in extra.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    do_POST = do_GET = do_PUT = _serve
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+class RagServer:
+    """`with RagServer({"q": {...}}) as rag:` then point ragjudge at `rag.url`."""
+
+    def __init__(self, replies: Mapping[str, Reply], default: Reply | None = None) -> None:
+        self.replies = dict(replies)
+        self.default: Reply = default if default is not None else Raw(404, b'{"error": "unknown question"}')
+        self.seen: list[Seen] = []
+        self._lock = threading.Lock()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    def record_and_lookup(self, seen: Seen) -> Reply:
+        with self._lock:
+            self.seen.append(seen)
+        if seen.question is not None and seen.question in self.replies:
+            return self.replies[seen.question]
+        return self.default
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None, "server not started"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/ask"
+
+    def __enter__(self) -> RagServer:
+        self._httpd = _Server(self)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._httpd is not None and self._thread is not None
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+def closed_port_url() -> str:
+    """A loopback URL on which nothing listens (connection refused)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/ask"
+
+
+def answer(
+    text: str,
+    ids: Sequence[str] = (),
+    passages: Mapping[str, str] | None = None,
+    *,
+    refused: bool = False,
+    confidence: str | None = "high",
+    cost_usd: float | None = None,
+) -> dict[str, Any]:
+    """A reply in the seeds' shape: `retrieved` objects with id and text."""
+    texts = dict(passages or {})
+    reply: dict[str, Any] = {
+        "answer": text,
+        "refused": refused,
+        "retrieved": [{"id": i, "title": i, "text": texts.get(i, "")} for i in ids],
+    }
+    if confidence is not None:
+        reply["confidence"] = confidence
+    if cost_usd is not None:
+        reply["cost_usd"] = cost_usd
+    return reply
+
+
+def make_case(
+    case_id: str = "c1",
+    question: str = "How long do refunds take?",
+    *,
+    golden: Sequence[str] = (),
+    category: str | None = "refund",
+    should_answer: bool = True,
+    must_mention: Sequence[str] = (),
+    must_not_mention: Sequence[str] = (),
+) -> Case:
+    return Case(
+        id=case_id,
+        question=question,
+        expected=None,
+        golden_context_ids=tuple(golden),
+        category=category,
+        should_answer=should_answer,
+        must_mention=tuple(must_mention),
+        must_not_mention=tuple(must_not_mention),
+        source=None,
+        difficulty=None,
+        tags=(),
+        origin="test",
+    )
+
+
+def make_trace(
+    text: str = "Refunds take 5 days.",
+    ids: Sequence[str] = (),
+    passages: Mapping[str, str] | None = None,
+    *,
+    refused: bool = False,
+    confidence: str | None = "high",
+    latency_ms: float = 100.0,
+    cost_usd: float | None = None,
+) -> Trace:
+    texts = dict(passages or {})
+    return Trace(
+        answer=text,
+        refused=refused,
+        confidence=confidence,
+        passages=tuple(Passage(i, i, texts.get(i, "")) for i in ids),
+        citations=(),
+        cost_usd=cost_usd,
+        server_latency_ms=None,
+        latency_ms=latency_ms,
+    )
+
+
+def ok_result(trace: Trace, attempts: int = 1) -> EndpointResult:
+    return EndpointResult(
+        trace=trace, error=None, attempts=attempts, retry_wait_ms=0.0, total_ms=trace.latency_ms, status=200
+    )
+
+
+def error_result(reason: str, attempts: int = 3) -> EndpointResult:
+    return EndpointResult(trace=None, error=reason, attempts=attempts, retry_wait_ms=0.0, total_ms=1.0, status=500)
+
+
+def make_report(
+    results: Sequence[CaseResult],
+    case_rules: Sequence[Rule] = (),
+    suite_rules: Sequence[Rule] = (Rule("suite", "pass_rate", ">=", 1.0),),
+    judge_info: Mapping[str, Any] | None = None,
+    warnings: Sequence[str] = (),
+) -> Report:
+    suite = evaluate_suite(results, case_rules, suite_rules)
+    return build_report(results, suite, dict(OFFLINE_INFO if judge_info is None else judge_info), warnings)

@@ -1,0 +1,402 @@
+"""The Markdown comment: layout, escaping of hostile text, the 60,000-character cap, team templates."""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from pathlib import Path
+
+import pytest
+from tests.helpers_rag import error_result, make_case, make_report, make_trace, ok_result
+
+from ragjudge.errors import ConfigError
+from ragjudge.judge.interface import Judgement, Unscored
+from ragjudge.judge.offline import OfflineJudge
+from ragjudge.report.comment import COMMENT_LIMIT, render_comment
+from ragjudge.report.model import Report
+from ragjudge.rules import Rule
+from ragjudge.scoring import CaseResult, score_case
+
+FAITH = Rule("case", "faithfulness", ">=", 0.8)
+PASS_ALL = Rule("suite", "pass_rate", ">=", 1.0)
+LEXICAL_NOTE = (
+    "> The judge was the offline lexical judge: faithfulness counts shared words (CJK: character bigrams) "
+    "between each claim and the retrieved passages; it cannot tell a paraphrase from a contradiction."
+)
+HOSTILE = (
+    "Hi @octocat and @org/team! <img src=x onerror=alert(1)> | col | `rm -rf /` {{ 7*7 }} "
+    "<!-- hidden --> </details> [link](http://x)"
+)
+HOSTILE_ID = "evil|`id`@octocat<img src=x onerror=alert(1)></details></summary>{{ 7*7 }}"
+ALLOWED_TAGS = {"details", "/details", "summary", "/summary", "code", "/code", "br", "sub", "/sub"}
+
+
+def markdown_text(escaped: str) -> str:
+    """What a reader sees: backslash escapes and HTML entities resolved."""
+    return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", escaped))
+
+
+def cells(row: str) -> int:
+    """Column count of a Markdown table row: unescaped pipes minus one."""
+    pipes, i = 0, 0
+    while i < len(row):
+        if row[i] == "\\":
+            i += 2
+            continue
+        pipes += row[i] == "|"
+        i += 1
+    return pipes - 1
+
+
+def tables(comment: str) -> list[list[str]]:
+    """Every table: consecutive lines starting with `|`."""
+    found: list[list[str]] = []
+    current: list[str] = []
+    for line in comment.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            found.append(current)
+            current = []
+    if current:
+        found.append(current)
+    return found
+
+
+def hostile_result() -> CaseResult:
+    case = make_case(
+        HOSTILE_ID,
+        HOSTILE,
+        golden=["d1"],
+        must_mention=["<!-- @octocat | {{ 7*7 }} -->"],
+    )
+    trace = make_trace(
+        HOSTILE + ". Shipping is free for @everyone.",
+        ids=["doc|<b>@x</b>", "d1"],
+        passages={"d1": "Refunds take five days."},
+        confidence="high",
+    )
+    judgement = OfflineJudge().judge(case, trace, lambda _: None)
+    return score_case(case, ok_result(trace), judgement, [FAITH])
+
+
+@pytest.fixture
+def hostile_report() -> Report:
+    results = [
+        hostile_result(),
+        score_case(make_case("err-3"), error_result("endpoint error: HTTP 500 after 3 attempts"), None, [FAITH]),
+        score_case(make_case("ok-1"), ok_result(make_trace()), None, []),
+    ]
+    return make_report(results, [FAITH], [PASS_ALL], warnings=["case 'dup@x' <b>duplicates</b> | another"])
+
+
+@pytest.fixture
+def hostile_comment(hostile_report: Report) -> str:
+    return render_comment(hostile_report, report_path="out/report.json")
+
+
+# --- layout -------------------------------------------------------------------------------------
+
+
+def test_the_verdict_comes_first(hostile_comment: str) -> None:
+    assert hostile_comment.splitlines()[0] == "## ❌ ragjudge: FAIL"
+
+
+def test_the_summary_line_names_counts_and_judge(hostile_comment: str) -> None:
+    assert "**1 of 3 cases passed** · 1 failed · 1 errored · judge: offline-lexical\n" in hostile_comment
+
+
+def test_the_offline_judge_says_it_is_lexical(hostile_comment: str) -> None:
+    assert LEXICAL_NOTE in hostile_comment.splitlines()
+
+
+def test_a_model_judge_has_no_lexical_note() -> None:
+    result = score_case(make_case("a"), ok_result(make_trace()), None, [])
+    report = make_report([result], judge_info={"judge": "gpt-4o-mini", "provider": "openai", "lexical": False})
+    comment = render_comment(report)
+    assert "judge: gpt-4o-mini" in comment
+    assert "lexical" not in comment
+
+
+def test_suite_rules_show_value_against_threshold(hostile_comment: str) -> None:
+    suite_table = tables(hostile_comment)[0]
+    assert suite_table == [
+        "| Suite rule | Value | Threshold | Result |",
+        "|---|---|---|---|",
+        "| <code>pass\\_rate</code> | 0.333 | &gt;= 1 | ❌ |",
+    ]
+
+
+def test_suite_rule_rows_for_each_outcome() -> None:
+    result = score_case(make_case("a"), ok_result(make_trace(latency_ms=1234.0)), None, [])
+    rules = [PASS_ALL, Rule("suite", "p95_latency_ms", "<=", 1000), Rule("suite", "cost_usd", "<=", 1)]
+    rows = tables(render_comment(make_report([result], [], rules)))[0][2:]
+    assert rows == [
+        "| <code>pass\\_rate</code> | 1.000 | &gt;= 1 | ✅ |",
+        "| <code>p95\\_latency\\_ms</code> | 1234 | &lt;= 1000 | ❌ |",
+        "| <code>cost\\_usd</code> | n/a | &lt;= 1 | ❌ |",
+    ]
+
+
+def test_case_rules_are_listed(hostile_comment: str) -> None:
+    assert "Case rules: <code>faithfulness &gt;= 0.8</code>\n" in hostile_comment
+
+
+def test_every_failing_and_errored_case_is_a_table_row_with_each_condition(hostile_comment: str) -> None:
+    case_table = tables(hostile_comment)[1]
+    assert case_table[:2] == ["| Case | Status | Failed on |", "|---|---|---|"]
+    rows = case_table[2:]
+    assert len(rows) == 2
+    evil, err = rows
+    assert err == "| <code>err-3</code> | error | endpoint error: HTTP 500 after 3 attempts |"
+    assert evil.startswith("| <code>evil\\|\\`id\\`&#64;octocat&lt;img src=x onerror=alert(1)&gt;")
+    conditions = evil.split(" | ")[-1].removesuffix(" |").split("<br>")
+    assert [markdown_text(c) for c in conditions] == [
+        'missing required detail: "<!-- @octocat | {{ 7*7 }} -->"',
+        "faithfulness 0.00 < 0.80 (3 of 3 claims unsupported: "
+        '"Hi @octocat and @org/team!", '
+        '"<img src=x onerror=alert(1)> | col | `rm -rf /` {{ 7*7 }} <!-- hidden --> </det…" and 1 more)',
+    ]
+
+
+def test_passing_cases_are_not_listed(hostile_comment: str) -> None:
+    assert "ok-1" not in hostile_comment
+
+
+def test_details_per_failing_case(hostile_comment: str) -> None:
+    assert hostile_comment.count("<details>") == 2
+    err_details = hostile_comment.split("<details><summary><code>err-3</code> · error</summary>")[1]
+    err_details = err_details.split("</details>")[0]
+    assert err_details == (
+        "\n\n**Question:** How long do refunds take?"
+        "\n\n**Answer:** (no reply)"
+        "\n\n**Retrieved:** (none)"
+        "\n\n- endpoint error: HTTP 500 after 3 attempts\n\n"
+    )
+
+
+def test_details_show_question_answer_retrieved_ids_and_reasons(hostile_comment: str) -> None:
+    details = hostile_comment.split("<details>")[1].split("</details>")[0]
+    lines = details.splitlines()
+    question = next(line for line in lines if line.startswith("**Question:** "))
+    answer = next(line for line in lines if line.startswith("**Answer:** "))
+    retrieved = next(line for line in lines if line.startswith("**Retrieved:** "))
+    assert markdown_text(question) == "**Question:** " + HOSTILE
+    assert markdown_text(answer) == "**Answer:** " + HOSTILE + ". Shipping is free for @everyone."
+    assert (
+        retrieved
+        == "**Retrieved:** <code>doc\\|&lt;b&gt;&#64;x&lt;/b&gt;</code>, <code>d1</code> · confidence high · 100 ms"
+    )
+    assert "Unsupported claims:" in lines
+    assert "- Shipping is free for &#64;everyone. (at most 0% of its words appear in any passage (needs 50%))" in lines
+
+
+def test_judge_reasons_and_unscored_judgements_are_shown() -> None:
+    judgement = Judgement(
+        judge="gpt-x",
+        scores={"grounding": 2.0},
+        reasoning={"grounding": "cites <b>nothing</b> @all"},
+        unscored=(Unscored("faithfulness", "judge reply was not JSON | twice"),),
+    )
+    rules = [Rule("case", "judge.grounding", ">=", 4)]
+    result = score_case(make_case("j1"), ok_result(make_trace()), judgement, rules)
+    comment = render_comment(make_report([result], rules, judge_info={"judge": "gpt-x", "lexical": False}))
+    lines = comment.splitlines()
+    assert "Judge reasons:" in lines
+    assert "- grounding 2.0: cites &lt;b&gt;nothing&lt;/b&gt; &#64;all" in lines
+    assert "Unscored judgements:" in lines
+    assert "- faithfulness: judge reply was not JSON \\| twice" in lines
+
+
+def test_a_passing_report() -> None:
+    result = score_case(make_case("a"), ok_result(make_trace()), None, [])
+    comment = render_comment(make_report([result]))
+    assert comment.splitlines()[0] == "## ✅ ragjudge: PASS"
+    assert "\nEvery case passed.\n" in comment
+    assert "<details>" not in comment
+    assert "Failing and errored cases" not in comment
+
+
+def test_an_error_report() -> None:
+    results = [
+        score_case(make_case(f"e{i}"), error_result("endpoint error: timeout after 30 s (3 attempts)"), None, [])
+        for i in range(2)
+    ]
+    comment = render_comment(make_report(results))
+    assert comment.splitlines()[0] == "## ⚠️ ragjudge: ERROR"
+    assert "**0 of 2 cases passed** · 2 errored · judge: offline-lexical" in comment
+    assert "| <code>e1</code> | error | endpoint error: timeout after 30 s (3 attempts) |" in comment
+
+
+def test_the_footer_has_latency_and_rates(hostile_comment: str) -> None:
+    assert hostile_comment.rstrip("\n").splitlines()[-1] == (
+        "<sub>ragjudge 0.1.0 · p50 100 ms · p95 100 ms · faithfulness 0.000 · rejection accuracy 1.000</sub>"
+    )
+
+
+# --- hostile text -------------------------------------------------------------------------------
+
+
+def test_no_html_but_the_templates_own_tags(hostile_comment: str) -> None:
+    assert "<img" not in hostile_comment.lower()
+    assert "<b>" not in hostile_comment
+    assert "<!--" not in hostile_comment
+    tags = set(re.findall(r"<(/?[a-zA-Z]+)", hostile_comment))
+    assert tags <= ALLOWED_TAGS
+
+
+def test_nobody_is_mentioned(hostile_comment: str) -> None:
+    assert "@" not in hostile_comment
+    assert "&#64;octocat" in hostile_comment
+    assert "&#64;org/team" in hostile_comment
+
+
+def test_every_table_row_keeps_its_column_count(hostile_comment: str) -> None:
+    for table in tables(hostile_comment):
+        counts = {cells(row) for row in table}
+        assert counts == {cells(table[0])}, table
+
+
+def test_details_stay_balanced(hostile_comment: str) -> None:
+    opened = hostile_comment.count("<details>")
+    assert opened == 2
+    assert hostile_comment.count("</details>") == opened
+    assert hostile_comment.count("<summary>") == hostile_comment.count("</summary>") == opened
+
+
+def test_summary_holds_the_hostile_id_as_text(hostile_comment: str) -> None:
+    # <summary> is raw HTML (no Markdown inside), so it gets entities and no backslashes.
+    summary = re.findall(r"<summary>(.*)</summary>", hostile_comment)[0]
+    assert summary == (
+        "<code>evil|`id`&#64;octocat&lt;img src=x onerror=alert(1)&gt;&lt;/details&gt;&lt;/summary&gt;"
+        "{{ 7*7 }}</code> · fail"
+    )
+    assert html.unescape(summary) == f"<code>{HOSTILE_ID}</code> · fail"
+
+
+def test_template_syntax_in_data_is_never_evaluated(hostile_comment: str) -> None:
+    assert "{{ 7\\*7 }}" in hostile_comment
+    answer = next(line for line in hostile_comment.splitlines() if line.startswith("**Answer:** "))
+    assert "{{ 7*7 }}" in markdown_text(answer)
+    assert "49" not in hostile_comment
+
+
+def test_links_and_code_cannot_open(hostile_comment: str) -> None:
+    assert "[link](http://x)" not in hostile_comment
+    assert "\\[link\\](http://x)" in hostile_comment
+    for line in hostile_comment.splitlines():
+        if not line.startswith("<details>"):  # raw HTML: backticks are plain text there
+            assert re.search(r"(?<!\\)`", line) is None, line
+
+
+def test_warnings_are_escaped_and_capped() -> None:
+    result = score_case(make_case("a"), ok_result(make_trace()), None, [])
+    warnings = [f"warning {i} @x <b>" for i in range(13)]
+    comment = render_comment(make_report([result], warnings=warnings))
+    lines = comment.splitlines()
+    assert "> ⚠️ warning 0 &#64;x &lt;b&gt;" in lines
+    assert "> ⚠️ warning 9 &#64;x &lt;b&gt;" in lines
+    assert "> ⚠️ warning 10 &#64;x &lt;b&gt;" not in lines
+    assert "> ⚠️ …and 3 more warning(s) in the JSON report." in lines
+
+
+# --- the cap ------------------------------------------------------------------------------------
+
+
+def _many_failing(n: int, answer_chars: int) -> Report:
+    results = []
+    for i in range(n):
+        case = make_case(f"case-{i:04d}", "Q " * 300, must_mention=["order number"])
+        trace = make_trace(f"answer {i} " + "lorem ipsum " * (answer_chars // 12), ids=["d1", "d2"])
+        results.append(score_case(case, ok_result(trace), None, []))
+    return make_report(results)
+
+
+def test_2000_failing_cases_stay_under_60000_characters_and_say_how_many_more() -> None:
+    report = _many_failing(2000, 5000)
+    started = time.monotonic()
+    comment = render_comment(report, report_path="report.json")
+    assert time.monotonic() - started < 10
+    assert COMMENT_LIMIT == 60_000
+    assert len(comment) <= 60_000
+    rows = tables(comment)[1][2:]
+    shown = len(rows)
+    assert 100 < shown < 2000
+    # The rows shown are the first ones, in report order.
+    assert rows[0].startswith("| <code>case-0000</code> | fail |")
+    assert rows[-1].startswith(f"| <code>case-{shown - 1:04d}</code> | fail |")
+    hidden = 2000 - shown
+    assert (
+        f"\n…and {hidden} more failing or errored case(s) not shown here: see the JSON report (report.json).\n"
+        in comment
+    )
+    assert comment.count("<details>") == comment.count("</details>") == 0
+    assert comment.rstrip("\n").endswith("</sub>")  # the layout ends normally, not cut off
+
+
+def test_when_only_the_details_do_not_fit_they_are_cut_and_counted() -> None:
+    report = _many_failing(60, 5000)
+    comment = render_comment(report, report_path="report.json")
+    assert len(comment) <= 60_000
+    assert len(tables(comment)[1]) - 2 == 60  # every case keeps its table row
+    detailed = comment.count("<details>")
+    assert 0 < detailed < 60
+    assert comment.count("</details>") == detailed
+    assert "not shown here: see the JSON report (report.json).\n" in comment
+    assert (
+        f"Details of {60 - detailed} more failing or errored case(s) are not shown here: "
+        "see the JSON report (report.json)." in comment
+    )
+    assert "…and " not in comment
+
+
+def test_when_everything_fits_nothing_is_said_about_more() -> None:
+    comment = render_comment(_many_failing(3, 100))
+    assert comment.count("<details>") == 3
+    assert "more failing or errored" not in comment
+
+
+def test_a_smaller_limit_is_honoured() -> None:
+    comment = render_comment(_many_failing(50, 200), limit=3000)
+    assert len(comment) <= 3000
+    assert "more failing or errored case(s) not shown here: see the JSON report." in comment
+
+
+# --- templates ----------------------------------------------------------------------------------
+
+
+def test_a_teams_own_template(tmp_path: Path) -> None:
+    template = tmp_path / "team.md.j2"
+    template.write_text(
+        "{{ report.verdict | upper }} {{ s.passed }}/{{ s.cases }} by {{ judge_name }}\n"
+        "{% for c in shown %}* {{ code_id(c.id) }}: {{ c.trace.answer | inline }}\n{% endfor %}",
+        encoding="utf-8",
+    )
+    case = make_case("t1", must_mention=["receipt"])
+    result = score_case(case, ok_result(make_trace("{{ 7*7 }} @you")), None, [])
+    comment = render_comment(make_report([result]), template)
+    assert comment == "FAIL 0/1 by offline-lexical\n* <code>t1</code>: {{ 7\\*7 }} &#64;you\n"
+
+
+def test_a_template_error_is_a_config_error_naming_the_file(tmp_path: Path) -> None:
+    template = tmp_path / "bad.md.j2"
+    template.write_text("{{ nope }}", encoding="utf-8")
+    result = score_case(make_case("a"), ok_result(make_trace()), None, [])
+    with pytest.raises(ConfigError) as info:
+        render_comment(make_report([result]), template)
+    assert info.value.message == f"{template}: comment template failed: 'nope' is undefined"
+
+
+def test_templates_are_sandboxed(tmp_path: Path) -> None:
+    template = tmp_path / "evil.md.j2"
+    template.write_text("{{ ''.__class__.__mro__[1].__subclasses__() }}", encoding="utf-8")
+    result = score_case(make_case("a"), ok_result(make_trace()), None, [])
+    with pytest.raises(ConfigError, match=r"evil\.md\.j2: comment template failed: "):
+        render_comment(make_report([result]), template)
+
+
+def test_a_missing_template_is_a_config_error(tmp_path: Path) -> None:
+    result = score_case(make_case("a"), ok_result(make_trace()), None, [])
+    with pytest.raises(ConfigError, match=r"missing\.j2: cannot read the comment template"):
+        render_comment(make_report([result]), tmp_path / "missing.j2")

@@ -1,0 +1,290 @@
+"""The JSON report: the machine contract's names and values, writing, reading back, redaction."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.helpers_rag import error_result, make_case, make_report, make_trace, ok_result
+
+from ragjudge.errors import CaseFileError, ExitCode
+from ragjudge.judge.offline import OfflineJudge
+from ragjudge.report.model import Report, load_report, redact, write_report
+from ragjudge.rules import Rule
+from ragjudge.scoring import CaseResult, score_case
+
+# The issue's contract; the names never change within schema_version 1.
+SUITE_KEYS = {
+    "cases",
+    "passed",
+    "failed",
+    "errored",
+    "pass_rate",
+    "faithfulness",
+    "rejection_accuracy",
+    "p50_latency_ms",
+    "p95_latency_ms",
+    "judge_error_rate",
+    "endpoint_error_rate",
+    "cost_usd",
+}
+# Added beside them (documented in the README): the judge's usage.
+SUITE_USAGE_KEYS = {"judge_calls", "judge_cache_hits", "judge_tokens", "judge_cost_usd"}
+RULE_KEYS = {"scope", "metric", "op", "threshold", "value", "passed", "reason"}
+CASE_KEYS = {"id", "category", "status", "failed_conditions", "metrics", "judge", "trace"}
+TRACE_KEYS = {"answer", "refused", "confidence", "retrieved_ids", "latency_ms", "cost_usd", "error"}
+CASE_RULES = [Rule("case", "context_recall", ">=", 1.0), Rule("case", "faithfulness", ">=", 0.5)]
+SUITE_RULES = [Rule("suite", "pass_rate", ">=", 1.0), Rule("suite", "p95_latency_ms", "<=", 3000)]
+
+
+def _judged(case_id: str, answer: str, ids: list[str], passages: dict[str, str], **case_kw: Any) -> CaseResult:
+    case = make_case(case_id, **case_kw)
+    trace = make_trace(answer, ids=ids, passages=passages, latency_ms=250.04, cost_usd=0.001)
+    judgement = OfflineJudge().judge(case, trace, lambda _: None)
+    return score_case(case, ok_result(trace), judgement, CASE_RULES)
+
+
+@pytest.fixture
+def report() -> Report:
+    results = [
+        _judged("ok-1", "Refunds take five days.", ["d1"], {"d1": "Refunds take five days."}, golden=["d1"]),
+        _judged("bad-2", "Shipping is always free.", ["d9"], {"d9": "Invoices by email."}, golden=["d1", "d2"]),
+        score_case(make_case("err-3"), error_result("endpoint error: HTTP 500 after 3 attempts"), None, CASE_RULES),
+    ]
+    return make_report(results, CASE_RULES, SUITE_RULES, warnings=["a warning"])
+
+
+def _json(report: Report) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(report.model_dump_json())
+    return data
+
+
+def test_top_level_keys(report: Report) -> None:
+    data = _json(report)
+    assert set(data) == {
+        "schema_version",
+        "verdict",
+        "suite",
+        "rules",
+        "cases",
+        "judge_info",
+        "warnings",
+        "tool",
+        "generated_at",
+    }
+    assert data["schema_version"] == 1
+    assert data["verdict"] == "fail"
+    assert data["warnings"] == ["a warning"]
+    assert data["tool"] == {"name": "ragjudge", "version": "0.1.0"}
+
+
+def test_suite_block_has_the_contract_keys_and_values(report: Report) -> None:
+    suite = _json(report)["suite"]
+    assert set(suite) == SUITE_KEYS | SUITE_USAGE_KEYS
+    assert {k: v for k, v in suite.items() if k in SUITE_KEYS} == {
+        "cases": 3,
+        "passed": 1,
+        "failed": 1,
+        "errored": 1,
+        "pass_rate": pytest.approx(1 / 3),
+        "faithfulness": 0.5,
+        "rejection_accuracy": 1.0,
+        "p50_latency_ms": 250.0,
+        "p95_latency_ms": 250.0,
+        "judge_error_rate": 0.0,
+        "endpoint_error_rate": pytest.approx(1 / 3),
+        "cost_usd": 0.002,
+    }
+    # The offline judge makes no calls and costs nothing.
+    assert {k: suite[k] for k in SUITE_USAGE_KEYS} == {
+        "judge_calls": 0,
+        "judge_cache_hits": 0,
+        "judge_tokens": 0,
+        "judge_cost_usd": 0.0,
+    }
+
+
+def test_judge_info_is_kept(report: Report) -> None:
+    assert _json(report)["judge_info"] == {"judge": "offline-lexical", "provider": "offline", "lexical": True}
+
+
+def test_rules_entries(report: Report) -> None:
+    rules = _json(report)["rules"]
+    assert all(set(r) == RULE_KEYS for r in rules)
+    assert rules == [
+        {
+            "scope": "case",
+            "metric": "context_recall",
+            "op": ">=",
+            "threshold": 1.0,
+            "value": 1.0,
+            "passed": False,
+            "reason": "1 case(s) failed context_recall >= 1: bad-2",
+        },
+        {
+            "scope": "case",
+            "metric": "faithfulness",
+            "op": ">=",
+            "threshold": 0.5,
+            "value": 1.0,
+            "passed": False,
+            "reason": "1 case(s) failed faithfulness >= 0.5: bad-2",
+        },
+        {
+            "scope": "suite",
+            "metric": "pass_rate",
+            "op": ">=",
+            "threshold": 1.0,
+            "value": pytest.approx(1 / 3),
+            "passed": False,
+            "reason": "pass_rate 0.33 < 1.00",
+        },
+        {
+            "scope": "suite",
+            "metric": "p95_latency_ms",
+            "op": "<=",
+            "threshold": 3000.0,
+            "value": 250.0,
+            "passed": True,
+            "reason": "p95_latency_ms 250 <= 3000",
+        },
+    ]
+
+
+def test_case_entries(report: Report) -> None:
+    ok, bad, err = _json(report)["cases"]
+    for case in (ok, bad, err):
+        assert set(case) == CASE_KEYS | {"question"}
+        assert set(case["trace"]) == TRACE_KEYS | {"attempts", "retry_wait_ms", "server_latency_ms"}
+    assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
+    assert ok["metrics"] == {
+        "context_recall": 1.0,
+        "context_precision": 1.0,
+        "latency_ms": 250.0,
+        "cost_usd": 0.001,
+        "faithfulness": 1.0,
+    }
+    assert ok["trace"] == {
+        "answer": "Refunds take five days.",
+        "refused": False,
+        "confidence": "high",
+        "retrieved_ids": ["d1"],
+        "latency_ms": 250.0,
+        "cost_usd": 0.001,
+        "error": None,
+        "attempts": 1,
+        "retry_wait_ms": 0.0,
+        "server_latency_ms": None,
+    }
+    assert ok["judge"]["judge"] == "offline-lexical"
+    assert ok["judge"]["faithfulness"] == 1.0
+    assert ok["judge"]["claims"] == [
+        {
+            "claim": "Refunds take five days.",
+            "supported": True,
+            "evidence_id": "d1",
+            "reason": "100% of its words appear in passage d1",
+        }
+    ]
+    assert bad["status"] == "fail"
+    assert bad["failed_conditions"] == [
+        "context_recall 0.00 < 1.00",
+        'faithfulness 0.00 < 0.50 (1 of 1 claims unsupported: "Shipping is always free.")',
+    ]
+
+
+def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> None:
+    err = _json(report)["cases"][2]
+    assert (err["status"], err["failed_conditions"]) == ("error", ["endpoint error: HTTP 500 after 3 attempts"])
+    assert err["metrics"] == {}
+    assert err["judge"] == {}
+    assert err["trace"] == {
+        "answer": None,
+        "refused": None,
+        "confidence": None,
+        "retrieved_ids": [],
+        "latency_ms": None,
+        "cost_usd": None,
+        "error": "endpoint error: HTTP 500 after 3 attempts",
+        "attempts": 3,
+        "retry_wait_ms": 0.0,
+        "server_latency_ms": None,
+    }
+
+
+def test_write_and_load_round_trip(report: Report, tmp_path: Path) -> None:
+    path = tmp_path / "out" / "report.json"
+    write_report(report, path)
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("}\n")
+    assert json.loads(text)["verdict"] == "fail"
+    assert [p.name for p in path.parent.iterdir()] == ["report.json"]  # no temporary file left
+    assert load_report(path) == report
+
+
+def test_write_keeps_non_ascii_readable(tmp_path: Path) -> None:
+    case = make_case("zh", "耳机能退吗？")
+    result = score_case(case, ok_result(make_trace("可以退款。")), None, [])
+    path = tmp_path / "r.json"
+    write_report(make_report([result]), path)
+    assert "耳机能退吗？" in path.read_text(encoding="utf-8")
+
+
+def test_load_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.json"
+    with pytest.raises(CaseFileError) as info:
+        load_report(path)
+    assert info.value.message == f"{path}: report file not found"
+    assert info.value.exit_code == ExitCode.BAD_INPUT
+
+
+def test_load_not_json(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text("<html>", encoding="utf-8")
+    with pytest.raises(CaseFileError, match=r"r\.json: not a JSON report \(") as info:
+        load_report(path)
+    assert info.value.exit_code == ExitCode.BAD_INPUT
+
+
+def test_load_not_a_report_names_the_field(report: Report, tmp_path: Path) -> None:
+    data = _json(report)
+    del data["verdict"]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CaseFileError) as info:
+        load_report(path)
+    assert info.value.message == f"{path}: not a ragjudge report: verdict: Field required"
+
+
+def test_load_rejects_another_schema_version(report: Report, tmp_path: Path) -> None:
+    data = _json(report)
+    data["schema_version"] = 2
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CaseFileError, match=r"^.*r\.json: not a ragjudge report: schema_version: "):
+        load_report(path)
+
+
+def test_load_refuses_a_canary_report(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    path.write_text('{"kind": "canary"}', encoding="utf-8")
+    with pytest.raises(CaseFileError) as info:
+        load_report(path)
+    assert info.value.message == f"{path}: this is a canary report; use `ragjudge canary` to render it"
+
+
+def test_redact_replaces_secrets_in_every_text_value() -> None:
+    token = "s3cr3t-token-XYZ"
+    case = make_case("c1", f"what is {token}?")
+    result = score_case(case, ok_result(make_trace(f"your header was Bearer {token}")), None, [])
+    redacted = redact(make_report([result]), [token, f"Bearer {token}"])
+    dumped = redacted.model_dump_json()
+    assert token not in dumped
+    assert redacted.cases[0].trace.answer == "your header was ***"
+    assert redacted.cases[0].question == "what is ***?"
+
+
+def test_redact_without_secrets_is_the_same_report(report: Report) -> None:
+    assert redact(report, []) is report

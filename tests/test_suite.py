@@ -1,0 +1,184 @@
+"""Suite metrics, suite and case rule outcomes, and the verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragjudge.judge.interface import Judgement, Unscored
+from ragjudge.rules import Rule, parse_rules
+from ragjudge.scoring import CaseResult, score_case
+from ragjudge.suite import evaluate_suite, suite_metrics
+from tests.helpers_rag import error_result, make_case, make_trace, ok_result
+
+CASE_RULES = parse_rules({"context_recall": ">= 1.0", "latency_ms": "<= 10000"}, "case", "gate.case")
+PASS_ALL = [Rule("suite", "pass_rate", ">=", 1.0)]
+
+
+def _ok(case_id: str, latency: float = 100.0, **kw: object) -> CaseResult:
+    return score_case(make_case(case_id), ok_result(make_trace(latency_ms=latency, **kw)), None, CASE_RULES)  # type: ignore[arg-type]
+
+
+def _err(case_id: str) -> CaseResult:
+    return score_case(make_case(case_id), error_result("endpoint error: HTTP 500 after 3 attempts"), None, CASE_RULES)
+
+
+def _recall_fail(case_id: str) -> CaseResult:
+    return score_case(make_case(case_id, golden=["d1", "d2"]), ok_result(make_trace(ids=["d1"])), None, CASE_RULES)
+
+
+def test_counts_and_rates() -> None:
+    results = [_ok("a"), _ok("b"), _recall_fail("c"), _err("d")]
+    m = suite_metrics(results)
+    assert (m["cases"], m["passed"], m["failed"], m["errored"]) == (4, 2, 1, 1)
+    assert m["pass_rate"] == 0.5
+    assert m["endpoint_error_rate"] == 0.25
+
+
+def test_rejection_accuracy_counts_only_cases_that_got_a_reply() -> None:
+    oos = make_case("oos", category="out_of_scope", should_answer=False)
+    results = [
+        _ok("in-answered"),  # right
+        score_case(make_case("in-declined"), ok_result(make_trace("", refused=True)), None, CASE_RULES),  # wrong
+        score_case(oos, ok_result(make_trace("Sorry.", refused=True)), None, CASE_RULES),  # right
+        _err("no-reply-1"),  # not counted
+        _err("no-reply-2"),  # not counted
+    ]
+    assert suite_metrics(results)["rejection_accuracy"] == pytest.approx(2 / 3)
+
+
+def test_out_of_scope_answered_is_a_wrong_rejection() -> None:
+    oos = make_case("oos", category="out_of_scope", should_answer=False)
+    results = [_ok("a"), score_case(oos, ok_result(make_trace("It is sunny.", confidence="none")), None, CASE_RULES)]
+    assert suite_metrics(results)["rejection_accuracy"] == 0.5
+
+
+def test_latency_percentiles_are_nearest_rank_over_replied_cases() -> None:
+    results = [_ok(f"c{i}", latency=float(i * 100)) for i in range(1, 21)] + [_err("e1"), _err("e2")]
+    m = suite_metrics(results)
+    assert m["p50_latency_ms"] == 1000.0  # 10th of 20
+    assert m["p95_latency_ms"] == 1900.0  # 19th of 20
+
+
+def test_metrics_are_none_when_nothing_replied() -> None:
+    m = suite_metrics([_err("a"), _err("b")])
+    assert m["p50_latency_ms"] is None
+    assert m["p95_latency_ms"] is None
+    assert m["rejection_accuracy"] is None
+    assert m["faithfulness"] is None
+    assert m["cost_usd"] is None
+    assert m["judge_error_rate"] is None
+    assert m["endpoint_error_rate"] == 1.0
+    assert m["pass_rate"] == 0.0
+
+
+def test_faithfulness_is_the_mean_where_it_applies() -> None:
+    def judged(case_id: str, faith: float | None) -> CaseResult:
+        judgement = Judgement(judge="j", faithfulness=faith)
+        return score_case(make_case(case_id), ok_result(make_trace()), judgement, CASE_RULES)
+
+    results = [judged("a", 1.0), judged("b", 0.5), judged("c", None), _err("d")]
+    assert suite_metrics(results)["faithfulness"] == 0.75
+
+
+def test_judge_error_rate_is_the_share_of_judgements_with_something_unscored() -> None:
+    def judged(case_id: str, unscored: tuple[Unscored, ...]) -> CaseResult:
+        judgement = Judgement(judge="j", faithfulness=None, unscored=unscored)
+        return score_case(make_case(case_id), ok_result(make_trace()), judgement, CASE_RULES)
+
+    results = [judged("a", ()), judged("b", (Unscored("faithfulness", "x"),)), judged("c", ()), judged("d", ())]
+    assert suite_metrics(results)["judge_error_rate"] == 0.25
+
+
+def test_cost_is_the_total_of_reported_costs() -> None:
+    results = [_ok("a", cost_usd=0.001), _ok("b", cost_usd=0.0025), _ok("c")]
+    assert suite_metrics(results)["cost_usd"] == 0.0035
+
+
+def test_verdict_pass() -> None:
+    suite = evaluate_suite([_ok("a"), _ok("b")], CASE_RULES, PASS_ALL)
+    assert suite.verdict == "pass"
+
+
+def test_verdict_fail_when_a_suite_rule_fails() -> None:
+    suite = evaluate_suite([_ok("a"), _recall_fail("b")], CASE_RULES, PASS_ALL)
+    assert suite.verdict == "fail"
+
+
+def test_an_errored_case_fails_the_default_pass_rate() -> None:
+    suite = evaluate_suite([_ok("a"), _err("b")], CASE_RULES, PASS_ALL)
+    assert suite.verdict == "fail"
+
+
+def test_verdict_error_when_every_case_errored() -> None:
+    suite = evaluate_suite([_err("a"), _err("b")], CASE_RULES, PASS_ALL)
+    assert suite.verdict == "error"
+
+
+def test_verdict_error_with_no_cases() -> None:
+    assert evaluate_suite([], CASE_RULES, PASS_ALL).verdict == "error"
+
+
+def test_a_tolerant_pass_rate_lets_a_failing_case_through() -> None:
+    suite = evaluate_suite([_ok("a"), _recall_fail("b")], CASE_RULES, [Rule("suite", "pass_rate", ">=", 0.5)])
+    assert suite.verdict == "pass"
+    # ...but the case rule still reports the failing case.
+    recall = suite.rules[0]
+    assert recall.passed is False
+    assert recall.reason == "1 case(s) failed context_recall >= 1: b"
+
+
+def test_suite_rule_outcomes_have_value_and_reason() -> None:
+    rules = [
+        Rule("suite", "pass_rate", ">=", 1.0),
+        Rule("suite", "p95_latency_ms", "<=", 3000),
+        Rule("suite", "rejection_accuracy", ">=", 0.9),
+    ]
+    suite = evaluate_suite([_ok("a", latency=100.0), _recall_fail("b")], [], rules)
+    pass_rate, p95, rejection = suite.rules
+    assert (pass_rate.value, pass_rate.passed, pass_rate.reason) == (0.5, False, "pass_rate 0.50 < 1.00")
+    assert (p95.value, p95.passed, p95.reason) == (100.0, True, "p95_latency_ms 100 <= 3000")
+    assert (rejection.value, rejection.passed, rejection.reason) == (1.0, True, "rejection_accuracy 1 >= 0.9")
+
+
+def test_a_suite_rule_without_a_value_fails_and_says_why() -> None:
+    rules = [Rule("suite", "cost_usd", "<=", 1.0), Rule("suite", "faithfulness", ">=", 0.9)]
+    suite = evaluate_suite([_ok("a")], [], rules)
+    cost, faith = suite.rules
+    assert (cost.value, cost.passed) == (None, False)
+    assert cost.reason == "cost_usd has no value: no case it applies to got a reply"
+    assert (faith.value, faith.passed) == (None, False)
+    assert faith.reason == "faithfulness not applicable: no answer made a claim"
+    assert suite.verdict == "fail"
+
+
+def test_case_rule_outcomes_name_the_failing_cases() -> None:
+    results = [_recall_fail(f"r{i}") for i in range(7)] + [_ok("fine")]
+    suite = evaluate_suite(results, CASE_RULES, PASS_ALL)
+    recall, latency, pass_rate = suite.rules
+    assert (recall.rule.scope, recall.value, recall.passed) == ("case", 7.0, False)
+    assert recall.reason == "7 case(s) failed context_recall >= 1: r0, r1, r2, r3, r4 and 2 more"
+    assert (latency.value, latency.passed) == (0.0, True)
+    assert latency.reason == "every evaluated case met latency_ms <= 10000"
+    assert pass_rate.rule.scope == "suite"
+
+
+def test_an_error_is_never_counted_as_passed() -> None:
+    results = [_err("a"), _ok("b")]
+    suite = evaluate_suite(results, CASE_RULES, [Rule("suite", "pass_rate", ">=", 0.6)])
+    assert suite.metrics["passed"] == 1
+    assert suite.metrics["pass_rate"] == 0.5
+    assert suite.verdict == "fail"
+
+
+def test_an_unscored_judgement_is_not_counted_as_failing_the_case_rule() -> None:
+    faith = Rule("case", "faithfulness", ">=", 0.8)
+    unscored = Judgement(judge="j", unscored=(Unscored("faithfulness", "timeout"),))
+    low = Judgement(judge="j", faithfulness=0.5)
+    results = [
+        score_case(make_case("unscored"), ok_result(make_trace()), unscored, [faith]),
+        score_case(make_case("low"), ok_result(make_trace()), low, [faith]),
+    ]
+    assert [r.status for r in results] == ["error", "fail"]
+    (outcome,) = evaluate_suite(results, [faith], []).rules
+    assert (outcome.value, outcome.passed) == (1.0, False)
+    assert outcome.reason == "1 case(s) failed faithfulness >= 0.8: low"
