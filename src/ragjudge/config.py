@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from ragjudge.envsubst import substitute
 from ragjudge.errors import ConfigError
@@ -110,7 +110,9 @@ class GateConfig(_Strict):
 
 
 class FeedbackPrometheus(_Strict):
-    url: str
+    """Feedback counts from Prometheus: one PromQL instant query per arm and count, each result summed."""
+
+    url: str = Field(description="Prometheus base URL; `/api/v1/query` is appended.")
     treatment_dislikes: str
     treatment_responses: str
     control_dislikes: str
@@ -121,18 +123,26 @@ class FeedbackPrometheus(_Strict):
 class FeedbackConfig(_Strict):
     """Production thumbs-down counts per arm: exactly one source."""
 
-    file: Path | None = None
-    url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
+    file: Path | None = Field(None, description='JSON: {"treatment": {"dislikes", "responses"}, "control": {...}}.')
+    url: str | None = Field(None, description="The same JSON over HTTP (GET).")
+    headers: dict[str, str] = Field(default_factory=dict, description="Sent with `url`.")
     prometheus: FeedbackPrometheus | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> FeedbackConfig:
+        given = [name for name in ("file", "url", "prometheus") if getattr(self, name) is not None]
+        if len(given) != 1:
+            found = ", ".join(given) if given else "none"
+            raise ValueError(f"give exactly one of file, url or prometheus (found: {found})")
+        return self
 
 
 class CanaryConfig(_Strict):
     """The canary decision (`ragjudge canary`)."""
 
-    sample: Path | None = None
-    treatment: str | None = None
-    control: str | None = None
+    sample: Path | None = Field(None, description="The fixed canary question sample (case-file format).")
+    treatment: str | None = Field(None, description="The canary's URL; other endpoint settings come from `endpoint`.")
+    control: str | None = Field(None, description="The stable version's URL.")
     feedback: FeedbackConfig | None = None
     rules: dict[str, str] = Field(
         default_factory=lambda: {
@@ -140,14 +150,15 @@ class CanaryConfig(_Strict):
             "p95_latency_ratio": "<= 1.5",
             "p95_latency_ms": "<= 3000",
             "faithfulness": ">= 0.95",
-        }
+        },
+        description="Given rules replace the defaults; a metric left out is not checked.",
     )
     decision: Literal["statistical", "point"] = "statistical"
     confidence: float = Field(0.95, gt=0.5, lt=1)
-    min_responses: int = Field(200, ge=1)
-    min_requests: int = Field(50, ge=1)
-    bootstrap: int = Field(2000, ge=100, le=100_000)
-    seed: int = 12345
+    min_responses: int = Field(200, ge=1, description="Per arm, for the dislike rate.")
+    min_requests: int = Field(50, ge=1, description="Per arm, for latency (and scored answers, for faithfulness).")
+    bootstrap: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples.")
+    seed: int = Field(12345, description="Bootstrap seed: the same data gives the same intervals.")
 
 
 class Config(_Strict):

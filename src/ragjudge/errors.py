@@ -48,6 +48,10 @@ class CaseFileError(RagjudgeError):
     """A case file (or trace/label file) is missing, unreadable or invalid."""
 
 
+class FeedbackError(RagjudgeError):
+    """Canary feedback counts that are present but wrong (missing arm, negative, dislikes > responses)."""
+
+
 class EvaluationError(RagjudgeError):
     """Nothing could be evaluated at all (e.g. the endpoint is unreachable)."""
 

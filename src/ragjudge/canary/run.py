@@ -1,0 +1,182 @@
+"""`ragjudge canary` as a function: config and overrides in, report and exit code out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragjudge.canary.decision import decide
+from ragjudge.canary.feedback import ARMS, Feedback, from_file, from_url
+from ragjudge.canary.model import ArmEvidence, Evidence, Settings
+from ragjudge.canary.prometheus import from_prometheus
+from ragjudge.canary.report import CanaryReport, build_report, redact
+from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, CanaryRule, parse_canary_rules
+from ragjudge.canary.sample import ArmRun, run_sample
+from ragjudge.cases import load_cases
+from ragjudge.config import CanaryConfig, Config, FeedbackConfig
+from ragjudge.endpoint.client import EndpointClient
+from ragjudge.errors import ConfigError, ExitCode
+from ragjudge.gate import secrets_of
+from ragjudge.judge.factory import make_judge
+from ragjudge.judge.interface import host_of
+
+_EXIT = {"promote": ExitCode.PASSED, "rollback": ExitCode.GATE_FAILED, "inconclusive": ExitCode.INCONCLUSIVE}
+
+
+@dataclass(frozen=True)
+class CanaryRequest:
+    """The config and the command line's overrides."""
+
+    config: Config
+    treatment: str | None = None
+    control: str | None = None
+    feedback: Path | None = None
+    """`--feedback FILE`: replaces `canary.feedback`."""
+
+
+@dataclass(frozen=True)
+class CanaryOutcome:
+    report: CanaryReport
+    exit_code: ExitCode
+
+
+def load_feedback(config: FeedbackConfig | None, override_file: Path | None) -> Feedback | None:
+    """The counts from `--feedback FILE`, else from `canary.feedback`; None when neither is given."""
+    if override_file is not None:
+        return from_file(override_file)
+    if config is None:
+        return None
+    if config.file is not None:
+        return from_file(config.file)
+    if config.url is not None:
+        return from_url(config.url, config.headers)
+    if config.prometheus is not None:
+        return from_prometheus(config.prometheus)
+    return None
+
+
+def _url(flag: str | None, configured: str | None, arm: str) -> str:
+    url = flag or configured
+    if not url:
+        raise ConfigError(
+            f"no {arm} URL", tip=f"set canary.{arm} in ragjudge.yml (e.g. ${{{arm.upper()}_URL}}) or pass --{arm} URL"
+        )
+    return url
+
+
+def _secrets(config: Config) -> tuple[str, ...]:
+    found = list(secrets_of(config))
+    feedback = config.canary.feedback if config.canary else None
+    if feedback is not None:
+        headers = [*feedback.headers.values(), *(feedback.prometheus.headers.values() if feedback.prometheus else ())]
+        for value in headers:
+            if len(value) >= 6:
+                found.append(value)
+                found.extend(part for part in value.split()[1:] if len(part) >= 6)
+    return tuple(found)
+
+
+def _warnings(runs: dict[str, ArmRun]) -> list[str]:
+    warnings = []
+    for arm in ARMS:
+        run = runs[arm]
+        if run.errors:
+            warnings.append(
+                f"{arm}: {len(run.errors)} of {len(run.observations)} requests failed ({run.errors[0]}); "
+                "they are left out of its latencies and faithfulness"
+            )
+        if run.unscored:
+            warnings.append(f"{arm}: the judge could not score {len(run.unscored)} answer(s) ({run.unscored[0]})")
+    return warnings
+
+
+def _run_arms(
+    config: Config, canary: CanaryConfig, request: CanaryRequest, rules: tuple[CanaryRule, ...]
+) -> tuple[dict[str, ArmRun], list[str], dict[str, object]]:
+    if canary.sample is None:
+        raise ConfigError(
+            "canary.sample is not set",
+            tip="set canary.sample to the fixed canary question sample (a case file, e.g. cases/canary-200.yaml)",
+        )
+    urls = {
+        "treatment": _url(request.treatment, canary.treatment, "treatment"),
+        "control": _url(request.control, canary.control, "control"),
+    }
+    case_set = load_cases([canary.sample])
+    clients = {arm: EndpointClient(config.endpoint, urls[arm]) for arm in ARMS}
+    judge = make_judge(config.judge) if any(r.metric == FAITHFULNESS for r in rules) else None
+    runs = run_sample(case_set.cases, clients, judge, config.endpoint.concurrency, config.judge.concurrency)
+    warnings = [*case_set.warnings, *_warnings(runs)]
+    if urls["treatment"] == urls["control"]:
+        warnings.append("the treatment and control URLs are the same: this compares the service with itself")
+    judge_info: dict[str, object] = {}
+    if judge is not None:
+        judge_info = {"judge": judge.name, "provider": config.judge.provider, "lexical": judge.lexical}
+        if config.judge.provider == "openai":
+            judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
+        if judge.lexical:
+            warnings.append(
+                "faithfulness was judged by the offline lexical judge (shared words, not meaning); "
+                "set judge.provider: openai for a model judge"
+            )
+    return runs, warnings, judge_info
+
+
+def run_canary(request: CanaryRequest) -> CanaryOutcome:
+    """Fetch the feedback, run the sample on both arms, decide, and build the report."""
+    config = request.config
+    canary = config.canary or CanaryConfig()
+    rules = parse_canary_rules(canary.rules)
+    settings = Settings.from_config(canary)
+
+    feedback: Feedback | None = None
+    if request.feedback is not None or any(r.metric == DISLIKE_RATE_RATIO for r in rules):
+        # Feedback first: a bad source is found before any request is sent.
+        feedback = load_feedback(canary.feedback, request.feedback)
+        if feedback is None:
+            raise ConfigError(
+                "the dislike_rate_ratio rule needs production feedback counts, and none are configured",
+                tip="set canary.feedback (file, url or prometheus), pass --feedback FILE, "
+                "or remove canary.rules.dislike_rate_ratio",
+            )
+
+    runs: dict[str, ArmRun] | None = None
+    warnings: list[str] = []
+    judge_info: dict[str, object] = {}
+    if any(r.metric != DISLIKE_RATE_RATIO for r in rules):
+        runs, warnings, judge_info = _run_arms(config, canary, request, rules)
+
+    arm_feedback = {arm: feedback.arm(arm) if feedback else None for arm in ARMS}
+    evidence = Evidence(
+        treatment=ArmEvidence(
+            latencies=runs["treatment"].latencies if runs else (),
+            faithfulness=runs["treatment"].faithfulness if runs else (),
+            feedback=arm_feedback["treatment"],
+        ),
+        control=ArmEvidence(
+            latencies=runs["control"].latencies if runs else (),
+            faithfulness=runs["control"].faithfulness if runs else (),
+            feedback=arm_feedback["control"],
+        ),
+        feedback_missing=feedback.missing if feedback else (),
+    )
+    decision = decide(evidence, rules, settings)
+
+    # An arm that never answered: nothing to compare, unless a rule already failed on what there is.
+    dead = [arm for arm in ARMS if runs is not None and not runs[arm].latencies]
+    extra: list[str] = []
+    exit_code = _EXIT[decision.verdict]
+    if dead and runs is not None and decision.verdict != "rollback":
+        exit_code = ExitCode.COULD_NOT_EVALUATE
+        extra = [f"every request to the {arm} failed ({runs[arm].errors[0]})" for arm in dead]
+
+    report = build_report(
+        decision,
+        runs,
+        arm_feedback,
+        feedback.source if feedback else None,
+        dict(judge_info),
+        warnings,
+        extra,
+    )
+    return CanaryOutcome(redact(report, _secrets(config)), exit_code)

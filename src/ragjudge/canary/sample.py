@@ -1,0 +1,116 @@
+"""Running the canary sample against both arms, interleaved, and judging the answers.
+
+Requests go out in the order treatment, control, treatment, control, ... (case by case) through
+one pool of `endpoint.concurrency` workers, so load and drift during the run hit both arms alike.
+Latency is ragjudge's own measurement of each successful call. Each answer is judged as soon as
+it arrives (treatment and control alike; the control's faithfulness is reported for comparison).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from ragjudge.cases import Case
+from ragjudge.endpoint.client import EndpointClient, EndpointResult
+from ragjudge.judge.interface import Judge, Judgement
+
+ARMS = ("treatment", "control")
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One case asked of one arm."""
+
+    case_id: str
+    latency_ms: float | None
+    """Measured by ragjudge around the successful attempt; None when the call failed."""
+    error: str | None
+    """The endpoint error, as the gate words it; None on success."""
+    faithfulness: float | None = None
+    """The judge's supported/total; None when not judged, not applicable (a refusal) or unscored."""
+    unscored: str | None = None
+    """Why the judge could not score this answer."""
+
+
+@dataclass(frozen=True)
+class ArmRun:
+    """Everything measured on one arm, in case order."""
+
+    name: str
+    url: str
+    observations: tuple[Observation, ...]
+
+    @property
+    def latencies(self) -> tuple[float, ...]:
+        return tuple(o.latency_ms for o in self.observations if o.latency_ms is not None)
+
+    @property
+    def faithfulness(self) -> tuple[float, ...]:
+        return tuple(o.faithfulness for o in self.observations if o.faithfulness is not None)
+
+    @property
+    def errors(self) -> tuple[str, ...]:
+        return tuple(o.error for o in self.observations if o.error is not None)
+
+    @property
+    def unscored(self) -> tuple[str, ...]:
+        return tuple(o.unscored for o in self.observations if o.unscored is not None)
+
+
+def _judge(judge: Judge, case: Case, result: EndpointResult) -> Judgement | str:
+    """The judgement, or why there is none: a judge bug is an unscored answer, never a crash or a pass."""
+    assert result.trace is not None
+    try:
+        return judge.judge(case, result.trace, lambda fields: None)
+    except Exception as exc:
+        return f"judge failed: {type(exc).__name__}: {exc}"
+
+
+def _observation(case: Case, result: EndpointResult, judged: Judgement | str | None) -> Observation:
+    if result.trace is None:
+        return Observation(case.id, None, result.error or "endpoint error: no reply")
+    if isinstance(judged, str):
+        return Observation(case.id, result.trace.latency_ms, None, unscored=judged)
+    if judged is None:
+        return Observation(case.id, result.trace.latency_ms, None)
+    return Observation(
+        case.id,
+        result.trace.latency_ms,
+        None,
+        faithfulness=judged.faithfulness,
+        unscored=judged.unscored_reason("faithfulness"),
+    )
+
+
+def run_sample(
+    cases: Sequence[Case],
+    clients: Mapping[str, EndpointClient],
+    judge: Judge | None,
+    endpoint_concurrency: int,
+    judge_concurrency: int,
+) -> dict[str, ArmRun]:
+    """Ask every case of both arms (interleaved); judge every reply when `judge` is given."""
+    for client in clients.values():
+        for case in cases:  # a template error is bad input, found before any call
+            client.render(case)
+    judged: dict[tuple[str, str], Future[Judgement | str]] = {}
+    with (
+        ThreadPoolExecutor(judge_concurrency, thread_name_prefix="canary-judge") as judges,
+        ThreadPoolExecutor(endpoint_concurrency, thread_name_prefix="canary-call") as calls,
+    ):
+
+        def call(arm: str, case: Case) -> EndpointResult:
+            result = clients[arm].call(case)
+            if result.trace is not None and judge is not None:
+                judged[(arm, case.id)] = judges.submit(_judge, judge, case, result)
+            return result
+
+        futures = [(arm, case, calls.submit(call, arm, case)) for case in cases for arm in ARMS]
+        results = [(arm, case, future.result()) for arm, case, future in futures]
+        observations: dict[str, list[Observation]] = {arm: [] for arm in ARMS}
+        for arm, case, result in results:
+            pending = judged.get((arm, case.id))
+            observations[arm].append(_observation(case, result, pending.result() if pending else None))
+    return {arm: ArmRun(arm, clients[arm].url, tuple(observations[arm])) for arm in ARMS}
