@@ -73,10 +73,7 @@ def _degenerate_kappa(a: list[int], b: list[int]) -> bool:
 
 def test_seed_worked_example() -> None:
     lo, hi = wilson_interval(43, 50)
-    assert (
-        f"agreement={43 / 50:.3f} ci95=[{lo:.3f}, {hi:.3f}] n=50"
-        == "agreement=0.860 ci95=[0.738, 0.930] n=50"
-    )
+    assert f"agreement={43 / 50:.3f} ci95=[{lo:.3f}, {hi:.3f}] n=50" == "agreement=0.860 ci95=[0.738, 0.930] n=50"
     report = compare([1] * 43 + [0] * 7, [1] * 50, binary=True)
     assert report.summary() == "agreement=0.860 ci95=[0.738, 0.930] n=50"
 
@@ -208,9 +205,7 @@ def test_quadratic_kappa_uses_positions_like_sklearn() -> None:
     # Observed labels {1, 2, 5}: by default 2 and 5 are adjacent (positions 1 and 2).
     human = [1, 2, 5, 5, 2, 1]
     judge = [1, 5, 2, 5, 2, 2]
-    assert quadratic_weighted_kappa(human, judge) == pytest.approx(
-        cohen_kappa_score(human, judge, weights="quadratic")
-    )
+    assert quadratic_weighted_kappa(human, judge) == pytest.approx(cohen_kappa_score(human, judge, weights="quadratic"))
     assert quadratic_weighted_kappa(human, judge, labels=range(1, 6)) == pytest.approx(
         cohen_kappa_score(human, judge, labels=[1, 2, 3, 4, 5], weights="quadratic")
     )
@@ -234,9 +229,7 @@ def test_kappa_degenerate_cases() -> None:
     assert quadratic_weighted_kappa([3, 3, 3], [3, 3, 3]) == 1.0
     assert cohen_kappa([1], [1]) == 1.0
     # one rater constant, the other not: well defined (expected agreement < 1)
-    assert cohen_kappa([1, 1, 1, 1], [1, 1, 0, 1]) == pytest.approx(
-        cohen_kappa_score([1, 1, 1, 1], [1, 1, 0, 1])
-    )
+    assert cohen_kappa([1, 1, 1, 1], [1, 1, 0, 1]) == pytest.approx(cohen_kappa_score([1, 1, 1, 1], [1, 1, 0, 1]))
     assert cohen_kappa([1], [0]) == pytest.approx(cohen_kappa_score([1], [0]))
 
 

@@ -1,0 +1,319 @@
+"""Position and length bias of the evidence judge (seed 001: test for them on every run).
+
+Position: each item's passages are scored in the given order and reversed; a flip is a passage
+whose score changes with its position. Biased when the Wilson upper bound of the flip rate is
+above `max_flip_rate` (0.10) or the observed flip rate is above 0.2.
+
+Length: each passage is padded with a sentence that neither supports nor contradicts anything,
+repeated (at least twice) until the passage is about twice as long, within `judge.excerpt_chars`,
+and scored again;
+biased when the Wilson upper bound of the share whose score rose is above `max_rise_rate` (0.10).
+
+Passages the judge could not score in both conditions are left out and counted as `unscored`.
+With few passages even a judge that never flips has a wide interval: the result is then
+`biased` by the rule but marked `inconclusive`, and `passages_needed` says how many would do.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from ragjudge.calibrate.metrics import wilson_interval
+from ragjudge.cases import read_items
+from ragjudge.errors import CaseFileError
+from ragjudge.judge.text import has_cjk
+
+if TYPE_CHECKING:
+    from ragjudge.calibrate.evidence import EvidenceScorer, PassageScore
+
+MAX_FLIP_RATE = 0.10
+"""Default bar for the Wilson upper bound of the flip (or rise) rate."""
+FLAGRANT_RATE = 0.2
+"""An observed flip rate above this is bias whatever the interval."""
+FILLER_EN = "This paragraph is part of a longer document."
+FILLER_ZH = "本段是一份较长文档的一部分。"
+ITEMS_TIP = 'one JSON object a line: {"id": "...", "claim": "...", "passages": ["text", ...]}'
+
+
+class BiasItemModel(BaseModel):
+    """One line of a bias items file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    claim: str
+    passages: list[str]
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("claim")
+    @classmethod
+    def _claim(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("claim is empty")
+        return value
+
+    @field_validator("passages")
+    @classmethod
+    def _passages(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("needs at least one passage")
+        if any(not p.strip() for p in value):
+            raise ValueError("a passage is empty")
+        return value
+
+
+@dataclass(frozen=True)
+class BiasItem:
+    id: str
+    claim: str
+    passages: tuple[str, ...]
+
+
+def load_bias_items(path: Path) -> list[BiasItem]:
+    """Read and validate a bias items file; errors name `file:line` and the field."""
+    out: list[BiasItem] = []
+    seen: set[str] = set()
+    for item in read_items(path):
+        where = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
+        if not isinstance(item.data, dict):
+            raise CaseFileError(f"{where}: expected a JSON object, found {type(item.data).__name__}", tip=ITEMS_TIP)
+        try:
+            model = BiasItemModel.model_validate(item.data)
+        except ValidationError as exc:
+            parts = []
+            for err in exc.errors(include_input=False, include_url=False):
+                field = ".".join(str(p) for p in err["loc"])
+                if err["type"] == "extra_forbidden":
+                    parts.append(f"unknown field {field!r}")
+                else:
+                    parts.append(f"field {field!r}: {str(err['msg']).removeprefix('Value error, ')}")
+            raise CaseFileError(f"{where}: " + "; ".join(parts), tip=ITEMS_TIP) from None
+        if model.id in seen:
+            raise CaseFileError(f"{where}: duplicate id {model.id!r}")
+        seen.add(model.id)
+        out.append(BiasItem(model.id, model.claim, tuple(model.passages)))
+    if not out:
+        raise CaseFileError(f"{path}: no items", tip=ITEMS_TIP)
+    return out
+
+
+def passages_needed(max_rate: float, rate: float = 0.0) -> int | None:
+    """The fewest passages at which the observed `rate` would show the true rate is at most `max_rate`.
+
+    None when `rate` is not below `max_rate` (no number of passages would do).
+    """
+    if rate >= max_rate:
+        return None
+    n = 1
+    while wilson_interval(round(rate * n), n)[1] > max_rate:
+        n += 1
+    return n
+
+
+@dataclass(frozen=True)
+class BiasResult:
+    """A count of changed scores among compared passages, with its Wilson interval and verdict."""
+
+    kind: str
+    """`position` (changed = flipped) or `length` (changed = rose)."""
+    items: int
+    passages: int
+    changed: int
+    max_rate: float
+    unscored: int = 0
+    other: int = 0
+    """Length: how many scores fell (not bias towards length, but worth knowing)."""
+    calls: int = 0
+    examples: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def rate(self) -> float | None:
+        return self.changed / self.passages if self.passages else None
+
+    @property
+    def upper95(self) -> float:
+        return wilson_interval(self.changed, self.passages)[1]
+
+    @property
+    def biased(self) -> bool:
+        if not self.passages:
+            return False
+        flagrant = self.kind == "position" and (self.rate or 0.0) > FLAGRANT_RATE
+        return self.upper95 > self.max_rate or flagrant
+
+    @property
+    def inconclusive(self) -> bool:
+        """Flagged only because there were too few passages to rule bias out (or none at all)."""
+        return not self.passages or (self.biased and (self.rate or 0.0) <= self.max_rate)
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.kind == "position":
+            head: dict[str, Any] = {"flips": self.changed, "flip_rate": _r(self.rate)}
+            limit = {"max_flip_rate": self.max_rate}
+        else:
+            head = {"rose": self.changed, "rise_rate": _r(self.rate), "fell": self.other}
+            limit = {"max_rise_rate": self.max_rate}
+        return {
+            "items": self.items,
+            "passages": self.passages,
+            **head,
+            "upper95": round(self.upper95, 4),
+            "biased": self.biased,
+            "inconclusive": self.inconclusive,
+            **limit,
+            "passages_needed": passages_needed(self.max_rate, self.rate or 0.0) if self.inconclusive else None,
+            "unscored": self.unscored,
+            "calls": self.calls,
+            "examples": list(self.examples),
+        }
+
+    def summary(self) -> str:
+        what = "changed score when the order was reversed" if self.kind == "position" else "scored higher when padded"
+        rate = f"{self.rate:.2f}" if self.rate is not None else "n/a"
+        name = "flip rate" if self.kind == "position" else "rise rate"
+        text = (
+            f"{self.kind} bias: {self.changed} of {self.passages} passages {what} "
+            f"({name} {rate}, 95% upper bound {self.upper95:.2f}, bar {self.max_rate:g})"
+        )
+        if not self.passages:
+            return text + ": nothing to compare"
+        if self.biased and self.inconclusive:
+            need = passages_needed(self.max_rate, self.rate or 0.0)
+            return text + f": inconclusive, too few passages to rule bias out (about {need} needed at this rate)"
+        return text + (": BIASED" if self.biased else ": no bias shown")
+
+
+def _r(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
+
+
+def compare_position(forward: Sequence[PassageScore], backward: Sequence[PassageScore]) -> tuple[int, int, int]:
+    """(compared, flips, unscored): `backward` was scored on the reversed list."""
+    n = len(forward)
+    compared = flips = unscored = 0
+    for i, first in enumerate(forward):
+        second = backward[n - 1 - i]
+        if first.score is None or second.score is None:
+            unscored += 1
+            continue
+        compared += 1
+        flips += first.score != second.score
+    return compared, flips, unscored
+
+
+def pad(text: str, limit: int) -> str | None:
+    """`text` and a neutral sentence repeated (at least twice) to at least its length, within `limit`.
+
+    None when not even one repetition fits within `limit` (`judge.excerpt_chars`).
+    """
+    unit = ("" if has_cjk(text) else " ") + (FILLER_ZH if has_cjk(text) else FILLER_EN)
+    reps = min(max(2, math.ceil(len(text) / len(unit))), (limit - len(text)) // len(unit))
+    return text + unit * reps if reps > 0 else None
+
+
+def position_bias(
+    items: Sequence[BiasItem],
+    scorer: EvidenceScorer,
+    log: Callable[[str, dict[str, Any]], None],
+    max_rate: float = MAX_FLIP_RATE,
+    concurrency: int = 4,
+) -> BiasResult:
+    """Score every item in order and reversed; count the passages whose score changed."""
+    usable = [it for it in items if len(it.passages) >= 2]
+
+    def run(item: BiasItem) -> tuple[int, int, int, int, list[dict[str, Any]]]:
+        def write(fields: dict[str, Any]) -> None:
+            log(item.id, {**fields, "purpose": "position_bias"})
+
+        fwd = scorer.score(item.claim, item.passages, write)
+        bwd = scorer.score(item.claim, item.passages[::-1], write)
+        compared, flips, unscored = compare_position(fwd.scores, bwd.scores)
+        n = len(item.passages)
+        examples = [
+            {"id": item.id, "passage": i, "in_order": f.score, "reversed": bwd.scores[n - 1 - i].score}
+            for i, f in enumerate(fwd.scores)
+            if f.score is not None and bwd.scores[n - 1 - i].score not in (None, f.score)
+        ]
+        return compared, flips, unscored, fwd.calls + bwd.calls, examples
+
+    with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="bias") as pool:
+        rows = list(pool.map(run, usable))
+    return BiasResult(
+        kind="position",
+        items=len(usable),
+        passages=sum(r[0] for r in rows),
+        changed=sum(r[1] for r in rows),
+        max_rate=max_rate,
+        unscored=sum(r[2] for r in rows),
+        calls=sum(r[3] for r in rows),
+        examples=tuple(e for r in rows for e in r[4])[:20],
+    )
+
+
+def length_bias(
+    items: Sequence[BiasItem],
+    scorer: EvidenceScorer,
+    log: Callable[[str, dict[str, Any]], None],
+    max_rate: float = MAX_FLIP_RATE,
+    concurrency: int = 4,
+) -> BiasResult:
+    """Score every passage as given and padded with neutral text; count the scores that rose."""
+    limit = scorer.config.excerpt_chars
+
+    def run(item: BiasItem) -> tuple[int, int, int, int, int, list[dict[str, Any]]]:
+        def write(fields: dict[str, Any]) -> None:
+            log(item.id, {**fields, "purpose": "length_bias"})
+
+        shown = [p[:limit] for p in item.passages]
+        padded = [pad(p, limit) for p in shown]
+        keep = [i for i, p in enumerate(padded) if p is not None]
+        if not keep:
+            return 0, 0, 0, 0, 0, []
+        plain = scorer.score(item.claim, [shown[i] for i in keep], write)
+        longer = scorer.score(item.claim, [padded[i] or "" for i in keep], write)
+        compared = rose = fell = unscored = 0
+        examples = []
+        for k, (a, b) in enumerate(zip(plain.scores, longer.scores, strict=True)):
+            if a.score is None or b.score is None:
+                unscored += 1
+                continue
+            compared += 1
+            if b.score > a.score:
+                rose += 1
+                examples.append({"id": item.id, "passage": keep[k], "plain": a.score, "padded": b.score})
+            fell += b.score < a.score
+        return compared, rose, fell, unscored, plain.calls + longer.calls, examples
+
+    with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="bias") as pool:
+        rows = list(pool.map(run, items))
+    return BiasResult(
+        kind="length",
+        items=sum(1 for r in rows if r[0] or r[3]),
+        passages=sum(r[0] for r in rows),
+        changed=sum(r[1] for r in rows),
+        max_rate=max_rate,
+        other=sum(r[2] for r in rows),
+        unscored=sum(r[3] for r in rows),
+        calls=sum(r[4] for r in rows),
+        examples=tuple(e for r in rows for e in r[5])[:20],
+    )
+
+
+def sample(items: Sequence[Any], n: int, seed: int) -> list[Any]:
+    """A reproducible sample of at most `n` items, in their original order."""
+    if n >= len(items):
+        return list(items)
+    picked = sorted(random.Random(seed).sample(range(len(items)), n))
+    return [items[i] for i in picked]

@@ -1,0 +1,339 @@
+"""The evidence scoring judge (seed 001): how well each passage supports a claim, 0-5, auditable.
+
+Per passage the judge gives a score with seed 001's anchors (5 directly supports, 4 strongly
+consistent, 3 partially relevant, 2 weakly inconsistent, 1 directly contradicts, 0 irrelevant),
+a confidence interval `[lo, hi]` within 0..1, a one-sentence rationale and a verbatim `key_quote`.
+
+A reply is validated before it is believed: one entry per passage, `passage_index` 0-based in
+the order shown, integers in range, a well-formed interval. A reply that fails is asked once
+more with the validation error appended; if it fails again, every passage of that call is
+unscored with the reason. Then ragjudge checks each `key_quote` against its passage (NFKC,
+whitespace ignored): a quote that is not there makes that passage's score unscored, never a
+number. Passages go at most `MAX_BATCH` to a call, as seed 001 advises against position and
+length effects in long lists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ragjudge.config import JudgeConfig
+from ragjudge.judge.cache import JudgeCache, cache_key
+from ragjudge.judge.interface import LogFn, host_of
+from ragjudge.judge.openai_judge import CallFailed, ChatCaller, Completion, Target
+from ragjudge.judge.prompting import Message, correction_message, template
+from ragjudge.judge.replies import ReplyError, _strictify, strip_fence
+
+MAX_BATCH = 6
+"""Passages per judge call (seed 001: batch beyond 5-7 passages)."""
+RELEVANT = 4
+"""A passage scoring at least this supports the claim (\"strongly consistent\" or better)."""
+KIND = "evidence"
+
+
+class PassageReply(BaseModel):
+    """The judge's verdict on one passage, as it must appear in the reply."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    passage_index: int = Field(strict=True)
+    """0-based position of the passage in the list shown."""
+    score: int = Field(strict=True)
+    """0 (irrelevant) to 5 (directly supports)."""
+    confidence: list[float]
+    """`[lo, hi]` within 0..1, lo <= hi."""
+    rationale: str
+    """One sentence."""
+    key_quote: str
+    """The passage's most relevant sentence, verbatim."""
+
+    @field_validator("score")
+    @classmethod
+    def _score_range(cls, value: int) -> int:
+        if not 0 <= value <= 5:
+            raise ValueError(f"must be an integer from 0 to 5, got {value}")
+        return value
+
+    @field_validator("confidence")
+    @classmethod
+    def _interval(cls, value: list[float]) -> list[float]:
+        if len(value) != 2:
+            raise ValueError(f"must be two numbers [low, high], got {len(value)}")
+        lo, hi = value
+        if not (0.0 <= lo <= 1.0 and 0.0 <= hi <= 1.0):
+            raise ValueError("both bounds must lie between 0.0 and 1.0")
+        if lo > hi:
+            raise ValueError(f"low {lo:g} is above high {hi:g}")
+        return value
+
+    @field_validator("rationale", "key_quote")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+
+class EvidenceReply(BaseModel):
+    """`{"scores": [...], "summary": "..."}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scores: list[PassageReply]
+    summary: str
+
+    @model_validator(mode="after")
+    def _one_per_passage(self) -> EvidenceReply:
+        seen: set[int] = set()
+        for i, item in enumerate(self.scores):
+            if item.passage_index in seen:
+                raise ValueError(f"scores.{i}: passage {item.passage_index} is scored twice")
+            seen.add(item.passage_index)
+        return self
+
+
+def response_format() -> dict[str, Any]:
+    """The `json_schema` response_format, generated from the model the reply is checked against."""
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "ragjudge_evidence",
+            "schema": _strictify(EvidenceReply.model_json_schema()),
+            "strict": True,
+        },
+    }
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False, include_input=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "reply"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)
+
+
+def parse_evidence(text: str, count: int) -> list[PassageReply]:
+    """The reply's per-passage verdicts in passage order; ReplyError says what is wrong."""
+    cleaned = strip_fence(text)
+    if not cleaned:
+        raise ReplyError("the reply was empty")
+    try:
+        data = json.loads(cleaned)
+    except json.JSONDecodeError as exc:
+        raise ReplyError(f"the reply is not a JSON object ({exc.msg} at character {exc.pos})") from None
+    try:
+        reply = EvidenceReply.model_validate(data)
+    except ValidationError as exc:
+        raise ReplyError(_explain(exc)) from None
+    for i, item in enumerate(reply.scores):
+        if not 0 <= item.passage_index < count:
+            raise ReplyError(
+                f"scores.{i}.passage_index: {item.passage_index} is not a passage shown (0 to {count - 1})"
+            )
+    missing = sorted(set(range(count)) - {s.passage_index for s in reply.scores})
+    if missing:
+        raise ReplyError(f"scores: no score for passage(s) {', '.join(map(str, missing))}; score every passage")
+    return sorted(reply.scores, key=lambda s: s.passage_index)
+
+
+def _normal(text: str) -> str:
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+def quote_in(quote: str, passage: str) -> bool:
+    """Whether `quote` is a verbatim part of `passage`, up to Unicode (NFKC) form and whitespace."""
+    needle = _normal(quote)
+    return bool(needle) and needle in _normal(passage)
+
+
+_TAG = re.compile(r"<(\s*/?\s*(?:passage|claim)\b[^<>]*)>", re.IGNORECASE)
+
+
+def _inert(text: str) -> str:
+    # Untrusted text sits between <claim>/<passage> tags: it must not be able to close or open them.
+    return _TAG.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
+
+
+def evidence_messages(claim: str, passages: Sequence[str]) -> list[Message]:
+    system = template("evidence_system.j2").render()
+    user = template("evidence_user.j2").render(claim=_inert(claim), passages=[_inert(p) for p in passages])
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+@dataclass(frozen=True)
+class PassageScore:
+    """The judge's score for one passage, or why there is none."""
+
+    position: int
+    """0-based position in the list that was scored."""
+    score: int | None
+    """0-5; None when unscored."""
+    confidence: tuple[float, float] | None = None
+    rationale: str = ""
+    key_quote: str = ""
+    unscored: str | None = None
+    """Why there is no score: a failed call, an invalid reply, a quote not found in the passage."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "score": self.score,
+            "confidence": list(self.confidence) if self.confidence else None,
+            "rationale": self.rationale,
+            "key_quote": self.key_quote,
+            "unscored": self.unscored,
+        }
+
+
+@dataclass(frozen=True)
+class EvidenceResult:
+    """One score per passage, in the order given, and what it cost."""
+
+    scores: tuple[PassageScore, ...]
+    calls: int = 0
+    cache_hits: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass
+class _Tally:
+    calls: int = 0
+    cache_hits: int = 0
+    tokens: int = 0
+    cost: float = 0.0
+
+
+class EvidenceScorer:
+    """Seed 001's evidence judge over the `openai` SDK; thread-safe.
+
+    `caller` may be shared with the rubric judge so that one 429 slows both and the
+    response-format fallback is learned once per model.
+    """
+
+    def __init__(self, config: JudgeConfig, caller: ChatCaller | None = None) -> None:
+        self.config = config
+        self.caller = caller or ChatCaller(config)
+        self.cache = JudgeCache(config.cache)
+        self.target = Target(config.model, config.base_url)
+        self.name = config.model
+
+    def score(self, claim: str, passages: Sequence[str], log: LogFn) -> EvidenceResult:
+        """Score every passage for `claim`; passages are trimmed to `judge.excerpt_chars`."""
+        shown = [p[: self.config.excerpt_chars] for p in passages]
+        tally = _Tally()
+        scores: list[PassageScore] = []
+        for start in range(0, len(shown), MAX_BATCH):
+            batch = shown[start : start + MAX_BATCH]
+            scores.extend(self._batch(claim, batch, start, log, tally))
+        return EvidenceResult(tuple(scores), tally.calls, tally.cache_hits, tally.tokens, round(tally.cost, 6))
+
+    def _batch(self, claim: str, passages: list[str], offset: int, log: LogFn, tally: _Tally) -> list[PassageScore]:
+        messages = evidence_messages(claim, passages)
+        try:
+            replies = self._ask(messages, len(passages), log, tally)
+        except CallFailed as exc:
+            return [PassageScore(offset + i, None, unscored=exc.reason) for i in range(len(passages))]
+        out = []
+        for reply, text in zip(replies, passages, strict=True):
+            position = offset + reply.passage_index
+            lo, hi = reply.confidence
+            if not (quote_in(reply.key_quote, text) or quote_in(reply.key_quote, _inert(text))):
+                shown = " ".join(reply.key_quote.split())[:120]
+                reason = f'key_quote is not in passage {position}: "{shown}"'
+                out.append(PassageScore(position, None, (lo, hi), reply.rationale, reply.key_quote, reason))
+                continue
+            out.append(PassageScore(position, reply.score, (lo, hi), reply.rationale.strip(), reply.key_quote))
+        return out
+
+    def _ask(self, messages: list[Message], count: int, log: LogFn, tally: _Tally) -> list[PassageReply]:
+        schema = response_format()
+        target = self.target
+        key = cache_key(
+            {
+                "base_url": target.base_url or "",
+                "model": target.model,
+                "kind": KIND,
+                "messages": messages,
+                "schema": schema,
+                "temperature": self.config.temperature,
+                "seed": self.config.seed,
+                "sample": 0,
+            }
+        )
+        hit = self.cache.get(key)
+        if hit is not None and isinstance(hit.get("content"), str):
+            try:
+                parsed = parse_evidence(hit["content"], count)
+            except ReplyError:
+                parsed = None
+            if parsed is not None:
+                tally.cache_hits += 1
+                self._log(log, messages, hit["content"], parsed, None, None, True)
+                return parsed
+        convo = list(messages)
+        error = ""
+        for _ in range(2):
+            completion = self.caller.complete(target, convo, schema)
+            tally.calls += 1
+            tally.tokens += completion.prompt_tokens + completion.completion_tokens
+            tally.cost += self._price(completion)
+            try:
+                if completion.finish_reason == "length":
+                    raise ReplyError("the reply was truncated (finish_reason=length)")
+                parsed = parse_evidence(completion.content, count)
+            except ReplyError as exc:
+                error = str(exc)
+                self._log(log, convo, completion.content, None, error, completion, False)
+                convo = [*convo, {"role": "assistant", "content": completion.content}, correction_message(error)]
+                continue
+            self._log(log, convo, completion.content, parsed, None, completion, False)
+            self.cache.put(key, {"content": completion.content, "model": target.model, "kind": KIND})
+            return parsed
+        raise CallFailed(f"evidence judge reply invalid after 2 attempts: {error}")
+
+    def _price(self, completion: Completion) -> float:
+        price = self.config.prices.get(self.target.model)
+        if price is None:
+            return 0.0
+        cost = completion.prompt_tokens * price.input_per_mtok + completion.completion_tokens * price.output_per_mtok
+        return float(cost) / 1e6
+
+    def _log(
+        self,
+        log: LogFn,
+        messages: list[Message],
+        raw: str,
+        parsed: list[PassageReply] | None,
+        error: str | None,
+        completion: Completion | None,
+        cache_hit: bool,
+    ) -> None:
+        log(
+            {
+                "judge_kind": KIND,
+                "model": self.target.model,
+                "base_url_host": host_of(self.target.base_url),
+                "messages": messages,
+                "raw_reply": raw,
+                "parsed": [p.model_dump() for p in parsed] if parsed is not None else None,
+                "validation_error": error,
+                "tokens": (
+                    {"prompt": completion.prompt_tokens, "completion": completion.completion_tokens}
+                    if completion
+                    else {"prompt": 0, "completion": 0}
+                ),
+                "latency_ms": completion.latency_ms if completion else 0.0,
+                "finish_reason": completion.finish_reason if completion else None,
+                "response_format": completion.mode if completion else None,
+                "cache_hit": cache_hit,
+            }
+        )

@@ -1,0 +1,186 @@
+"""The judge fingerprint, the calibration record, and the gate's check of one against the other.
+
+A fingerprint is the sha256 of what decides how the model judge scores: the model, the host of
+`base_url`, the text of every prompt template and the temperature. `ragjudge calibrate`
+writes it into the calibration record (`judge.calibration`, by default
+`.ragjudge/calibration.json` in the working directory) with its verdict. `ragjudge run` with
+`judge.provider: openai` compares the current fingerprint with the record: a missing record,
+an unfit verdict or a stale fingerprint is a warning in the report and the comment, or, with
+`judge.require_calibration: true`, a refusal to gate (every case errors with the reason, the
+verdict is `error`, exit 3).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ragjudge.config import JudgeConfig
+from ragjudge.errors import UsageError
+from ragjudge.judge.interface import host_of
+from ragjudge.judge.prompting import prompt_sources
+
+DEFAULT_RECORD = Path(".ragjudge/calibration.json")
+CALIBRATE_TIP = "run `ragjudge calibrate --config ragjudge.yml --labels LABELS.jsonl` (see docs/calibrate.md)"
+_NAMES = {"model": "model", "base_url_host": "base_url host", "temperature": "temperature", "provider": "provider"}
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What the judge is, hashed."""
+
+    digest: str
+    """sha256 hex of the components."""
+    components: Mapping[str, Any]
+    """model, base_url_host, temperature and prompts_sha256 (or the offline judge's settings)."""
+
+
+def fingerprint_of(judge: JudgeConfig) -> Fingerprint:
+    if judge.provider == "offline":
+        components: dict[str, Any] = {
+            "provider": "offline",
+            "model": "offline-lexical",
+            "min_overlap": judge.min_overlap,
+        }
+    else:
+        components = {
+            "provider": judge.provider,
+            "model": judge.model,
+            "base_url_host": host_of(judge.base_url),
+            "temperature": judge.temperature,
+            "prompts_sha256": hashlib.sha256(prompt_sources().encode("utf-8")).hexdigest(),
+        }
+    blob = json.dumps(components, sort_keys=True, separators=(",", ":"))
+    return Fingerprint(hashlib.sha256(blob.encode("utf-8")).hexdigest(), components)
+
+
+def record_path(judge: JudgeConfig) -> Path:
+    return judge.calibration if judge.calibration is not None else DEFAULT_RECORD
+
+
+class CalibrationRecord(BaseModel):
+    """The calibration record file: the last `ragjudge calibrate --labels` result for a judge."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: Literal[1] = 1
+    judge_fingerprint: str
+    components: dict[str, Any] = Field(default_factory=dict)
+    """The fingerprint's inputs, so that a stale record can say what changed."""
+    verdict: Literal["fit", "unfit"]
+    calibrated_at: str = ""
+    n: int | None = None
+    agreement: float | None = None
+    ci95: list[float] | None = None
+    labels: str | None = None
+    reasons: list[str] = Field(default_factory=list)
+    """Why the verdict is what it is (each bar, each bias check)."""
+
+
+def new_record(fingerprint: Fingerprint, verdict: Literal["fit", "unfit"], **fields: Any) -> CalibrationRecord:
+    return CalibrationRecord(
+        judge_fingerprint=fingerprint.digest,
+        components=dict(fingerprint.components),
+        verdict=verdict,
+        calibrated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        **fields,
+    )
+
+
+def write_record(record: CalibrationRecord, path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write the calibration record ({exc.strerror})") from None
+
+
+def read_record(path: Path) -> CalibrationRecord | str:
+    """The record, or why there is none usable (a sentence naming the file)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return f"no calibration record at {path}"
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return f"the calibration record {path} cannot be read ({type(exc).__name__})"
+    try:
+        return CalibrationRecord.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_input=False, include_url=False)[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        return f"the calibration record {path} is not valid ({loc}: {first['msg']})"
+
+
+State = Literal["ok", "missing", "stale", "unfit"]
+
+
+@dataclass(frozen=True)
+class CalibrationStatus:
+    """Whether the current judge has a fit calibration, and if not, why and what to do."""
+
+    state: State
+    reason: str
+    tip: str = ""
+
+
+def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    out = []
+    for key in ("provider", "model", "base_url_host", "temperature"):
+        if key in new and old.get(key) != new.get(key):
+            out.append(f"{_NAMES[key]} {old.get(key, '?')} → {new[key]}")
+    if old.get("prompts_sha256") != new.get("prompts_sha256") and "prompts_sha256" in new:
+        out.append("prompt templates changed")
+    return out or ["fingerprint differs"]
+
+
+def check_calibration(judge: JudgeConfig) -> CalibrationStatus:
+    """Compare the configured judge with its calibration record: missing, stale, unfit or ok."""
+    path = record_path(judge)
+    record = read_record(path)
+    if isinstance(record, str):
+        return CalibrationStatus("missing", f"judge calibration missing: {record}", CALIBRATE_TIP)
+    current = fingerprint_of(judge)
+    when = f" on {record.calibrated_at}" if record.calibrated_at else ""
+    if record.judge_fingerprint != current.digest:
+        what = ", ".join(_changes(record.components, current.components))
+        return CalibrationStatus(
+            "stale",
+            f"judge calibration stale: the judge changed since it was calibrated{when} ({what})",
+            f"calibrate it again: {CALIBRATE_TIP}",
+        )
+    if record.verdict != "fit":
+        why = " and ".join(record.reasons) or "below the bar"
+        return CalibrationStatus(
+            "unfit",
+            f"judge calibration unfit: the calibration{when} found this judge unfit to gate ({why})",
+            "fix the rubric or the model, then calibrate again",
+        )
+    return CalibrationStatus("ok", f"judge calibrated{when}: fit")
+
+
+def calibration_gate(judge: JudgeConfig, warnings: list[str]) -> str | None:
+    """The gate's check: appends a warning, and returns the reason to refuse when calibration is required."""
+    if judge.provider != "openai":
+        if judge.require_calibration:
+            warnings.append(
+                "judge.require_calibration is set, but the offline judge is lexical and has no calibration "
+                "to check; it applies to judge.provider: openai"
+            )
+        return None
+    status = check_calibration(judge)
+    if status.state == "ok":
+        return None
+    if judge.require_calibration:
+        warnings.append(f"{status.reason}; no case was evaluated (judge.require_calibration: true); {status.tip}")
+        return f"not evaluated: {status.reason} (judge.require_calibration: true)"
+    warnings.append(f"{status.reason}; {status.tip} (set judge.require_calibration: true to refuse to gate)")
+    return None

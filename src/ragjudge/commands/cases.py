@@ -1,0 +1,222 @@
+"""`ragjudge cases`: test-set tools from seed 002's data practice.
+
+* `cases stats FILE...`: how the case set is made up: counts by category, source and
+  difficulty, questions that duplicate an earlier one after normalisation, the out-of-scope share.
+* `cases import-bad FILE --into cases.yaml`: production's bad cases (JSONL with `question`,
+  `answer`, optional `expected`) become case stubs with `source: reflow` and a
+  `reflow-YYYY-MM-DD` tag (the import date), skipping questions the case set already has after
+  normalisation. The bad answer is kept as a YAML comment above its stub, for the person who
+  writes the expected answer; stubs are appended, so the file's own comments survive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from ragjudge.cases import Case, CaseModel, load_cases, normalize_question, read_items
+from ragjudge.errors import CaseFileError, UsageError
+
+UNSET = "(unset)"
+BAD_TIP = 'one JSON object a line: {"question": "...", "answer": "...", "expected": "..." (optional)}'
+
+
+def add_parser(sub: Any) -> None:
+    p = sub.add_parser("cases", help="test-set tools: stats, import production's bad cases")
+    tools = p.add_subparsers(dest="cases_command", metavar="TOOL", required=True)
+    s = tools.add_parser("stats", help="counts by category, source, difficulty; duplicates; out-of-scope share")
+    s.add_argument("files", type=Path, nargs="+", metavar="FILE", help="case files (YAML list or JSONL)")
+    s.add_argument("--json", action="store_true", help="print the figures as JSON")
+    s.set_defaults(handler=handle_stats)
+    b = tools.add_parser("import-bad", help="turn bad production cases (JSONL) into case stubs (source: reflow)")
+    b.add_argument("file", type=Path, metavar="FILE", help='JSONL: {"question", "answer", "expected"?}')
+    b.add_argument("--into", type=Path, required=True, metavar="CASES", help="case file to append the stubs to")
+    b.add_argument("--date", type=date.fromisoformat, metavar="YYYY-MM-DD", help="import date (default: today)")
+    b.set_defaults(handler=handle_import)
+
+
+# ------------------------------------------------------------------------------------------ stats
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    case: Case
+    first: Case
+
+
+def duplicates(cases: Sequence[Case]) -> list[Duplicate]:
+    first: dict[str, Case] = {}
+    out = []
+    for case in cases:
+        key = normalize_question(case.question)
+        if key in first:
+            out.append(Duplicate(case, first[key]))
+        else:
+            first[key] = case
+    return out
+
+
+def stats(cases: Sequence[Case]) -> dict[str, Any]:
+    n = len(cases)
+    out_of_scope = sum(1 for c in cases if not c.should_answer)
+    dups = duplicates(cases)
+
+    def count(values: list[str | None]) -> dict[str, int]:
+        return dict(Counter(v if v else UNSET for v in values).most_common())
+
+    return {
+        "cases": n,
+        "by_category": count([c.category for c in cases]),
+        "by_source": count([c.source for c in cases]),
+        "by_difficulty": count([c.difficulty for c in cases]),
+        "duplicates": [{"id": d.case.id, "duplicates": d.first.id, "question": d.case.question} for d in dups],
+        "out_of_scope": out_of_scope,
+        "out_of_scope_share": out_of_scope / n if n else None,
+    }
+
+
+def handle_stats(args: argparse.Namespace) -> int:
+    case_set = load_cases(args.files)
+    figures = stats(case_set.cases)
+    if args.json:
+        print(json.dumps(figures, ensure_ascii=False, indent=2))
+        return 0
+    print(f"cases: {figures['cases']} in {len(args.files)} file(s)")
+    for key, title in (("by_category", "category"), ("by_source", "source"), ("by_difficulty", "difficulty")):
+        row = " · ".join(f"{name} {count}" for name, count in figures[key].items())
+        print(f"by {title}: {row}")
+    dups = figures["duplicates"]
+    print(f"duplicates: {len(dups)} (same question as an earlier case after normalisation)")
+    for d in dups:
+        print(f"  {d['id']} duplicates {d['duplicates']}: {d['question']}")
+    share = figures["out_of_scope_share"]
+    print(f"out of scope: {figures['out_of_scope']} of {figures['cases']} ({share:.1%})")
+    return 0
+
+
+# ------------------------------------------------------------------------------------- import-bad
+
+
+class BadCase(BaseModel):
+    """One bad production case; other fields of the export (timestamps, user ids...) are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    question: str
+    answer: str
+    expected: str | None = None
+    category: str | None = None
+
+    @field_validator("question")
+    @classmethod
+    def _question(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("is empty")
+        return value
+
+
+def read_bad(path: Path) -> list[BadCase]:
+    out = []
+    for item in read_items(path):
+        where = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
+        if not isinstance(item.data, dict):
+            raise CaseFileError(f"{where}: expected a JSON object, found {type(item.data).__name__}", tip=BAD_TIP)
+        try:
+            out.append(BadCase.model_validate(item.data))
+        except ValidationError as exc:
+            parts = []
+            for err in exc.errors(include_input=False, include_url=False):
+                field = ".".join(str(p) for p in err["loc"])
+                msg = "required field is missing" if err["type"] == "missing" else err["msg"]
+                parts.append(f"field {field!r}: {str(msg).removeprefix('Value error, ')}")
+            raise CaseFileError(f"{where}: " + "; ".join(parts), tip=BAD_TIP) from None
+    return out
+
+
+def _existing(into: Path) -> tuple[list[Case], bool]:
+    """The cases already in `into` (validated), and whether it is JSONL."""
+    jsonl = into.suffix.lower() in {".jsonl", ".ndjson"}
+    if not into.exists() or not into.read_bytes().strip():
+        return [], jsonl
+    if not jsonl:
+        data = yaml.safe_load(into.read_text(encoding="utf-8-sig"))
+        if data is not None and not isinstance(data, list):
+            raise UsageError(
+                f"{into}: stubs are appended to a top-level YAML list, and this file is a {type(data).__name__}",
+                tip="keep the cases as a top-level list, or import into a new file and list both under `cases:`",
+            )
+    return list(load_cases([into]).cases), jsonl
+
+
+def _comment(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat[:300] + ("…" if len(flat) > 300 else "")
+
+
+def handle_import(args: argparse.Namespace) -> int:
+    bad = read_bad(args.file)
+    existing, jsonl = _existing(args.into)
+    when: date = args.date or date.today()
+    tag = f"reflow-{when.isoformat()}"
+    seen = {normalize_question(c.question) for c in existing}
+    ids = {c.id for c in existing}
+    stubs: list[tuple[dict[str, Any], str]] = []
+    dropped = 0
+    for item in bad:
+        key = normalize_question(item.question)
+        if key in seen:
+            dropped += 1
+            continue
+        seen.add(key)
+        k = len(stubs) + 1
+        while f"reflow-{when:%Y%m%d}-{k:03d}" in ids:
+            k += 1
+        case_id = f"reflow-{when:%Y%m%d}-{k:03d}"
+        ids.add(case_id)
+        stub: dict[str, Any] = {"id": case_id, "question": item.question}
+        if item.expected:
+            stub["expected"] = item.expected
+        if item.category:
+            stub["category"] = item.category
+        stub.update(source="reflow", tags=[tag])
+        CaseModel.model_validate(stub)  # a stub must be a valid case
+        stubs.append((stub, item.answer))
+    if stubs:
+        _append(args.into, stubs, jsonl, len(existing))
+    print(f"imported={len(stubs)} dropped={dropped} (duplicates of existing questions) into {args.into}")
+    if stubs:
+        print("Tip: write each stub's `expected` (and must_mention) before it joins the gate")
+    return 0
+
+
+def _append(into: Path, stubs: list[tuple[dict[str, Any], str]], jsonl: bool, before: int) -> None:
+    old = into.read_text(encoding="utf-8-sig") if into.exists() else ""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    if jsonl:
+        text = old + "".join(json.dumps(stub, ensure_ascii=False) + "\n" for stub, _ in stubs)
+    else:
+        parts = [old + ("\n" if old.strip() else "")]
+        for stub, answer in stubs:
+            parts.append(f"# production answer (bad): {_comment(answer)}\n")
+            parts.append(yaml.safe_dump([stub], allow_unicode=True, sort_keys=False, width=1000))
+        text = "".join(parts)
+        try:
+            loaded = yaml.safe_load(text)
+        except yaml.YAMLError:
+            loaded = None
+        if not isinstance(loaded, list) or len(loaded) != before + len(stubs):
+            # The file's list is laid out so that appending does not extend it: rewrite it whole.
+            data = (yaml.safe_load(old) or []) + [stub for stub, _ in stubs]
+            text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1000)
+    into.parent.mkdir(parents=True, exist_ok=True)
+    into.write_text(text, encoding="utf-8")

@@ -1,0 +1,296 @@
+"""Position and length bias: a biased loopback judge is caught, an unbiased one is not flagged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+from tests.calibrate.fake_evidence import (
+    KEY,
+    Score,
+    by_marker,
+    evidence_responder,
+    first_wins,
+    longer_is_better,
+    passage,
+)
+from tests.fakes.openai_server import FakeOpenAI
+
+from ragjudge.calibrate.bias import (
+    FILLER_EN,
+    FILLER_ZH,
+    BiasItem,
+    BiasResult,
+    compare_position,
+    length_bias,
+    load_bias_items,
+    pad,
+    passages_needed,
+    position_bias,
+)
+from ragjudge.calibrate.evidence import EvidenceScorer, PassageScore
+from ragjudge.config import JudgeConfig
+from ragjudge.errors import CaseFileError
+
+MARKERS = ["[S5]", "", "[S1]", "[S3]"]
+
+
+def _items(count: int = 10, per: int = 4) -> list[BiasItem]:
+    """Items whose passages are short (under 120 characters) and have differing true scores."""
+    return [
+        BiasItem(
+            f"it-{k}",
+            f"Refunds take {k + 1} days",
+            tuple(passage(MARKERS[(k + i) % 4], "refunds", i) for i in range(per)),
+        )
+        for k in range(count)
+    ]
+
+
+def _scorer(base_url: str, **kw: Any) -> EvidenceScorer:
+    return EvidenceScorer(JudgeConfig(provider="openai", base_url=base_url, api_key=KEY, cache=None, **kw))
+
+
+def _position(score: Score, items: list[BiasItem], **kw: Any) -> BiasResult:
+    with FakeOpenAI(evidence_responder(score), api_key=KEY) as fake:
+        return position_bias(items, _scorer(fake.base_url), lambda i, f: None, **kw)
+
+
+def _upper(count: int, nobs: int) -> float:
+    return float(proportion_confint(count, nobs, alpha=0.05, method="wilson")[1])
+
+
+# --- position -------------------------------------------------------------------------------------
+
+
+def test_a_judge_that_favours_the_first_passage_is_caught() -> None:
+    result = _position(first_wins, _items())
+    d = result.as_dict()
+    # Each item: the passage shown first gets 5 in order, its true score when last (and vice versa).
+    assert d["items"] == 10 and d["passages"] == 40
+    assert d["flips"] == sum(1 for k in range(10) for i in (0, 3) if MARKERS[(k + i) % 4] != "[S5]")
+    assert d["flip_rate"] == pytest.approx(d["flips"] / 40)
+    assert d["upper95"] == pytest.approx(_upper(d["flips"], 40), abs=1e-4)
+    assert d["biased"] is True and d["inconclusive"] is False
+    assert {"items", "passages", "flips", "flip_rate", "upper95", "biased"} <= set(d)
+    assert result.calls == 20
+    assert "BIASED" in result.summary()
+
+
+def test_a_judge_that_scores_by_content_is_not_flagged() -> None:
+    result = _position(by_marker, _items())
+    d = result.as_dict()
+    assert (d["passages"], d["flips"], d["flip_rate"]) == (40, 0, 0.0)
+    assert d["upper95"] == pytest.approx(_upper(0, 40), abs=1e-4) and d["upper95"] < 0.10
+    assert d["biased"] is False
+    assert "no bias shown" in result.summary()
+
+
+def test_a_subtle_bias_is_caught_by_the_upper_bound_not_the_rate() -> None:
+    # Favours what comes first only for four claims, and only when the order is reversed: 3 of 40 flips.
+    def subtle(claim: str, text: str, index: int, count: int) -> int:
+        if claim in {f"Refunds take {k} days" for k in (1, 2, 3, 4)} and index == 0 and "Passage 3 " in text:
+            return 5
+        return by_marker(claim, text, index, count)
+
+    d = _position(subtle, _items()).as_dict()
+    assert d["flips"] == 3 and d["flip_rate"] == 0.075
+    assert d["upper95"] == pytest.approx(_upper(3, 40), abs=1e-4) and d["upper95"] > 0.10
+    assert d["biased"] is True and d["inconclusive"] is True  # the rate itself is under the bar
+    need = d["passages_needed"]
+    assert _upper(round(0.075 * need), need) <= 0.10 < _upper(round(0.075 * (need - 1)), need - 1)
+
+
+def test_the_bar_is_configurable() -> None:
+    result = BiasResult("position", items=10, passages=40, changed=3, max_rate=0.25)
+    assert result.upper95 < 0.25 and result.biased is False
+    assert BiasResult("position", 10, 40, 3, max_rate=0.10).biased is True
+
+
+def test_a_flip_rate_above_a_fifth_is_biased_whatever_the_bar() -> None:
+    result = BiasResult("position", items=100, passages=1000, changed=210, max_rate=0.9)
+    assert result.upper95 < 0.9 and result.biased is True
+
+
+def test_too_few_passages_is_flagged_but_called_inconclusive() -> None:
+    result = _position(by_marker, _items(count=3))
+    d = result.as_dict()
+    assert (d["passages"], d["flips"]) == (12, 0)
+    assert d["biased"] is True and d["inconclusive"] is True
+    assert d["passages_needed"] == 35
+    assert "inconclusive" in result.summary() and "35" in result.summary()
+
+
+def test_passages_needed_matches_the_reference() -> None:
+    for bar in (0.05, 0.10, 0.2):
+        n = passages_needed(bar)
+        assert _upper(0, n) <= bar < _upper(0, n - 1)
+
+
+def test_compare_position_maps_the_reversed_list_back() -> None:
+    fwd = [PassageScore(0, 5), PassageScore(1, 3), PassageScore(2, None)]
+    bwd = [PassageScore(0, 4), PassageScore(1, 3), PassageScore(2, 5)]  # scored on [p2, p1, p0]
+    assert compare_position(fwd, bwd) == (2, 0, 1)
+    assert compare_position(fwd, [PassageScore(0, 1), PassageScore(1, 2), PassageScore(2, 1)]) == (2, 2, 1)
+
+
+def test_single_passage_items_cannot_flip_and_are_left_out() -> None:
+    items = [BiasItem("one", "c", (passage("[S5]", "x"),)), *_items(count=9)]
+    assert _position(by_marker, items).items == 9
+
+
+# --- length ---------------------------------------------------------------------------------------
+
+
+def test_padding_is_a_neutral_sentence_repeated_to_about_twice_the_length() -> None:
+    text = "Refunds take five working days."
+    padded = pad(text, 1200)
+    assert padded is not None and padded.startswith(text)
+    assert padded[len(text) :] == (" " + FILLER_EN) * 2
+    long_text = "Refunds are paid back to the original card. " * 6
+    padded = pad(long_text, 1200)
+    assert padded is not None and 2 * len(long_text) <= len(padded) < 2 * len(long_text) + len(FILLER_EN) + 1
+    zh = "退款需要订单号和购买凭证，七天内可以申请退货。"
+    assert pad(zh, 1200) == zh + FILLER_ZH * 2
+    capped = pad("x" * 100, 200)
+    assert capped is not None and len(capped) <= 200 and capped.count(FILLER_EN) == 2
+    assert pad("x" * 100, 120) is None  # no room within excerpt_chars
+
+
+def test_a_judge_that_prefers_longer_passages_is_caught() -> None:
+    with FakeOpenAI(evidence_responder(longer_is_better), api_key=KEY) as fake:
+        result = length_bias(_items(), _scorer(fake.base_url), lambda i, f: None)
+    d = result.as_dict()
+    assert d["passages"] == 40
+    assert d["rose"] == sum(1 for k in range(10) for i in range(4) if MARKERS[(k + i) % 4] != "[S5]")
+    assert d["rise_rate"] == pytest.approx(d["rose"] / 40)
+    assert d["upper95"] == pytest.approx(_upper(d["rose"], 40), abs=1e-4)
+    assert d["biased"] is True and d["fell"] == 0
+
+
+def test_a_judge_indifferent_to_length_is_not_flagged() -> None:
+    with FakeOpenAI(evidence_responder(by_marker), api_key=KEY) as fake:
+        result = length_bias(_items(), _scorer(fake.base_url), lambda i, f: None)
+        padded = [b for b in fake.bodies if FILLER_EN in b["messages"][1]["content"]]
+    assert (result.passages, result.changed, result.biased) == (40, 0, False)
+    assert len(padded) == 10  # one padded call per item
+
+
+# --- items file -----------------------------------------------------------------------------------
+
+
+def test_items_file_errors_name_the_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "items.jsonl"
+    path.write_text(
+        json.dumps({"id": 1, "claim": "c", "passages": ["a", "b"]}) + "\n" + json.dumps({"id": 2, "claim": "c"}) + "\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(CaseFileError) as err:
+        load_bias_items(path)
+    assert str(err.value) == f"{path}:2: field 'passages': Field required"
+    path.write_text(json.dumps({"id": 1, "claim": " ", "passages": ["a"]}) + "\n", encoding="utf-8")
+    with pytest.raises(CaseFileError, match=r":1: field 'claim': claim is empty"):
+        load_bias_items(path)
+    path.write_text(json.dumps({"id": 1, "claim": "c", "passages": []}) + "\n", encoding="utf-8")
+    with pytest.raises(CaseFileError, match="needs at least one passage"):
+        load_bias_items(path)
+    path.write_text("", encoding="utf-8")
+    with pytest.raises(CaseFileError, match="no items"):
+        load_bias_items(path)
+
+
+# --- `ragjudge run --bias-check N` ----------------------------------------------------------------
+
+RUN_MARKERS = ["", "[S4]", "[S2]", "[S1]"]
+
+
+def _bias_run(
+    tmp_path: Path, score: Score, *args: str, rules: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any], str, FakeOpenAI]:
+    from tests.calibrate.fake_evidence import other_judges, run_config
+    from tests.helpers_rag import RagServer, answer
+
+    from ragjudge.cli import main
+
+    texts = {f"d{i}": passage(m, "refunds", i) for i, m in enumerate(RUN_MARKERS)}
+    replies = {f"Q{k}?": answer("Refunds take 5 days.", list(texts), texts) for k in range(4)}
+    cases = [{"id": f"c{k}", "question": f"Q{k}?"} for k in range(4)]
+    with FakeOpenAI(evidence_responder(score, other=other_judges), api_key=KEY) as fake, RagServer(replies) as rag:
+        config = run_config(tmp_path, fake.base_url, rag.url, cases, rules, calibration=str(tmp_path / "cal.json"))
+        report, comment = tmp_path / "report.json", tmp_path / "comment.md"
+        code = main(["run", "--config", str(config), "--report", str(report), "--comment-file", str(comment), *args])
+    return code, json.loads(report.read_text(encoding="utf-8")), comment.read_text(encoding="utf-8"), fake
+
+
+def _evidence_calls(fake: FakeOpenAI) -> int:
+    from tests.calibrate.fake_evidence import is_evidence
+
+    return sum(1 for b in fake.bodies if is_evidence(b))
+
+
+def test_bias_check_catches_a_position_biased_judge_during_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report, comment, fake = _bias_run(tmp_path, first_wins, "--bias-check", "3")
+    pb = report["suite"]["position_bias"]
+    # Per case: the first passage ("" -> 0) gets 5 in order, and the last ([S1]) gets 5 reversed.
+    assert (pb["items"], pb["passages"], pb["flips"]) == (3, 12, 6)
+    assert pb["flip_rate"] == 0.5 and pb["upper95"] == pytest.approx(_upper(6, 12), abs=1e-4)
+    assert pb["biased"] is True and pb["inconclusive"] is False
+    assert _evidence_calls(fake) == pb["calls"] == 6  # in order and reversed, for 3 sampled cases
+    assert "Position-bias check" in comment and "6 of 12 passage scores changed" in comment
+    assert "the judge looks position-biased" in comment
+    assert any(w.startswith("the judge looks position-biased") for w in report["warnings"])
+    assert code == 0  # a report, not a rule: the verdict stands
+    from ragjudge.cli import main
+
+    capsys.readouterr()
+    assert main(["comment", "--report", str(tmp_path / "report.json")]) == 0  # from the saved report, too
+    assert "6 of 12 passage scores changed" in capsys.readouterr().out
+
+
+def test_bias_check_reuses_the_in_order_scores_of_llm_precision(tmp_path: Path) -> None:
+    _, report, comment, fake = _bias_run(
+        tmp_path, by_marker, "--bias-check", "2", rules={"context_precision": ">= 0.0"}
+    )
+    pb = report["suite"]["position_bias"]
+    assert (pb["items"], pb["passages"], pb["flips"]) == (2, 8, 0)
+    assert pb["calls"] == 2 and _evidence_calls(fake) == 4 + 2  # precision for 4 cases, 2 swaps
+    assert pb["inconclusive"] is True
+    assert "too few passages to rule position bias out" in comment
+    assert not any("position-biased" in w for w in report["warnings"])
+
+
+def test_without_bias_check_the_report_has_no_position_bias(tmp_path: Path) -> None:
+    _, report, comment, fake = _bias_run(tmp_path, first_wins)
+    assert "position_bias" not in report["suite"] and "Position-bias" not in comment
+    assert _evidence_calls(fake) == 0
+
+
+def test_bias_check_with_the_offline_judge_is_skipped_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers_rag import RagServer, answer
+
+    from ragjudge.cli import main
+
+    (tmp_path / "cases.yaml").write_text("- id: a\n  question: Q?\n", encoding="utf-8")
+    with RagServer({"Q?": answer("Refunds take 5 days.", ["d"], {"d": "Refunds take 5 days."})}) as rag:
+        (tmp_path / "ragjudge.yml").write_text(
+            f"endpoint: {{url: '{rag.url}'}}\ncases: [cases.yaml]\n", encoding="utf-8"
+        )
+        report = tmp_path / "r.json"
+        code = main(["run", "--config", str(tmp_path / "ragjudge.yml"), "--report", str(report), "--bias-check", "5"])
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert code == 0 and "position_bias" not in data["suite"]
+    assert any(w.startswith("--bias-check 5 skipped") for w in data["warnings"])
+
+
+def test_a_negative_bias_check_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from ragjudge.cli import main
+
+    assert main(["run", "--endpoint", "http://127.0.0.1:9/", "--cases", "x.yaml", "--bias-check", "-1"]) == 2
+    assert "--bias-check N needs N >= 0" in capsys.readouterr().err

@@ -1,0 +1,224 @@
+"""`ragjudge cases stats` and `ragjudge cases import-bad`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ragjudge.cases import load_cases
+from ragjudge.cli import main
+from ragjudge.commands.cases import stats
+
+CASES_YAML = """\
+# Our anchors. This comment must survive an import.
+- id: r1
+  question: 退货需要多久？
+  category: 退款
+  source: human
+  difficulty: easy
+- id: r2
+  question: How long do refunds take?
+  category: 退款
+  source: public
+  difficulty: medium
+- id: r3
+  question: "  how long do refunds take "
+  category: 退款
+  source: synthetic
+- id: o1
+  question: 今天天气怎么样？
+  category: 超纲
+  source: human
+  difficulty: hard
+- id: o2
+  question: Who won the football game?
+  category: refunds
+  should_answer: false
+"""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def cases_file(tmp_path: Path) -> Path:
+    path = tmp_path / "cases.yaml"
+    path.write_text(CASES_YAML, encoding="utf-8")
+    return path
+
+
+def _bad(tmp_path: Path, *rows: Any) -> Path:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows))
+    return path
+
+
+# --- stats ----------------------------------------------------------------------------------------
+
+
+def test_stats_counts_categories_sources_difficulties_duplicates_and_out_of_scope(cases_file: Path) -> None:
+    figures = stats(load_cases([cases_file]).cases)
+    assert figures["cases"] == 5
+    assert figures["by_category"] == {"退款": 3, "超纲": 1, "refunds": 1}
+    assert figures["by_source"] == {"human": 2, "public": 1, "synthetic": 1, "(unset)": 1}
+    assert figures["by_difficulty"] == {"easy": 1, "medium": 1, "hard": 1, "(unset)": 2}
+    assert figures["duplicates"] == [{"id": "r3", "duplicates": "r2", "question": "  how long do refunds take "}]
+    # 超纲 by category, and should_answer: false by flag.
+    assert (figures["out_of_scope"], figures["out_of_scope_share"]) == (2, 0.4)
+
+
+def test_stats_prints_a_readable_summary(cases_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "cases", "stats", str(cases_file))
+    assert code == 0
+    assert out.splitlines() == [
+        "cases: 5 in 1 file(s)",
+        "by category: 退款 3 · 超纲 1 · refunds 1",
+        "by source: human 2 · public 1 · synthetic 1 · (unset) 1",
+        "by difficulty: (unset) 2 · easy 1 · medium 1 · hard 1",
+        "duplicates: 1 (same question as an earlier case after normalisation)",
+        "  r3 duplicates r2:   how long do refunds take ",
+        "out of scope: 2 of 5 (40.0%)",
+    ]
+
+
+def test_stats_json_over_several_files(tmp_path: Path, cases_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    more = tmp_path / "more.jsonl"
+    more.write_text(
+        json.dumps({"id": "j1", "question": "退货需要多久?", "source": "reflow"}, ensure_ascii=False) + "\n"
+    )
+    code, out, _ = _run(capsys, "cases", "stats", str(cases_file), str(more), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["cases"] == 6 and data["by_source"]["reflow"] == 1
+    assert [d["id"] for d in data["duplicates"]] == ["r3", "j1"]  # full-width ？ and ASCII ? normalise alike
+
+
+def test_stats_on_a_bad_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("- id: a\n  question: q\n  difficulty: extreme\n", encoding="utf-8")
+    code, _, err = _run(capsys, "cases", "stats", str(path))
+    assert code == 2 and f"{path}:1: case 'a': difficulty" in err
+
+
+def test_cases_without_a_tool_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(capsys, "cases")[0] == 2
+
+
+# --- import-bad -----------------------------------------------------------------------------------
+
+
+def test_import_appends_stubs_and_drops_duplicates(
+    tmp_path: Path, cases_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = _bad(
+        tmp_path,
+        {"question": "HOW LONG do refunds take？", "answer": "Forever."},  # duplicates r2 after normalisation
+        {
+            "question": "Can I return a gift?",
+            "answer": "No, never.",
+            "expected": "Gifts go back with the item.",
+            "timestamp": "2026-11-20T10:00:00Z",
+            "category": "退款",
+        },
+        {"question": "发票怎么开？", "answer": "不知道"},
+        {"question": "发票 怎么开", "answer": "again"},  # duplicates the one before it
+    )
+    code, out, _ = _run(capsys, "cases", "import-bad", str(bad), "--into", str(cases_file), "--date", "2026-11-29")
+    assert code == 0
+    assert out.splitlines()[0] == f"imported=2 dropped=2 (duplicates of existing questions) into {cases_file}"
+    text = cases_file.read_text(encoding="utf-8")
+    assert text.startswith("# Our anchors. This comment must survive an import.\n")
+    assert "# production answer (bad): No, never.\n" in text and "# production answer (bad): 不知道\n" in text
+    loaded = load_cases([cases_file]).cases
+    assert [c.id for c in loaded] == ["r1", "r2", "r3", "o1", "o2", "reflow-20261129-001", "reflow-20261129-002"]
+    gift, invoice = loaded[-2:]
+    assert (gift.question, gift.expected, gift.category) == (
+        "Can I return a gift?",
+        "Gifts go back with the item.",
+        "退款",
+    )
+    assert gift.source == invoice.source == "reflow"
+    assert gift.tags == invoice.tags == ("reflow-2026-11-29",)
+    assert invoice.expected is None and invoice.question == "发票怎么开？"
+
+
+def test_a_second_import_gets_fresh_ids_and_skips_what_it_already_added(
+    tmp_path: Path, cases_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = _bad(tmp_path, {"question": "Where is my parcel?", "answer": "In space."})
+    _run(capsys, "cases", "import-bad", str(first), "--into", str(cases_file), "--date", "2026-11-29")
+    again = _bad(tmp_path, {"question": "where is my parcel", "answer": "x"}, {"question": "New one?", "answer": "y"})
+    code, out, _ = _run(capsys, "cases", "import-bad", str(again), "--into", str(cases_file), "--date", "2026-11-29")
+    assert code == 0 and "imported=1 dropped=1" in out
+    ids = [c.id for c in load_cases([cases_file]).cases]
+    assert ids[-2:] == ["reflow-20261129-001", "reflow-20261129-002"]
+
+
+def test_import_into_a_new_yaml_or_jsonl_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _bad(tmp_path, {"question": "Q one?", "answer": "a"}, {"question": "Q two?", "answer": "b"})
+    for name in ("new.yaml", "new.jsonl"):
+        target = tmp_path / "sub" / name
+        code, _, _ = _run(capsys, "cases", "import-bad", str(bad), "--into", str(target), "--date", "2026-01-02")
+        cases = load_cases([target]).cases
+        assert code == 0 and [c.question for c in cases] == ["Q one?", "Q two?"]
+        assert all(c.source == "reflow" and c.tags == ("reflow-2026-01-02",) for c in cases)
+    lines = (tmp_path / "sub" / "new.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0]) == {"id": "reflow-20260102-001", "question": "Q one?", "source": "reflow",
+                                    "tags": ["reflow-2026-01-02"]}  # fmt: skip
+
+
+def test_the_date_defaults_to_today(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from datetime import date
+
+    bad = _bad(tmp_path, {"question": "Q?", "answer": "a"})
+    _run(capsys, "cases", "import-bad", str(bad), "--into", str(tmp_path / "c.yaml"))
+    (case,) = load_cases([tmp_path / "c.yaml"]).cases
+    assert case.tags == (f"reflow-{date.today().isoformat()}",)
+
+
+def test_an_indented_list_is_rewritten_whole_rather_than_broken(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "indented.yaml"
+    target.write_text("  - id: a\n    question: Old?\n", encoding="utf-8")
+    bad = _bad(tmp_path, {"question": "New?", "answer": "x"})
+    assert _run(capsys, "cases", "import-bad", str(bad), "--into", str(target), "--date", "2026-11-29")[0] == 0
+    assert [c.id for c in load_cases([target]).cases] == ["a", "reflow-20261129-001"]
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"answer": "x"}, ":2: field 'question': required field is missing"),
+        ({"question": " ", "answer": "x"}, ":2: field 'question': is empty"),
+        ({"question": "Q?"}, ":2: field 'answer': required field is missing"),
+        ({"question": "Q?", "answer": 3}, ":2: field 'answer': Input should be a valid string"),
+        ("[1]", ":2: expected a JSON object, found list"),
+    ],
+)
+def test_a_bad_import_file_is_exit_2_naming_the_line_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], row: Any, message: str
+) -> None:
+    bad = _bad(tmp_path, {"question": "Fine?", "answer": "ok"}, row)
+    code, _, err = _run(capsys, "cases", "import-bad", str(bad), "--into", str(tmp_path / "c.yaml"))
+    assert code == 2 and f"{bad}{message}" in err
+    assert not (tmp_path / "c.yaml").exists()
+
+
+def test_a_mapping_target_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "c.yaml"
+    target.write_text(yaml.safe_dump({"cases": [{"id": "a", "question": "Q?"}]}), encoding="utf-8")
+    bad = _bad(tmp_path, {"question": "New?", "answer": "x"})
+    code, _, err = _run(capsys, "cases", "import-bad", str(bad), "--into", str(target))
+    assert code == 2 and "stubs are appended to a top-level YAML list, and this file is a dict" in err
+
+
+def test_a_bad_date_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _bad(tmp_path, {"question": "Q?", "answer": "a"})
+    assert _run(capsys, "cases", "import-bad", str(bad), "--into", str(tmp_path / "c.yaml"), "--date", "29/11")[0] == 2
