@@ -1,0 +1,80 @@
+"""Which failures become `::error::` / `::warning::` annotations, worst first.
+
+GitHub shows at most 10 of each kind per step, so the list is ranked and cut,
+and the last slot says how many more there are. When the gate fails, the failed
+suite rules come first (they are why the step is red), then the worst cases as
+errors; when it passes, the cases it tolerated are warnings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from ragjudge.github.commands import MAX_ANNOTATIONS
+from ragjudge.report.model import CaseBlock, Report
+
+Kind = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """One workflow-command annotation."""
+
+    kind: Kind
+    """`error` or `warning`."""
+    title: str
+    message: str
+
+
+def severity(case: CaseBlock) -> tuple[int, int, float, float, str]:
+    """Sort key, worst first: more failed conditions, then errored before failed, then lower scores."""
+
+    def score(name: str) -> float:
+        value = case.metrics.get(name)
+        return 1.0 if value is None else float(value)
+
+    return (
+        -len(case.failed_conditions),
+        0 if case.status == "error" else 1,
+        score("faithfulness"),
+        score("context_recall"),
+        case.id,
+    )
+
+
+def case_annotation(kind: Kind, case: CaseBlock) -> Annotation:
+    reasons = "; ".join(case.failed_conditions) or "no reason recorded"
+    verb = "errored" if case.status == "error" else "failed"
+    return Annotation(kind, f"ragjudge: case {case.id} {verb}", f"{case.id} {verb}: {reasons}")
+
+
+def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annotation]:
+    """The annotations for a gate report; `warnings` (e.g. a comment that could not be posted) go first."""
+    bad = sorted((c for c in report.cases if c.status != "pass"), key=severity)
+    gate_failed = report.verdict != "pass"
+    notes = [Annotation("warning", "ragjudge", w) for w in (*warnings, *report.warnings)]
+    if not gate_failed:
+        return _fill(notes, bad, "warning")[:MAX_ANNOTATIONS]
+    errors = [
+        Annotation("error", f"ragjudge: suite rule {rule.metric} failed", rule.reason)
+        for rule in report.rules
+        if rule.scope == "suite" and rule.passed is False
+    ]
+    if not errors:
+        errors.append(Annotation("error", f"ragjudge: {report.verdict}", "no case could be evaluated"))
+    return _fill(errors, bad, "error")[:MAX_ANNOTATIONS] + notes[:MAX_ANNOTATIONS]
+
+
+def _fill(head: list[Annotation], cases: Sequence[CaseBlock], kind: Kind) -> list[Annotation]:
+    """`head` then one annotation per case; when they do not all fit, the last slot counts the rest."""
+    room = MAX_ANNOTATIONS - len(head)
+    if room <= 0:
+        return head
+    if len(cases) <= room:
+        return head + [case_annotation(kind, c) for c in cases]
+    shown = [case_annotation(kind, c) for c in cases[: room - 1]]
+    rest = len(cases) - len(shown)
+    more = Annotation(kind, "ragjudge: more cases", f"{rest} more failing or errored cases: see the job summary")
+    return head + shown + [more]

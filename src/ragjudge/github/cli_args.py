@@ -1,0 +1,81 @@
+"""From action inputs to a `ragjudge` command line: one subcommand per mode.
+
+Each mode names its subcommand and the option that the `endpoint` and `cases`
+inputs feed (None: the input does not apply to that mode). `--config` always
+goes; `--report`, `--comment-file` and the `--judge-*` overrides go when the
+subcommand has them, so a subcommand can grow options without this file
+changing. An input given for an option the subcommand lacks is an error naming
+it. The judge key is never on the command line: it goes in OPENAI_API_KEY, and
+`--judge-api-key-env` names that variable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragjudge.github.inputs import ActionInputs, InputError, Mode
+
+JUDGE_KEY_VARIABLE = "OPENAI_API_KEY"
+
+
+@dataclass(frozen=True)
+class ModeCommand:
+    """How one mode runs."""
+
+    subcommand: str
+    endpoint: str | None
+    """The option the `endpoint` input feeds."""
+    cases: str | None
+    """The option the `cases` input feeds."""
+    many_cases: bool = True
+    """Whether that option takes several files."""
+
+
+MODES = {
+    Mode.GATE: ModeCommand("run", endpoint="--endpoint", cases="--cases"),
+    Mode.CANARY: ModeCommand("canary", endpoint="--treatment", cases=None),
+    Mode.CALIBRATE: ModeCommand("calibrate", endpoint=None, cases="--labels", many_cases=False),
+}
+SUBCOMMANDS = {mode: spec.subcommand for mode, spec in MODES.items()}
+
+
+def cli_argv(inputs: ActionInputs, comment_file: Path, options: Collection[str]) -> list[str]:
+    """The argv for `ragjudge`; `options` are the option strings the subcommand accepts."""
+    spec = MODES[inputs.mode]
+    argv = [spec.subcommand, "--config", inputs.config]
+    if "--report" in options:
+        argv += ["--report", inputs.report]
+    if "--comment-file" in options:
+        argv += ["--comment-file", str(comment_file)]
+    if inputs.endpoint:
+        argv += [_option(inputs, "endpoint", spec.endpoint, options), inputs.endpoint]
+    if inputs.cases:
+        flag = _option(inputs, "cases", spec.cases, options)
+        if len(inputs.cases) > 1 and not spec.many_cases:
+            raise InputError(f"input `cases` takes one file in mode {inputs.mode.value} ({flag} FILE)")
+        argv += [flag, *inputs.cases]
+    for name, flag, value in (
+        ("judge-model", "--judge-model", inputs.judge_model),
+        ("judge-base-url", "--judge-base-url", inputs.judge_base_url),
+        ("judge-api-key", "--judge-api-key-env", JUDGE_KEY_VARIABLE if inputs.judge_api_key else None),
+    ):
+        if value:
+            argv += [_option(inputs, name, flag, options), value]
+    return argv
+
+
+def cli_environ(inputs: ActionInputs) -> dict[str, str]:
+    """Variables the CLI run needs on top of the step's environment."""
+    return {JUDGE_KEY_VARIABLE: inputs.judge_api_key} if inputs.judge_api_key else {}
+
+
+def _option(inputs: ActionInputs, name: str, flag: str | None, options: Collection[str]) -> str:
+    if flag is None or flag not in options:
+        subcommand = MODES[inputs.mode].subcommand
+        raise InputError(
+            f"input `{name}` does not apply to mode {inputs.mode.value} (`ragjudge {subcommand}` has no such option)",
+            tip=f"remove `{name}` from the step's `with:`",
+        )
+    return flag

@@ -1,0 +1,102 @@
+"""The runner's environment: where GitHub Actions says things are, and which pull request this is.
+
+Every field is optional, so the same code runs on a laptop, in GitLab CI or in
+Jenkins, where no `GITHUB_*` variable exists.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+DEFAULT_API_URL = "https://api.github.com"
+
+
+@dataclass(frozen=True)
+class RunnerEnv:
+    """What the Actions runner tells a step through its environment."""
+
+    in_actions: bool
+    """`GITHUB_ACTIONS=true`: workflow commands are understood by whoever reads stdout."""
+    api_url: str
+    """`GITHUB_API_URL` (GitHub Enterprise Server has its own), without a trailing slash."""
+    repository: str | None
+    """`GITHUB_REPOSITORY`, `owner/name`."""
+    event_name: str | None
+    """`GITHUB_EVENT_NAME`: pull_request, push, schedule, workflow_run, ..."""
+    pr_number: int | None
+    """The pull request the event is about, read from `GITHUB_EVENT_PATH`; None when there is none."""
+    output_file: Path | None
+    """`GITHUB_OUTPUT`: step outputs are appended here."""
+    summary_file: Path | None
+    """`GITHUB_STEP_SUMMARY`: the job summary (Markdown) is appended here."""
+    run_url: str | None
+    """Link to this workflow run, for the comment's footer."""
+    temp_dir: Path | None
+    """`RUNNER_TEMP`: scratch space that is not the workspace."""
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> RunnerEnv:
+        def get(name: str) -> str | None:
+            value = environ.get(name, "").strip()
+            return value or None
+
+        repository = get("GITHUB_REPOSITORY")
+        server, run_id = get("GITHUB_SERVER_URL"), get("GITHUB_RUN_ID")
+        run_url = None
+        if server and repository and run_id:
+            run_url = f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}"
+        event_path = get("GITHUB_EVENT_PATH")
+        return cls(
+            in_actions=get("GITHUB_ACTIONS") == "true",
+            api_url=(get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
+            repository=repository,
+            event_name=get("GITHUB_EVENT_NAME"),
+            pr_number=pull_request_number(Path(event_path)) if event_path else None,
+            output_file=_path(get("GITHUB_OUTPUT")),
+            summary_file=_path(get("GITHUB_STEP_SUMMARY")),
+            run_url=run_url,
+            temp_dir=_path(get("RUNNER_TEMP")),
+        )
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def pull_request_number(event_path: Path) -> int | None:
+    """The PR number in the webhook payload the runner saved, or None (push, schedule, no file).
+
+    Covers pull_request and pull_request_target (`pull_request.number`), issue_comment on a
+    PR (`issue.number` with `issue.pull_request`), and workflow_run triggered by a PR from
+    the same repository (`workflow_run.pull_requests[0]`; empty for forks, which is why the
+    fork workflow passes the number in the artifact).
+    """
+    try:
+        event = json.loads(event_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(event, dict):
+        return None
+    candidates: list[Any] = [_dig(event, "pull_request", "number")]
+    issue = event.get("issue")
+    if isinstance(issue, dict) and issue.get("pull_request"):
+        candidates.append(issue.get("number"))
+    run = event.get("workflow_run")
+    if isinstance(run, dict) and isinstance(run.get("pull_requests"), list) and run["pull_requests"]:
+        candidates.append(_dig(run["pull_requests"][0], "number"))
+    for value in candidates:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _dig(node: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(node, dict):
+            return None
+        node = node.get(key)
+    return node

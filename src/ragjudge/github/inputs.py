@@ -1,0 +1,142 @@
+"""The action's inputs, read from `INPUT_*` and validated, because the runner does not.
+
+The runner passes `with:` values as `INPUT_<NAME>` with the name upper-cased and its
+hyphens kept (`INPUT_GITHUB-TOKEN`), and the defaults of action.yml when a value is
+not given. The defaults below are the same, so the container also works when it is
+run by hand or in another CI, where a shell can only set `INPUT_GITHUB_TOKEN`
+(accepted too) or nothing at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum, StrEnum
+from typing import TypeVar
+
+from ragjudge.errors import UsageError
+
+TRUE_VALUES = ("true", "True", "TRUE")
+FALSE_VALUES = ("false", "False", "FALSE")
+
+E = TypeVar("E", bound=Enum)
+
+
+class Mode(StrEnum):
+    GATE = "gate"
+    CANARY = "canary"
+    CALIBRATE = "calibrate"
+
+
+class CommentWhen(StrEnum):
+    ALWAYS = "always"
+    ON_FAILURE = "on-failure"
+    NEVER = "never"
+
+
+class FailOn(StrEnum):
+    RULES = "rules"
+    NEVER = "never"
+
+
+class InputError(UsageError):
+    """An action input is missing or has a value the action does not accept."""
+
+
+@dataclass(frozen=True)
+class ActionInputs:
+    """The action's inputs after validation; names follow action.yml."""
+
+    config: str = "ragjudge.yml"
+    """Path of the config file, relative to the workspace."""
+    endpoint: str | None = None
+    """Endpoint URL overriding `endpoint.url` (e.g. the PR's preview deployment)."""
+    cases: tuple[str, ...] = ()
+    """Case files overriding `cases:` (one per line)."""
+    mode: Mode = Mode.GATE
+    github_token: str | None = None
+    """Token for the PR comment; never printed (it is masked)."""
+    comment: CommentWhen = CommentWhen.ALWAYS
+    comment_header: str = ""
+    """Keeps several sticky comments on one PR apart; defaults to the mode."""
+    report: str = "ragjudge-report.json"
+    fail_on: FailOn = FailOn.RULES
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    judge_api_key: str | None = None
+    """Overrides the config's judge key; never printed (it is masked)."""
+    job_summary: bool = True
+    """Append the Markdown summary to `$GITHUB_STEP_SUMMARY`."""
+    annotations: bool = True
+    """Emit `::error::`/`::warning::` annotations for the worst failures."""
+
+    @property
+    def header(self) -> str:
+        return self.comment_header or self.mode.value
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(s for s in (self.github_token, self.judge_api_key) if s)
+
+
+def raw_input(environ: Mapping[str, str], name: str) -> str | None:
+    """`INPUT_NAME` as the runner spells it (hyphens kept), else with `_` for hyphens; trimmed, "" is unset."""
+    key = "INPUT_" + name.replace(" ", "_").upper()
+    for candidate in (key, key.replace("-", "_")):
+        value = environ.get(candidate)
+        if value is not None and value.strip():
+            return value.strip()
+    return None
+
+
+def boolean_input(environ: Mapping[str, str], name: str, default: bool) -> bool:
+    """Only the YAML 1.2 core-schema spellings, as @actions/core's getBooleanInput."""
+    value = raw_input(environ, name)
+    if value is None:
+        return default
+    if value in TRUE_VALUES:
+        return True
+    if value in FALSE_VALUES:
+        return False
+    raise InputError(
+        f"input `{name}` must be a boolean, got {value!r}",
+        tip="use true or false (True/TRUE/False/FALSE are accepted too)",
+    )
+
+
+def choice_input(environ: Mapping[str, str], name: str, kind: type[E], default: E) -> E:
+    value = raw_input(environ, name)
+    if value is None:
+        return default
+    allowed = [str(member.value) for member in kind]
+    for member in kind:
+        if member.value == value:
+            return member
+    raise InputError(f"input `{name}` must be one of {', '.join(allowed)}, got {value!r}")
+
+
+def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
+    """Every input, validated; raises InputError (exit 2) naming the first bad one."""
+    cases = tuple(line.strip() for line in (raw_input(environ, "cases") or "").splitlines() if line.strip())
+    token = raw_input(environ, "github-token") or _plain(environ, "GITHUB_TOKEN")
+    return ActionInputs(
+        config=raw_input(environ, "config") or ActionInputs.config,
+        endpoint=raw_input(environ, "endpoint"),
+        cases=cases,
+        mode=choice_input(environ, "mode", Mode, Mode.GATE),
+        github_token=token,
+        comment=choice_input(environ, "comment", CommentWhen, CommentWhen.ALWAYS),
+        comment_header=raw_input(environ, "comment-header") or "",
+        report=raw_input(environ, "report") or ActionInputs.report,
+        fail_on=choice_input(environ, "fail-on", FailOn, FailOn.RULES),
+        judge_model=raw_input(environ, "judge-model"),
+        judge_base_url=raw_input(environ, "judge-base-url"),
+        judge_api_key=raw_input(environ, "judge-api-key"),
+        job_summary=boolean_input(environ, "job-summary", True),
+        annotations=boolean_input(environ, "annotations", True),
+    )
+
+
+def _plain(environ: Mapping[str, str], name: str) -> str | None:
+    value = environ.get(name, "").strip()
+    return value or None

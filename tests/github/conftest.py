@@ -1,0 +1,48 @@
+"""A faked Actions runner for the action, run in-process: INPUT_* with hyphens, temp file-command files,
+a pull_request event, and the GitHub API pointed at FakeGitHub on loopback."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.fixtures import fake_github, fake_openai
+from tests.fakes.github_server import FakeGitHub
+from tests.github.runner import ActionRunner
+from tests.github.workspace import write_example_workspace
+
+__all__ = ["fake_github", "fake_openai"]
+
+
+@pytest.fixture(scope="session")
+def example_rag_url() -> Iterator[str]:
+    """The example RAG service (examples/rag_service.py) on a free loopback port."""
+    serve_in_thread = importlib.import_module("ragjudge.examples.rag_service").serve_in_thread
+    server, url = serve_in_thread()
+    try:
+        yield url
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The runner's workspace (see `write_example_workspace`), as the working directory."""
+    ws = write_example_workspace(tmp_path / "workspace")
+    monkeypatch.chdir(ws)
+    return ws
+
+
+@pytest.fixture
+def runner(workspace: Path, example_rag_url: str, fake_github: FakeGitHub, tmp_path: Path) -> ActionRunner:
+    """A runner for a pull_request event on PR 7, its API being `fake_github`."""
+    files = tmp_path / "file_commands"
+    files.mkdir()
+    event = files / "event.json"
+    event.write_text(json.dumps({"action": "synchronize", "number": 7, "pull_request": {"number": 7}}))
+    return ActionRunner(workspace, files, event, fake_github.url, {"RAG_URL": example_rag_url})
