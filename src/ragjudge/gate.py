@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragjudge.calibrate.gatehooks import RunExtras
 from ragjudge.cases import load_cases
 from ragjudge.config import Config
 from ragjudge.endpoint.client import EndpointClient
@@ -13,7 +14,7 @@ from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
-from ragjudge.report.model import Report, build_report
+from ragjudge.report.model import Report, build_report, redact
 from ragjudge.rules import parse_rules
 from ragjudge.runner import ReplySource, RunPlan, run_cases
 from ragjudge.suite import evaluate_suite
@@ -29,14 +30,15 @@ class GateRequest:
     traces: Path | None = None
     sample: int | None = None
     seed: int = 0
+    bias_check: int = 0
 
 
 def secrets_of(config: Config) -> tuple[str, ...]:
     """Every value that must never be printed: keys, and header values (tokens)."""
     found = [v for v in config.endpoint.headers.values() if len(v) >= 6]
     for value in list(found):
-        # "Bearer abc": the token alone must be masked too.
-        found.extend(part for part in value.split() if len(part) >= 6)
+        # "Bearer abc": the token alone must be masked too (the scheme word is not a secret).
+        found.extend(part for part in value.split()[1:] if len(part) >= 6)
     if config.judge.api_key is not None:
         found.append(config.judge.api_key.get_secret_value())
     return tuple(sorted(set(found), key=len, reverse=True))
@@ -72,15 +74,18 @@ def run_gate(request: GateRequest) -> Report:
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url)
     judge = make_judge(config.judge, case_rules)
+    extras = RunExtras.prepare(config, case_rules, judge, request.bias_check, request.seed, warnings)
     if judge.lexical and any(r.metric.startswith("judge.") for r in case_rules):
         warnings.append(
             "judge.* rules are not checked by the offline judge (it cannot assess rubric dimensions); "
             "set judge.provider: openai to apply them"
         )
-    log = EventLog(request.log, secrets_of(config))
+    secrets = secrets_of(config)
+    log = EventLog(request.log, secrets)
     try:
         plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
-        results = run_cases(plan, source, judge, log)
+        results = extras.refused(cases) if extras.refusal else run_cases(plan, source, extras.judge, log)
+        extras.check_bias(results, log, warnings)
     finally:
         log.close()
     suite = evaluate_suite(results, case_rules, suite_rules)
@@ -91,4 +96,5 @@ def run_gate(request: GateRequest) -> Report:
     }
     if config.judge.provider == "openai":
         judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
-    return build_report(results, suite, judge_info, warnings)
+    # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
+    return redact(extras.attach(build_report(results, suite, judge_info, warnings)), secrets)

@@ -10,6 +10,7 @@ from ragjudge.cases import Case
 from ragjudge.checks import mechanical_failures
 from ragjudge.endpoint.client import EndpointResult
 from ragjudge.judge.interface import Judgement
+from ragjudge.judge.precision import judged_precision, precision_missing
 from ragjudge.metrics import context_precision, context_recall
 from ragjudge.rules import Missing, Rule
 
@@ -43,7 +44,12 @@ def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Jud
         return context_recall(case, trace)
     if metric == "context_precision":
         value = context_precision(case, trace)
-        return Missing("no golden_context_ids for this case") if value is None else value
+        if value is None:
+            value = judged_precision(judgement)  # LLM context precision, for cases without golden ids
+        if value is None:
+            missing = precision_missing(judgement)
+            return Missing(*missing) if missing else Missing("no golden_context_ids for this case")
+        return value
     if metric == "latency_ms":
         return trace.latency_ms
     if metric == "cost_usd":
@@ -97,7 +103,7 @@ def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, 
     skipped: list[str] = []
     metrics: dict[str, float | None] = {
         "context_recall": context_recall(case, trace),
-        "context_precision": context_precision(case, trace),
+        "context_precision": context_precision(case, trace) if case.golden_context_ids else judged_precision(judgement),
         "latency_ms": round(trace.latency_ms, 1),
         "cost_usd": trace.cost_usd,
         "faithfulness": judgement.faithfulness if judgement else None,

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ragjudge.config import load_config
+from pydantic import SecretStr
+
+from ragjudge.config import Config, load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
 from ragjudge.report.comment import render_comment
@@ -26,6 +29,22 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--traces", type=Path, metavar="FILE", help="judge recorded traces (JSONL) instead of calling")
     p.add_argument("--sample", type=int, metavar="N", help="with --traces: judge a random sample of N traces")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="with --sample: the random seed (default 0)")
+    p.add_argument(
+        "--bias-check",
+        type=int,
+        default=0,
+        metavar="N",
+        help="spend N extra evidence-judge calls on a position swap (sampled cases' passages reversed)",
+    )
+    p.add_argument("--judge-model", metavar="MODEL", help="judge model (overrides judge.model)")
+    p.add_argument("--judge-base-url", metavar="URL", help="OpenAI-compatible base URL (overrides judge.base_url)")
+    p.add_argument(
+        "--judge-api-key-env",
+        metavar="VAR",
+        help="read the judge API key from environment variable VAR (overrides judge.api_key; "
+        "the key itself never goes on a command line). Without it and without judge.api_key, "
+        "OPENAI_API_KEY is used when set",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -48,9 +67,13 @@ def print_summary(report: Report, out: TextIO) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config = with_judge_overrides(
+        load_config(args.config), args.judge_model, args.judge_base_url, args.judge_api_key_env
+    )
     if args.sample is not None and (args.traces is None or args.sample < 1):
         raise UsageError("--sample N needs --traces FILE and N >= 1")
+    if args.bias_check < 0:
+        raise UsageError("--bias-check N needs N >= 0")
     request = GateRequest(
         config=config,
         endpoint=args.endpoint,
@@ -59,9 +82,29 @@ def handle(args: argparse.Namespace) -> int:
         traces=args.traces,
         sample=args.sample,
         seed=args.seed,
+        bias_check=args.bias_check,
     )
     report = run_gate(request)
     return emit(report, args.report, args.comment_file, args.template or config.template)
+
+
+def with_judge_overrides(config: Config, model: str | None, base_url: str | None, key_env: str | None) -> Config:
+    """The config with the judge settings given on the command line (the GitHub Action's judge-* inputs)."""
+    update: dict[str, Any] = {}
+    if model:
+        update["model"] = model
+    if base_url:
+        update["base_url"] = base_url
+    if key_env:
+        key = os.environ.get(key_env, "")
+        if not key:
+            raise UsageError(f"--judge-api-key-env {key_env}: the variable is not set or empty")
+        update["api_key"] = SecretStr(key)
+    elif config.judge.api_key is None and os.environ.get("OPENAI_API_KEY"):
+        update["api_key"] = SecretStr(os.environ["OPENAI_API_KEY"])
+    if not update:
+        return config
+    return config.model_copy(update={"judge": config.judge.model_copy(update=update)})
 
 
 def emit(report: Report, report_path: Path | None, comment_path: Path | None, template: Path | None) -> int:

@@ -128,9 +128,7 @@ class ChatCaller:
             self._modes[key] = current + 1
             return True
 
-    def complete(
-        self, target: Target, messages: list[Message], schema: dict[str, Any], sample: int = 0
-    ) -> Completion:
+    def complete(self, target: Target, messages: list[Message], schema: dict[str, Any], sample: int = 0) -> Completion:
         """One completion; `sample` offsets the seed, so that n samples are not n copies of one reply."""
         if self._fatal:
             raise CallFailed(self._fatal, fatal=True)
