@@ -607,3 +607,15 @@ def test_secrets_are_header_values_and_their_tokens_not_the_scheme_word(tmp_path
         tmp_path,
     )
     assert secrets_of(config) == (f"Bearer {TOKEN}", TOKEN, "key-123456")
+
+
+def test_a_broken_template_is_exit_2_before_any_endpoint_call(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (ws / "broken.md.j2").write_text("{% for x in %}", encoding="utf-8")
+    with RagServer({"q?": answer("fine", [])}) as rag:
+        write_config(ws, rag.url, [{"id": "t1", "question": "q?"}])
+        outcome = run(capsys, "run", "--comment-file", "c.md", "--template", "broken.md.j2")
+        calls = len(rag.seen)
+    assert outcome.code == 2
+    assert outcome.err.startswith("ragjudge: error: broken.md.j2: invalid comment template: ")
+    assert calls == 0
+    assert not (ws / "c.md").exists()

@@ -231,7 +231,8 @@ def test_an_error_report() -> None:
 
 def test_the_footer_has_latency_and_rates(hostile_comment: str) -> None:
     assert hostile_comment.rstrip("\n").splitlines()[-1] == (
-        "<sub>ragjudge 0.1.0 · p50 100 ms · p95 100 ms · faithfulness 0.000 · rejection accuracy 1.000</sub>"
+        "<sub>ragjudge 0.1.0 · p50 100 ms · p95 100 ms · faithfulness 0.000 · rejection accuracy 1.000"
+        " · judge error rate 0.000</sub>"
     )
 
 
@@ -400,3 +401,20 @@ def test_a_missing_template_is_a_config_error(tmp_path: Path) -> None:
     result = score_case(make_case("a"), ok_result(make_trace()), None, [])
     with pytest.raises(ConfigError, match=r"missing\.j2: cannot read the comment template"):
         render_comment(make_report([result]), tmp_path / "missing.j2")
+
+
+def test_unscored_judgements_on_passing_cases_are_shown() -> None:
+    from tests.helpers_rag import make_case, make_report, make_trace, ok_result
+
+    from ragjudge.judge.interface import Judgement, Unscored
+    from ragjudge.scoring import score_case
+
+    case = make_case("quiet")
+    judgement = Judgement(judge="m", faithfulness=1.0, unscored=(Unscored("rubric", "judge reply invalid: tone"),))
+    result = score_case(case, ok_result(make_trace()), judgement, [])
+    assert result.status == "pass"
+    report = make_report([result])
+    text = render_comment(report)
+    assert "**Unscored judgements on passing cases**" in text
+    assert "- <code>quiet</code>: rubric: judge reply invalid: tone" in text
+    assert "judge error rate 1.000" in text

@@ -13,7 +13,7 @@ from pydantic import SecretStr
 from ragjudge.config import Config, load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
-from ragjudge.report.comment import render_comment
+from ragjudge.report.comment import check_template, render_comment
 from ragjudge.report.model import Report, write_report
 
 
@@ -74,6 +74,9 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError("--sample N needs --traces FILE and N >= 1")
     if args.bias_check < 0:
         raise UsageError("--bias-check N needs N >= 0")
+    template = args.template or config.template
+    if args.comment_file is not None:
+        check_template(template)
     request = GateRequest(
         config=config,
         endpoint=args.endpoint,
@@ -85,7 +88,7 @@ def handle(args: argparse.Namespace) -> int:
         bias_check=args.bias_check,
     )
     report = run_gate(request)
-    return emit(report, args.report, args.comment_file, args.template or config.template)
+    return emit(report, args.report, args.comment_file, template)
 
 
 def with_judge_overrides(config: Config, model: str | None, base_url: str | None, key_env: str | None) -> Config:

@@ -49,6 +49,15 @@ def environment() -> SandboxedEnvironment:
     return env
 
 
+def check_template(path: Path | None) -> None:
+    """Read and compile a comment template now, so a bad one is exit 2 before any endpoint call."""
+    text = load_template(path)
+    try:
+        environment().parse(text)
+    except TemplateError as exc:
+        raise ConfigError(f"{path or 'built-in comment template'}: invalid comment template: {exc}") from None
+
+
 def _render(template_text: str, source: str, context: dict[str, Any]) -> str:
     try:
         return environment().from_string(template_text).render(context)
@@ -81,6 +90,8 @@ def render_comment(
         "judge_name": judge_name,
         "lexical": bool(report.judge_info.get("lexical")),
         "report_path": report_path,
+        # Judgements no rule needed still failed: shown, so an unscored judge is never invisible.
+        "unscored_passing": [c for c in report.cases if c.status == "pass" and c.judge.get("unscored")][:20],
     }
 
     def attempt(table_rows: int, details: int) -> str:
