@@ -25,10 +25,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragjudge.config import JudgeConfig
-from ragjudge.judge.cache import JudgeCache, cache_key
-from ragjudge.judge.interface import LogFn, host_of
-from ragjudge.judge.openai_judge import CallFailed, ChatCaller, Completion, Target
-from ragjudge.judge.prompting import Message, correction_message, template
+from ragjudge.judge.asking import Asker, Tally
+from ragjudge.judge.cache import JudgeCache
+from ragjudge.judge.interface import LogFn
+from ragjudge.judge.openai_judge import CallFailed, ChatCaller, Target
+from ragjudge.judge.prompting import Message, template
 from ragjudge.judge.replies import ReplyError, _strictify, strip_fence
 
 MAX_BATCH = 6
@@ -204,14 +205,6 @@ class EvidenceResult:
     cost_usd: float = 0.0
 
 
-@dataclass
-class _Tally:
-    calls: int = 0
-    cache_hits: int = 0
-    tokens: int = 0
-    cost: float = 0.0
-
-
 class EvidenceScorer:
     """Seed 001's evidence judge over the `openai` SDK; thread-safe.
 
@@ -222,24 +215,34 @@ class EvidenceScorer:
     def __init__(self, config: JudgeConfig, caller: ChatCaller | None = None) -> None:
         self.config = config
         self.caller = caller or ChatCaller(config)
-        self.cache = JudgeCache(config.cache)
+        self.asker = Asker(config, self.caller, JudgeCache(config.cache))
         self.target = Target(config.model, config.base_url)
         self.name = config.model
 
     def score(self, claim: str, passages: Sequence[str], log: LogFn) -> EvidenceResult:
         """Score every passage for `claim`; passages are trimmed to `judge.excerpt_chars`."""
         shown = [p[: self.config.excerpt_chars] for p in passages]
-        tally = _Tally()
+        tally = Tally()
         scores: list[PassageScore] = []
         for start in range(0, len(shown), MAX_BATCH):
             batch = shown[start : start + MAX_BATCH]
             scores.extend(self._batch(claim, batch, start, log, tally))
         return EvidenceResult(tuple(scores), tally.calls, tally.cache_hits, tally.tokens, round(tally.cost, 6))
 
-    def _batch(self, claim: str, passages: list[str], offset: int, log: LogFn, tally: _Tally) -> list[PassageScore]:
+    def _batch(self, claim: str, passages: list[str], offset: int, log: LogFn, tally: Tally) -> list[PassageScore]:
         messages = evidence_messages(claim, passages)
         try:
-            replies = self._ask(messages, len(passages), log, tally)
+            replies: list[PassageReply] = self.asker.ask(
+                self.target,
+                KIND,
+                messages,
+                response_format(),
+                lambda text: parse_evidence(text, len(passages)),
+                0,
+                log,
+                tally,
+                label="evidence judge",
+            )
         except CallFailed as exc:
             return [PassageScore(offset + i, None, unscored=exc.reason) for i in range(len(passages))]
         out = []
@@ -253,87 +256,3 @@ class EvidenceScorer:
                 continue
             out.append(PassageScore(position, reply.score, (lo, hi), reply.rationale.strip(), reply.key_quote))
         return out
-
-    def _ask(self, messages: list[Message], count: int, log: LogFn, tally: _Tally) -> list[PassageReply]:
-        schema = response_format()
-        target = self.target
-        key = cache_key(
-            {
-                "base_url": target.base_url or "",
-                "model": target.model,
-                "kind": KIND,
-                "messages": messages,
-                "schema": schema,
-                "temperature": self.config.temperature,
-                "seed": self.config.seed,
-                "sample": 0,
-            }
-        )
-        hit = self.cache.get(key)
-        if hit is not None and isinstance(hit.get("content"), str):
-            try:
-                parsed = parse_evidence(hit["content"], count)
-            except ReplyError:
-                parsed = None
-            if parsed is not None:
-                tally.cache_hits += 1
-                self._log(log, messages, hit["content"], parsed, None, None, True)
-                return parsed
-        convo = list(messages)
-        error = ""
-        for _ in range(2):
-            completion = self.caller.complete(target, convo, schema)
-            tally.calls += 1
-            tally.tokens += completion.prompt_tokens + completion.completion_tokens
-            tally.cost += self._price(completion)
-            try:
-                if completion.finish_reason == "length":
-                    raise ReplyError("the reply was truncated (finish_reason=length)")
-                parsed = parse_evidence(completion.content, count)
-            except ReplyError as exc:
-                error = str(exc)
-                self._log(log, convo, completion.content, None, error, completion, False)
-                convo = [*convo, {"role": "assistant", "content": completion.content}, correction_message(error)]
-                continue
-            self._log(log, convo, completion.content, parsed, None, completion, False)
-            self.cache.put(key, {"content": completion.content, "model": target.model, "kind": KIND})
-            return parsed
-        raise CallFailed(f"evidence judge reply invalid after 2 attempts: {error}")
-
-    def _price(self, completion: Completion) -> float:
-        price = self.config.prices.get(self.target.model)
-        if price is None:
-            return 0.0
-        cost = completion.prompt_tokens * price.input_per_mtok + completion.completion_tokens * price.output_per_mtok
-        return float(cost) / 1e6
-
-    def _log(
-        self,
-        log: LogFn,
-        messages: list[Message],
-        raw: str,
-        parsed: list[PassageReply] | None,
-        error: str | None,
-        completion: Completion | None,
-        cache_hit: bool,
-    ) -> None:
-        log(
-            {
-                "judge_kind": KIND,
-                "model": self.target.model,
-                "base_url_host": host_of(self.target.base_url),
-                "messages": messages,
-                "raw_reply": raw,
-                "parsed": [p.model_dump() for p in parsed] if parsed is not None else None,
-                "validation_error": error,
-                "tokens": (
-                    {"prompt": completion.prompt_tokens, "completion": completion.completion_tokens}
-                    if completion
-                    else {"prompt": 0, "completion": 0}
-                ),
-                "latency_ms": completion.latency_ms if completion else 0.0,
-                "finish_reason": completion.finish_reason if completion else None,
-                "response_format": completion.mode if completion else None,
-                "cache_hit": cache_hit,
-            }
-        )

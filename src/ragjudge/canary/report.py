@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -171,33 +170,6 @@ def build_report(
         warnings=list(warnings),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
-
-
-def redact(report: CanaryReport, secrets: Sequence[str]) -> CanaryReport:
-    """The report with every secret replaced by `***` in every text value."""
-    ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
-    if not ordered:
-        return report
-
-    def clean(node: Any) -> Any:
-        if isinstance(node, str):
-            for secret in ordered:
-                node = node.replace(secret, "***")
-            return node
-        if isinstance(node, list):
-            return [clean(item) for item in node]
-        if isinstance(node, dict):
-            return {key: clean(value) for key, value in node.items()}
-        return node
-
-    return CanaryReport.model_validate(clean(report.model_dump()))
-
-
-def write_report(report: CanaryReport, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
 
 
 # --------------------------------------------------------------------------- the comment

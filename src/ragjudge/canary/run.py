@@ -9,7 +9,7 @@ from ragjudge.canary.decision import decide
 from ragjudge.canary.feedback import ARMS, Feedback, from_file, from_url
 from ragjudge.canary.model import ArmEvidence, Evidence, Settings
 from ragjudge.canary.prometheus import from_prometheus
-from ragjudge.canary.report import CanaryReport, build_report, redact
+from ragjudge.canary.report import CanaryReport, build_report
 from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, CanaryRule, parse_canary_rules
 from ragjudge.canary.sample import ArmRun, run_sample
 from ragjudge.cases import load_cases
@@ -19,6 +19,7 @@ from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.gate import secrets_of
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
+from ragjudge.report.model import redact
 
 _EXIT = {"promote": ExitCode.PASSED, "rollback": ExitCode.GATE_FAILED, "inconclusive": ExitCode.INCONCLUSIVE}
 

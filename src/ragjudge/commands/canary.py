@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ragjudge.canary.report import CanaryReport, render_comment, write_report
+from ragjudge.canary.report import CanaryReport, render_comment
 from ragjudge.canary.run import CanaryRequest, run_canary
 from ragjudge.commands.run import with_judge_overrides
 from ragjudge.config import load_config
+from ragjudge.report.model import write_report
 
 _MARK = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "??  "}
 

@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -138,7 +138,10 @@ def build_report(
     )
 
 
-def redact(report: Report, secrets: Sequence[str]) -> Report:
+ReportT = TypeVar("ReportT", bound=BaseModel)
+
+
+def redact(report: ReportT, secrets: Sequence[str]) -> ReportT:
     """The report with every secret replaced by `***` in every text value (e.g. a token echoed in an answer)."""
     ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
     if not ordered:
@@ -155,10 +158,11 @@ def redact(report: Report, secrets: Sequence[str]) -> Report:
             return {key: clean(value) for key, value in node.items()}
         return node
 
-    return Report.model_validate(clean(report.model_dump()))
+    return type(report).model_validate(clean(report.model_dump()))
 
 
-def write_report(report: Report, path: Path) -> None:
+def write_report(report: BaseModel, path: Path) -> None:
+    """Written whole or not at all: a reader never sees half a report."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")

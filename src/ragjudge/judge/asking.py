@@ -1,0 +1,143 @@
+"""Asking a model judge for a reply that validates: cache, one corrective retry, usage, and the log line.
+
+Shared by every model judge (rubric, faithfulness, evidence), so that each is
+cached, retried and logged the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ragjudge.config import JudgeConfig
+from ragjudge.judge.cache import JudgeCache, cache_key
+from ragjudge.judge.chat import CallFailed, ChatCaller, Completion, Target
+from ragjudge.judge.interface import LogFn, host_of
+from ragjudge.judge.prompting import Message, correction_message
+from ragjudge.judge.replies import ReplyError
+
+
+@dataclass
+class Tally:
+    """Usage of one judgement, summed over its calls."""
+
+    tokens: int = 0
+    cost: float = 0.0
+    calls: int = 0
+    cache_hits: int = 0
+
+
+class Asker:
+    """Validated replies from a `ChatCaller`; thread-safe."""
+
+    def __init__(self, config: JudgeConfig, caller: ChatCaller, cache: JudgeCache) -> None:
+        self.config = config
+        self.caller = caller
+        self.cache = cache
+
+    def ask(
+        self,
+        target: Target,
+        kind: str,
+        messages: list[Message],
+        schema: dict[str, Any],
+        parse: Callable[[str], Any],
+        sample: int,
+        log: LogFn,
+        tally: Tally,
+        label: str = "judge",
+    ) -> Any:
+        """A validated parse of the judge's reply; raises CallFailed with the reason otherwise."""
+        key_parts = {
+            "base_url": target.base_url or "",
+            "model": target.model,
+            "kind": kind,
+            "messages": messages,
+            "schema": schema,
+            "temperature": self.config.temperature,
+            "seed": self.config.seed,
+            "sample": sample,
+        }
+        key = cache_key(key_parts)
+        hit = self.cache.get(key)
+        if hit is not None and isinstance(hit.get("content"), str):
+            try:
+                parsed = parse(hit["content"])
+            except ReplyError:
+                parsed = None
+            if parsed is not None:
+                tally.cache_hits += 1
+                self._log(log, target, kind, messages, hit["content"], parsed, None, None, sample, True)
+                return parsed
+        convo = list(messages)
+        error = ""
+        for _ in range(2):
+            completion = self.caller.complete(target, convo, schema, sample)
+            tally.calls += 1
+            tally.tokens += completion.prompt_tokens + completion.completion_tokens
+            tally.cost += self._price(target.model, completion)
+            try:
+                if completion.finish_reason == "length":
+                    raise ReplyError("the reply was truncated (finish_reason=length)")
+                parsed = parse(completion.content)
+            except ReplyError as exc:
+                error = str(exc)
+                self._log(log, target, kind, convo, completion.content, None, error, completion, sample, False)
+                convo = [*convo, {"role": "assistant", "content": completion.content}, correction_message(error)]
+                continue
+            self._log(log, target, kind, convo, completion.content, parsed, None, completion, sample, False)
+            self.cache.put(key, {"content": completion.content, "model": target.model, "kind": kind})
+            return parsed
+        raise CallFailed(f"{label} reply invalid after 2 attempts: {error}")
+
+    def _price(self, model: str, c: Completion) -> float:
+        price = self.config.prices.get(model)
+        if price is None:
+            return 0.0
+        return float(c.prompt_tokens * price.input_per_mtok + c.completion_tokens * price.output_per_mtok) / 1e6
+
+    def _log(
+        self,
+        log: LogFn,
+        target: Target,
+        kind: str,
+        messages: list[Message],
+        raw: str,
+        parsed: Any,
+        error: str | None,
+        completion: Completion | None,
+        sample: int,
+        cache_hit: bool,
+    ) -> None:
+        log(
+            {
+                "judge_kind": kind,
+                "model": target.model,
+                "base_url_host": host_of(target.base_url),
+                "sample": sample,
+                "messages": messages,
+                "raw_reply": raw,
+                "parsed": _jsonable(parsed),
+                "validation_error": error,
+                "tokens": (
+                    {"prompt": completion.prompt_tokens, "completion": completion.completion_tokens}
+                    if completion
+                    else {"prompt": 0, "completion": 0}
+                ),
+                "latency_ms": completion.latency_ms if completion else 0.0,
+                "finish_reason": completion.finish_reason if completion else None,
+                "response_format": completion.mode if completion else None,
+                "cache_hit": cache_hit,
+            }
+        )
+
+
+def _jsonable(parsed: Any) -> Any:
+    if parsed is None:
+        return None
+    if isinstance(parsed, tuple):
+        return [_jsonable(p) for p in parsed]
+    if isinstance(parsed, list):
+        return [p.model_dump() if hasattr(p, "model_dump") else p for p in parsed]
+    return parsed

@@ -1,0 +1,228 @@
+"""Chat completions for the model judges: transport retries, response-format fallback, a shared 429 throttle.
+
+Nothing here validates what the model said; `asking.py` does that.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from ragjudge.config import JudgeConfig
+from ragjudge.endpoint.client import MAX_RETRY_AFTER_S, parse_retry_after
+from ragjudge.errors import ConfigError
+from ragjudge.judge.interface import host_of
+from ragjudge.judge.prompting import Message
+
+MODES = ("json_schema", "json_object", "prompt")
+
+
+class CallFailed(Exception):
+    """A judge call that could not be completed; `fatal` stops every later call too."""
+
+    def __init__(self, reason: str, fatal: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fatal = fatal
+
+
+@dataclass
+class Throttle:
+    """One pause shared by the whole pool: a 429 slows every call, not just the one that got it."""
+
+    _until: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def wait(self) -> None:
+        while True:
+            with self._lock:
+                delay = self._until - time.monotonic()
+            if delay <= 0:
+                return
+            time.sleep(min(delay, 1.0))
+
+    def pause(self, seconds: float) -> None:
+        with self._lock:
+            self._until = max(self._until, time.monotonic() + seconds)
+
+
+@dataclass(frozen=True)
+class Completion:
+    content: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: float
+    cached: bool
+    mode: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a judge kind is sent: a model at a base URL."""
+
+    model: str
+    base_url: str | None
+
+
+class ChatCaller:
+    """Chat completions with transport retries, response-format fallback and the shared throttle."""
+
+    def __init__(self, config: JudgeConfig, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.config = config
+        api_key = config.api_key.get_secret_value() if config.api_key else None
+        if not api_key:
+            raise ConfigError(
+                "judge.api_key is not set for judge.provider: openai",
+                tip="set judge.api_key: ${OPENAI_API_KEY} and export the key (or use provider: offline)",
+            )
+        self._api_key = api_key
+        self._clients: dict[str | None, openai.OpenAI] = {}
+        self._lock = threading.Lock()
+        self._modes: dict[tuple[str | None, str], int] = {}
+        self._no_seed: set[tuple[str | None, str]] = set()
+        self._fatal: str | None = None
+        self.throttle = Throttle()
+        self._sleep = sleep
+
+    def client(self, base_url: str | None) -> openai.OpenAI:
+        with self._lock:
+            if base_url not in self._clients:
+                self._clients[base_url] = openai.OpenAI(
+                    api_key=self._api_key, base_url=base_url or None, timeout=self.config.timeout_s, max_retries=0
+                )
+            return self._clients[base_url]
+
+    def mode(self, target: Target) -> str:
+        with self._lock:
+            return MODES[self._modes.get((target.base_url, target.model), 0)]
+
+    def _downgrade(self, target: Target, tried: str) -> bool:
+        """Fall back past `tried`; False when there is nothing left to fall back to."""
+        with self._lock:
+            key = (target.base_url, target.model)
+            current = self._modes.get(key, 0)
+            if MODES[current] != tried:
+                return True  # another thread has already moved on
+            if current + 1 >= len(MODES):
+                return False
+            self._modes[key] = current + 1
+            return True
+
+    def complete(self, target: Target, messages: list[Message], schema: dict[str, Any], sample: int = 0) -> Completion:
+        """One completion; `sample` offsets the seed, so that n samples are not n copies of one reply."""
+        if self._fatal:
+            raise CallFailed(self._fatal, fatal=True)
+        attempts = self.config.max_retries + 1
+        attempt = 0
+        while True:
+            attempt += 1
+            mode = self.mode(target)
+            kwargs: dict[str, Any] = {
+                "model": target.model,
+                "messages": messages,
+                "temperature": self.config.temperature,
+            }
+            if self.config.seed is not None and (target.base_url, target.model) not in self._no_seed:
+                kwargs["seed"] = self.config.seed + sample
+            if mode == "json_schema":
+                kwargs["response_format"] = schema
+            elif mode == "json_object":
+                kwargs["response_format"] = {"type": "json_object"}
+            self.throttle.wait()
+            started = time.monotonic()
+            try:
+                reply = self.client(target.base_url).chat.completions.create(**kwargs)
+            except openai.BadRequestError as exc:
+                text = str(exc).lower()
+                rejects_format = "response_format" in text or "json" in text
+                if "response_format" in kwargs and rejects_format and self._downgrade(target, mode):
+                    attempt -= 1  # a format fallback is not a transport retry
+                    continue
+                if "seed" in kwargs and "seed" in text:
+                    with self._lock:
+                        self._no_seed.add((target.base_url, target.model))
+                    attempt -= 1
+                    continue
+                raise CallFailed(f"judge call rejected: HTTP 400: {self._said(exc)}") from None
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                self._fatal = (
+                    f"judge call failed: HTTP {exc.status_code} ({self._said(exc)}); check judge.api_key and "
+                    "judge.base_url"
+                )
+                raise CallFailed(self._fatal, fatal=True) from None
+            except openai.RateLimitError as exc:
+                if _code(exc) == "insufficient_quota":
+                    self._fatal = "judge call failed: insufficient_quota (the account has no credit left)"
+                    raise CallFailed(self._fatal, fatal=True) from None
+                wait = parse_retry_after(exc.response.headers.get("retry-after"))
+                delay = min(MAX_RETRY_AFTER_S, wait if wait is not None else self._backoff(attempt))
+                self.throttle.pause(delay)
+                if attempt >= attempts:
+                    raise CallFailed(f"judge call failed: HTTP 429 after {attempt} attempts") from None
+                continue
+            except openai.APIStatusError as exc:
+                if exc.status_code < 500 or attempt >= attempts:
+                    raise CallFailed(
+                        f"judge call failed: HTTP {exc.status_code} after {attempt} attempt{'s' if attempt > 1 else ''}"
+                    ) from None
+                wait = parse_retry_after(exc.response.headers.get("retry-after"))
+                self._sleep(min(MAX_RETRY_AFTER_S, wait if wait is not None else self._backoff(attempt)))
+                continue
+            except openai.APITimeoutError:
+                if attempt >= attempts:
+                    raise CallFailed(
+                        f"judge call failed: timeout after {self.config.timeout_s:g} s ({attempt} attempts)"
+                    ) from None
+                self._sleep(self._backoff(attempt))
+                continue
+            except openai.APIConnectionError:
+                if attempt >= attempts:
+                    raise CallFailed(f"judge call failed: cannot connect to {host_of(target.base_url)}") from None
+                self._sleep(self._backoff(attempt))
+                continue
+            latency = (time.monotonic() - started) * 1000
+            if not reply.choices:
+                raise CallFailed("judge reply had no choices")
+            choice = reply.choices[0]
+            usage = reply.usage
+            return Completion(
+                content=choice.message.content or "",
+                finish_reason=choice.finish_reason,
+                prompt_tokens=usage.prompt_tokens if usage else 0,
+                completion_tokens=usage.completion_tokens if usage else 0,
+                latency_ms=round(latency, 1),
+                cached=False,
+                mode=mode,
+            )
+
+    def _said(self, exc: openai.APIStatusError) -> str:
+        """What the server said, trimmed, without the key: some proxies echo the key they were sent."""
+        return _message(exc).replace(self._api_key, "***")[:200]
+
+    @staticmethod
+    def _backoff(attempt: int) -> float:
+        return min(8.0, 0.5 * 2.0 ** (attempt - 1))
+
+
+def _message(exc: openai.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return exc.message
+
+
+def _code(exc: openai.APIStatusError) -> str | None:
+    body = exc.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict):
+            return str(inner.get("code") or inner.get("type") or "") or None
+    return None
