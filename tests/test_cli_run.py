@@ -475,7 +475,7 @@ def test_a_teams_own_template(ws: Path, capsys: pytest.CaptureFixture[str]) -> N
         write_config(ws, rag.url, [{"id": "t1", "question": "q?", "must_mention": ["x"]}])
         outcome = run(capsys, "run", "--comment-file", "c.md", "--template", "team.md.j2")
     assert outcome.code == 1
-    assert (ws / "c.md").read_text(encoding="utf-8") == "Gate fail: t1={{ 7\\*7 }} &#64;team;"
+    assert (ws / "c.md").read_text(encoding="utf-8") == "Gate fail: t1={{ 7\\*7 }} @\u200bteam;"
 
 
 def test_a_hostile_endpoint_cannot_break_the_comment(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -487,7 +487,8 @@ def test_a_hostile_endpoint_cannot_break_the_comment(ws: Path, capsys: pytest.Ca
         outcome = run(capsys, "run", "--comment-file", "c.md")
     assert outcome.code == 1
     comment = (ws / "c.md").read_text(encoding="utf-8")
-    assert "@" not in comment
+    assert re.search(r"@\w", comment) is None
+    assert "@\u200boctocat" in comment
     assert "<img" not in comment
     assert "<!--" not in comment
     assert "49" not in comment

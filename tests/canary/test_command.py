@@ -347,7 +347,7 @@ def test_comment_keeps_untrusted_text_inert(canary: Canary, healthy: tuple[ArmSe
     assert run.code == 0, run.out + run.err
     assert run.comment is not None
     warning = next(line for line in run.comment.splitlines() if "duplicates the question" in line)
-    assert "&#64;octocat" in warning and "@octocat" not in warning
+    assert "@\u200boctocat" in warning and "@octocat" not in warning
     assert "&lt;img" in warning and "<img" not in warning and "</details>" not in warning
     assert "\\|" in warning and "\\`" in warning
     assert "{{ 7\\*7 }}" in warning  # shown, not evaluated

@@ -34,7 +34,8 @@ ALLOWED_TAGS = {"details", "/details", "summary", "/summary", "code", "/code", "
 
 def markdown_text(escaped: str) -> str:
     """What a reader sees: backslash escapes and HTML entities resolved."""
-    return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", escaped))
+    # The zero-width space after `@` is what keeps GitHub from mentioning anyone; it reads as nothing.
+    return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", escaped)).replace("\u200b", "")
 
 
 def cells(row: str) -> int:
@@ -150,7 +151,7 @@ def test_every_failing_and_errored_case_is_a_table_row_with_each_condition(hosti
     assert len(rows) == 2
     evil, err = rows
     assert err == "| <code>err-3</code> | error | endpoint error: HTTP 500 after 3 attempts |"
-    assert evil.startswith("| <code>evil\\|\\`id\\`&#64;octocat&lt;img src=x onerror=alert(1)&gt;")
+    assert evil.startswith("| <code>evil\\|\\`id\\`@\u200boctocat&lt;img src=x onerror=alert(1)&gt;")
     conditions = evil.split(" | ")[-1].removesuffix(" |").split("<br>")
     assert [markdown_text(c) for c in conditions] == [
         'missing required detail: "<!-- @octocat | {{ 7*7 }} -->"',
@@ -186,10 +187,12 @@ def test_details_show_question_answer_retrieved_ids_and_reasons(hostile_comment:
     assert markdown_text(answer) == "**Answer:** " + HOSTILE + ". Shipping is free for @everyone."
     assert (
         retrieved
-        == "**Retrieved:** <code>doc\\|&lt;b&gt;&#64;x&lt;/b&gt;</code>, <code>d1</code> · confidence high · 100 ms"
+        == "**Retrieved:** <code>doc\\|&lt;b&gt;@\u200bx&lt;/b&gt;</code>, <code>d1</code> · confidence high · 100 ms"
     )
     assert "Unsupported claims:" in lines
-    assert "- Shipping is free for &#64;everyone. (at most 0% of its words appear in any passage (needs 50%))" in lines
+    assert (
+        "- Shipping is free for @\u200beveryone. (at most 0% of its words appear in any passage (needs 50%))" in lines
+    )
 
 
 def test_judge_reasons_and_unscored_judgements_are_shown() -> None:
@@ -204,7 +207,7 @@ def test_judge_reasons_and_unscored_judgements_are_shown() -> None:
     comment = render_comment(make_report([result], rules, judge_info={"judge": "gpt-x", "lexical": False}))
     lines = comment.splitlines()
     assert "Judge reasons:" in lines
-    assert "- grounding 2.0: cites &lt;b&gt;nothing&lt;/b&gt; &#64;all" in lines
+    assert "- grounding 2.0: cites &lt;b&gt;nothing&lt;/b&gt; @\u200ball" in lines
     assert "Unscored judgements:" in lines
     assert "- faithfulness: judge reply was not JSON \\| twice" in lines
 
@@ -248,9 +251,9 @@ def test_no_html_but_the_templates_own_tags(hostile_comment: str) -> None:
 
 
 def test_nobody_is_mentioned(hostile_comment: str) -> None:
-    assert "@" not in hostile_comment
-    assert "&#64;octocat" in hostile_comment
-    assert "&#64;org/team" in hostile_comment
+    assert re.search(r"@\w", hostile_comment) is None
+    assert "@\u200boctocat" in hostile_comment
+    assert "@\u200borg/team" in hostile_comment
 
 
 def test_every_table_row_keeps_its_column_count(hostile_comment: str) -> None:
@@ -270,10 +273,10 @@ def test_summary_holds_the_hostile_id_as_text(hostile_comment: str) -> None:
     # <summary> is raw HTML (no Markdown inside), so it gets entities and no backslashes.
     summary = re.findall(r"<summary>(.*)</summary>", hostile_comment)[0]
     assert summary == (
-        "<code>evil|`id`&#64;octocat&lt;img src=x onerror=alert(1)&gt;&lt;/details&gt;&lt;/summary&gt;"
+        "<code>evil|`id`@\u200boctocat&lt;img src=x onerror=alert(1)&gt;&lt;/details&gt;&lt;/summary&gt;"
         "{{ 7*7 }}</code> · fail"
     )
-    assert html.unescape(summary) == f"<code>{HOSTILE_ID}</code> · fail"
+    assert html.unescape(summary).replace("\u200b", "") == f"<code>{HOSTILE_ID}</code> · fail"
 
 
 def test_template_syntax_in_data_is_never_evaluated(hostile_comment: str) -> None:
@@ -296,9 +299,9 @@ def test_warnings_are_escaped_and_capped() -> None:
     warnings = [f"warning {i} @x <b>" for i in range(13)]
     comment = render_comment(make_report([result], warnings=warnings))
     lines = comment.splitlines()
-    assert "> ⚠️ warning 0 &#64;x &lt;b&gt;" in lines
-    assert "> ⚠️ warning 9 &#64;x &lt;b&gt;" in lines
-    assert "> ⚠️ warning 10 &#64;x &lt;b&gt;" not in lines
+    assert "> ⚠️ warning 0 @\u200bx &lt;b&gt;" in lines
+    assert "> ⚠️ warning 9 @\u200bx &lt;b&gt;" in lines
+    assert "> ⚠️ warning 10 @\u200bx &lt;b&gt;" not in lines
     assert "> ⚠️ …and 3 more warning(s) in the JSON report." in lines
 
 
@@ -377,7 +380,7 @@ def test_a_teams_own_template(tmp_path: Path) -> None:
     case = make_case("t1", must_mention=["receipt"])
     result = score_case(case, ok_result(make_trace("{{ 7*7 }} @you")), None, [])
     comment = render_comment(make_report([result]), template)
-    assert comment == "FAIL 0/1 by offline-lexical\n* <code>t1</code>: {{ 7\\*7 }} &#64;you\n"
+    assert comment == "FAIL 0/1 by offline-lexical\n* <code>t1</code>: {{ 7\\*7 }} @\u200byou\n"
 
 
 def test_a_template_error_is_a_config_error_naming_the_file(tmp_path: Path) -> None:

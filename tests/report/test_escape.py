@@ -12,7 +12,8 @@ from ragjudge.report.escape import code_id, html_text, inline
 
 def markdown_text(escaped: str) -> str:
     """What a reader sees: backslash escapes and HTML entities resolved."""
-    return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", escaped))
+    # The zero-width space after `@` is what keeps GitHub from mentioning anyone; it reads as nothing.
+    return html.unescape(re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", escaped)).replace("\u200b", "")
 
 
 HOSTILE = [
@@ -34,7 +35,7 @@ HOSTILE = [
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("@octocat", "&#64;octocat"),
+        ("@octocat", "@\u200boctocat"),
         ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"),
         ("a|b", "a\\|b"),
         ("`x`", "\\`x\\`"),
@@ -68,7 +69,7 @@ def test_inline_reads_back_as_the_original_text(text: str) -> None:
 def test_inline_output_is_inert(text: str) -> None:
     out = inline(text)
     assert "<" not in out and ">" not in out
-    assert "@" not in out
+    assert re.search(r"@\w", out) is None
     assert re.search(r"(?<!\\)[|`\[\]*_~]", out) is None  # every Markdown metacharacter escaped
 
 
@@ -90,7 +91,7 @@ def test_code_id_is_a_code_element_with_inert_content() -> None:
     assert code_id("cs-001") == "<code>cs-001</code>"
     assert code_id("case_1") == "<code>case\\_1</code>"
     assert code_id("a|b`c") == "<code>a\\|b\\`c</code>"
-    assert code_id("<img src=x>@x") == "<code>&lt;img src=x&gt;&#64;x</code>"
+    assert code_id("<img src=x>@x") == "<code>&lt;img src=x&gt;@\u200bx</code>"
     assert code_id("") == "<code>(none)</code>"
     assert code_id("  \n ") == "<code>(none)</code>"
 
@@ -105,7 +106,7 @@ def test_code_id_is_capped() -> None:
         ("case_1", "case_1"),  # no Markdown escapes: they would show inside raw HTML
         ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"),
         ("</summary></details>", "&lt;/summary&gt;&lt;/details&gt;"),
-        ("@octocat", "&#64;octocat"),
+        ("@octocat", "@\u200boctocat"),
         ("\"quoted\" 'single' & more", "&quot;quoted&quot; &#39;single&#39; &amp; more"),
         ("two\n\nlines", "two lines"),  # a blank line would end the HTML block
     ],
@@ -117,5 +118,11 @@ def test_html_text(text: str, expected: str) -> None:
 @pytest.mark.parametrize("text", HOSTILE)
 def test_html_text_reads_back_as_the_original_text(text: str) -> None:
     out = html_text(text)
-    assert "<" not in out and "@" not in out
-    assert html.unescape(out) == text
+    assert "<" not in out and re.search(r"@\w", out) is None
+    assert html.unescape(out).replace("\u200b", "") == text
+
+
+def test_issue_references_are_broken_so_nothing_is_cross_linked() -> None:
+    assert inline("see #123 and org/repo#9") == "see \\#\u200b123 and org/repo\\#\u200b9"
+    assert html_text("order #42") == "order #\u200b42"
+    assert inline("# heading") == "\\# heading"

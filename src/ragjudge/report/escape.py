@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import re
 
-# HTML is neutralised as entities; `@` too, so that no one is mentioned.
-_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "&#64;"}
+# HTML is neutralised as entities. `@` gets a zero-width space after it: GitHub finds mentions in the
+# rendered text, so neither `\@` nor `&#64;` stops a ping (github/markup#1168), but `@\u200b` does.
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@\u200b"}
 _HTML_ATTR = {**_HTML, '"': "&quot;", "'": "&#39;"}
+# `#123` would cross-reference issue 123 (and leave a "mentioned this" trail there): same remedy.
+_ISSUE_REF = re.compile(r"#(?=\d)")
 # Markdown punctuation that could open emphasis, code, a link or image, a heading or a table cell.
 _MD = re.compile(r"([\\`*_\[\]|~#])")
 # At the start of a list item, these would open a nested list.
@@ -34,7 +37,8 @@ def inline(text: object, limit: int = 300) -> str:
     """One line of inert Markdown text, at most `limit` characters before escaping."""
     out = _MD.sub(r"\\\1", _flat(text, limit))
     out = _LEADING_MARKER.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", out)
-    # Entities last: the `#` of `&#64;` must not be escaped.
+    out = _ISSUE_REF.sub("#\u200b", out)
+    # Entities last, so that the `#` of an entity is not escaped.
     return "".join(_HTML.get(ch, ch) for ch in out)
 
 
@@ -46,4 +50,4 @@ def code_id(text: object, limit: int = 120) -> str:
 
 def html_text(text: object, limit: int = 300) -> str:
     """One line of inert text inside a raw HTML block, where Markdown is not processed."""
-    return "".join(_HTML_ATTR.get(ch, ch) for ch in _flat(text, limit))
+    return "".join(_HTML_ATTR.get(ch, ch) for ch in _ISSUE_REF.sub("#\u200b", _flat(text, limit)))
