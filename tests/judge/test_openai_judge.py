@@ -583,6 +583,23 @@ def test_an_even_number_of_samples_can_give_a_half_score(fake: FakeOpenAI, tmp_p
     assert j.scores["grounding"] == 3.5 and j.scores["tone"] == 4 and type(j.scores["tone"]) is int
 
 
+def test_a_failed_sample_is_left_out_of_the_median_and_noted(fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.responder = by_kind(
+        rubric=queue(
+            Reply(content=rubric_json({"grounding": 2})),
+            Reply(content="prose"),
+            Reply(content="still prose"),
+            Reply(content=rubric_json({"grounding": 4})),
+        )
+    )
+    j = _judge(fake, tmp_path, samples=3)
+    assert j.scores["grounding"] == 3
+    assert j.notes == (
+        "rubric: 1 of 3 samples unscored (judge reply invalid after 2 attempts: the reply is not a JSON object "
+        "(Expecting value at character 0)); median of the rest",
+    )
+
+
 def test_one_sample_reports_no_spread(fake: FakeOpenAI, tmp_path: Path) -> None:
     assert _judge(fake, tmp_path).spread == {}
 

@@ -7,7 +7,7 @@ cached, retried and logged the same way.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.config import JudgeConfig
@@ -26,6 +26,7 @@ class Tally:
     cost: float = 0.0
     calls: int = 0
     cache_hits: int = 0
+    notes: list[str] = field(default_factory=list)
 
 
 class Asker:

@@ -74,6 +74,7 @@ class OpenAIJudge:
         if not samples:
             assert failure is not None
             raise failure
+        _note_dropped(tally, "rubric", self.config.samples, len(samples), failure)
         scores = {d: _tidy(statistics.median(s[0][d] for s in samples)) for d in plan.dimensions}
         spread = {d: float(max(s[0][d] for s in samples) - min(s[0][d] for s in samples)) for d in plan.dimensions}
         return scores, dict(samples[0][1]), spread if len(samples) > 1 else {}
@@ -100,6 +101,7 @@ class OpenAIJudge:
         if not results:
             assert failure is not None
             raise failure
+        _note_dropped(tally, "faithfulness", self.config.samples, len(results), failure)
         scored = [r for r in results if r[0] is not None]
         if not scored:
             return None, results[0][1]
@@ -172,7 +174,14 @@ class OpenAIJudge:
             cache_hits=tally.cache_hits,
             escalated=tuple(escalated),
             spread=spread,
+            notes=tuple(tally.notes),
         )
+
+
+def _note_dropped(tally: Tally, kind: str, asked: int, got: int, failure: CallFailed | None) -> None:
+    """Samples that failed are left out of the median, and the report says so."""
+    if got < asked and failure is not None:
+        tally.notes.append(f"{kind}: {asked - got} of {asked} samples unscored ({failure.reason}); median of the rest")
 
 
 def _tidy(value: float) -> float:
