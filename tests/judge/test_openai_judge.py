@@ -888,3 +888,13 @@ def test_a_case_is_judged_as_soon_as_its_reply_arrives(fake: FakeOpenAI, tmp_pat
     assert [r.case.id for r in results] == ["slow", "fast"]  # case order kept
     assert len(arrivals) == 4
     assert arrivals[0] - started < 0.6  # the fast case was judged while the slow endpoint call was running
+
+
+def test_a_400_about_something_else_is_not_taken_for_a_format_rejection(fake: FakeOpenAI, tmp_path: Path) -> None:
+    error = {"message": "We could not parse the JSON body of your request.", "type": "invalid_request_error"}
+    fake.responder = lambda body, i: Reply(status=400, error=error)
+    j = _judge(fake, tmp_path)
+    assert [_rf(b) for b in fake.bodies] == ["json_schema", "json_schema"]
+    assert j.unscored_reason("rubric") == (
+        "judge call rejected: HTTP 400: We could not parse the JSON body of your request."
+    )

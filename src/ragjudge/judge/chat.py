@@ -140,7 +140,7 @@ class ChatCaller:
                 reply = self.client(target.base_url).chat.completions.create(**kwargs)
             except openai.BadRequestError as exc:
                 text = str(exc).lower()
-                rejects_format = "response_format" in text or "json" in text
+                rejects_format = any(w in text for w in ("response_format", "json_schema", "json_object", "structured"))
                 if "response_format" in kwargs and rejects_format and self._downgrade(target, mode):
                     attempt -= 1  # a format fallback is not a transport retry
                     continue
