@@ -285,11 +285,11 @@ def test_labels_scored_by_the_model_judge_through_the_command(ws: Path, capsys: 
         ]
         log = ws / "calibrate.jsonl"
         r = calibrate(ws, capsys, "--config", "ragjudge.yml", "--log", str(log), rows=rows)
-        assert fake.call_count == 40  # rubric and faithfulness per label (there is no faithfulness-only call)
+        assert fake.call_count == 20  # one faithfulness call per label: the rubric is not asked
     assert r.code == 0 and r.report["n"] == 20 and r.report["judged"] == 20
     assert r.report["faithfulness_rule"] == "faithfulness >= 0.8"
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    assert len(lines) == 40 and {x["purpose"] for x in lines} == {"calibrate"}
+    assert len(lines) == 20 and {x["purpose"] for x in lines} == {"calibrate"}
     assert KEY not in log.read_text(encoding="utf-8")
 
 

@@ -171,7 +171,7 @@ def test_binary_items_are_scored_by_the_model_judge_with_the_threshold() -> None
         config = JudgeConfig(provider="openai", base_url=fake.base_url, api_key=KEY, cache=None, max_retries=0)
         factory = cache(lambda: make_judge(config))
         scored = score_labels(labels, True, DEFAULT_FAITHFULNESS, factory, _no_evidence, _log([]), 3)
-        assert fake.call_count == 6  # rubric + faithfulness per item
+        assert fake.call_count == 3  # faithfulness only: the rubric is not asked when calibrating
     assert [s.judge for s in scored] == [1.0, 1.0, 1.0]
 
 

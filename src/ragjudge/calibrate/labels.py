@@ -32,6 +32,7 @@ from ragjudge.config import Config
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.errors import CaseFileError, ConfigError
 from ragjudge.judge.interface import Judge
+from ragjudge.judge.openai_judge import OpenAIJudge
 from ragjudge.rules import Rule, parse_rules
 
 if TYPE_CHECKING:
@@ -249,7 +250,11 @@ def score_labels(
 
         if binary:
             case, trace = _case(label)
-            judgement = judge().judge(case, trace, write)
+            model = judge()
+            if isinstance(model, OpenAIJudge):
+                judgement = model.judge(case, trace, write, rubric=False)  # one call, not two
+            else:
+                judgement = model.judge(case, trace, write)
             value = judgement.faithfulness
             if value is None:
                 reason = judgement.unscored_reason("faithfulness") or "the answer makes no factual claim to check"

@@ -117,7 +117,8 @@ class OpenAIJudge:
         # The tolerance keeps a value exactly on the band's edge inside it (0.8 - 0.7 is 0.10000000000000009).
         return any(r.metric == metric and abs(value - r.threshold) <= band * scale + 1e-9 for r in self.rules)
 
-    def judge(self, case: Case, trace: Trace, log: LogFn) -> Judgement:
+    def judge(self, case: Case, trace: Trace, log: LogFn, rubric: bool = True) -> Judgement:
+        """Both judges; `rubric=False` asks only for faithfulness (calibrating binary labels needs no more)."""
         tally = Tally()
         plan = rubric_plan(case, trace)
         unscored: list[Unscored] = []
@@ -126,7 +127,8 @@ class OpenAIJudge:
         reasoning: dict[str, str] = {}
         spread: dict[str, float] = {}
         try:
-            scores, reasoning, spread = self._rubric(case, trace, self.primary, log, tally)
+            if rubric:
+                scores, reasoning, spread = self._rubric(case, trace, self.primary, log, tally)
         except CallFailed as exc:
             unscored.append(Unscored("rubric", exc.reason))
         if self.escalate and scores:
