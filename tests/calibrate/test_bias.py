@@ -241,6 +241,9 @@ def test_bias_check_catches_a_position_biased_judge_during_the_run(
     assert pb["flip_rate"] == 0.5 and pb["upper95"] == pytest.approx(_upper(6, 12), abs=1e-4)
     assert pb["biased"] is True and pb["inconclusive"] is False
     assert _evidence_calls(fake) == pb["calls"] == 6  # in order and reversed, for 3 sampled cases
+    # Every judge call of the run is counted in the suite's usage, the bias check's included.
+    assert report["suite"]["judge_calls"] == fake.call_count
+    assert pb["tokens"] > 0 and report["suite"]["judge_tokens"] == 120 * fake.call_count
     assert "Position-bias check" in comment and "6 of 12 passage scores changed" in comment
     assert "the judge looks position-biased" in comment
     assert any(w.startswith("the judge looks position-biased") for w in report["warnings"])

@@ -136,6 +136,8 @@ class BiasResult:
     other: int = 0
     """Length: how many scores fell (not bias towards length, but worth knowing)."""
     calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
     examples: tuple[dict[str, Any], ...] = ()
 
     @property
@@ -176,6 +178,8 @@ class BiasResult:
             "passages_needed": passages_needed(self.max_rate, self.rate or 0.0) if self.inconclusive else None,
             "unscored": self.unscored,
             "calls": self.calls,
+            "tokens": self.tokens,
+            "cost_usd": round(self.cost_usd, 6),
             "examples": list(self.examples),
         }
 

@@ -100,7 +100,15 @@ class RunExtras:
     def attach(self, report: Report) -> Report:
         if self.position_bias is None:
             return report
-        suite = SuiteBlock.model_validate({**report.suite.model_dump(), "position_bias": self.position_bias.as_dict()})
+        bias = self.position_bias
+        totals = report.suite.model_dump()
+        # The bias check's calls are judge calls like any other: they count in the run's usage and cost.
+        totals["judge_calls"] = totals.get("judge_calls", 0) + bias.calls
+        totals["judge_tokens"] = totals.get("judge_tokens", 0) + bias.tokens
+        totals["judge_cost_usd"] = round(totals.get("judge_cost_usd", 0.0) + bias.cost_usd, 6)
+        if bias.cost_usd:
+            totals["cost_usd"] = round((totals.get("cost_usd") or 0.0) + bias.cost_usd, 6)
+        suite = SuiteBlock.model_validate({**totals, "position_bias": bias.as_dict()})
         return report.model_copy(update={"suite": suite})
 
 
@@ -129,7 +137,7 @@ def run_bias_check(
     eligible = [r for r in results if r.endpoint.trace is not None and len(r.endpoint.trace.evidence) >= 2]
     picked = sample(eligible, n, seed)
 
-    def one(result: CaseResult) -> tuple[int, int, int, int]:
+    def one(result: CaseResult) -> tuple[int, int, int, int, int, float]:
         trace = result.endpoint.trace
         assert trace is not None
         texts = [p.text for p in trace.evidence][:MAX_BATCH]
@@ -137,14 +145,14 @@ def run_bias_check(
         def write(fields: dict[str, Any]) -> None:
             log.write("judge", result.case.id, {**fields, "purpose": "bias_check"})
 
-        calls = 0
+        calls, tokens, cost = 0, 0, 0.0
         forward = _forward_from(result.judgement, len(texts))
         if forward is None:
             scored = scorer.score(result.case.question, texts, write)
-            forward, calls = list(scored.scores), scored.calls
+            forward, calls, tokens, cost = list(scored.scores), scored.calls, scored.tokens, scored.cost_usd
         backward = scorer.score(result.case.question, texts[::-1], write)
         compared, flips, unscored = compare_position(forward, backward.scores)
-        return compared, flips, unscored, calls + backward.calls
+        return compared, flips, unscored, calls + backward.calls, tokens + backward.tokens, cost + backward.cost_usd
 
     with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="bias") as pool:
         rows = list(pool.map(one, picked))
@@ -156,4 +164,6 @@ def run_bias_check(
         max_rate=MAX_FLIP_RATE,
         unscored=sum(r[2] for r in rows),
         calls=sum(r[3] for r in rows),
+        tokens=sum(r[4] for r in rows),
+        cost_usd=sum(r[5] for r in rows),
     )
