@@ -233,15 +233,24 @@ def position_bias(
     log: Callable[[str, dict[str, Any]], None],
     max_rate: float = MAX_FLIP_RATE,
     concurrency: int = 4,
+    in_order: Callable[[BiasItem], list[PassageScore] | None] = lambda _item: None,
+    purpose: str = "position_bias",
 ) -> BiasResult:
-    """Score every item in order and reversed; count the passages whose score changed."""
+    """Score every item in order and reversed; count the passages whose score changed.
+
+    `in_order` may supply scores already made in the given order (the gate's LLM context
+    precision), so that only the reversed order costs a call.
+    """
+    from ragjudge.calibrate.evidence import EvidenceResult  # evidence.py imports this module
+
     usable = [it for it in items if len(it.passages) >= 2]
 
-    def run(item: BiasItem) -> tuple[int, int, int, int, list[dict[str, Any]]]:
+    def run(item: BiasItem) -> tuple[int, int, int, EvidenceResult, list[dict[str, Any]]]:
         def write(fields: dict[str, Any]) -> None:
-            log(item.id, {**fields, "purpose": "position_bias"})
+            log(item.id, {**fields, "purpose": purpose})
 
-        fwd = scorer.score(item.claim, item.passages, write)
+        known = in_order(item)
+        fwd = EvidenceResult(tuple(known)) if known is not None else scorer.score(item.claim, item.passages, write)
         bwd = scorer.score(item.claim, item.passages[::-1], write)
         compared, flips, unscored = compare_position(fwd.scores, bwd.scores)
         n = len(item.passages)
@@ -250,7 +259,8 @@ def position_bias(
             for i, f in enumerate(fwd.scores)
             if f.score is not None and bwd.scores[n - 1 - i].score not in (None, f.score)
         ]
-        return compared, flips, unscored, fwd.calls + bwd.calls, examples
+        used = EvidenceResult((), fwd.calls + bwd.calls, 0, fwd.tokens + bwd.tokens, fwd.cost_usd + bwd.cost_usd)
+        return compared, flips, unscored, used, examples
 
     with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="bias") as pool:
         rows = list(pool.map(run, usable))
@@ -261,7 +271,9 @@ def position_bias(
         changed=sum(r[1] for r in rows),
         max_rate=max_rate,
         unscored=sum(r[2] for r in rows),
-        calls=sum(r[3] for r in rows),
+        calls=sum(r[3].calls for r in rows),
+        tokens=sum(r[3].tokens for r in rows),
+        cost_usd=sum(r[3].cost_usd for r in rows),
         examples=tuple(e for r in rows for e in r[4])[:20],
     )
 

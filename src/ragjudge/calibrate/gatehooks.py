@@ -16,10 +16,9 @@ Kept here so that the gate itself changes by a few lines:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.calibrate.bias import MAX_FLIP_RATE, BiasResult, compare_position, sample
+from ragjudge.calibrate.bias import MAX_FLIP_RATE, BiasItem, BiasResult, position_bias, sample
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case
 from ragjudge.config import Config
@@ -132,38 +131,22 @@ def run_bias_check(
     log: EventLog,
     concurrency: int,
 ) -> BiasResult:
+    """Reverse the passages of `n` sampled cases (the question as the claim) and count score flips."""
     from ragjudge.calibrate.evidence import MAX_BATCH
 
     eligible = [r for r in results if r.endpoint.trace is not None and len(r.endpoint.trace.evidence) >= 2]
     picked = sample(eligible, n, seed)
+    items = {
+        r.case.id: BiasItem(r.case.id, r.case.question, tuple(p.text for p in r.endpoint.trace.evidence[:MAX_BATCH]))
+        for r in picked
+        if r.endpoint.trace is not None
+    }
+    judgements = {r.case.id: r.judgement for r in picked}
 
-    def one(result: CaseResult) -> tuple[int, int, int, int, int, float]:
-        trace = result.endpoint.trace
-        assert trace is not None
-        texts = [p.text for p in trace.evidence][:MAX_BATCH]
+    def in_order(item: BiasItem) -> list[PassageScore] | None:
+        return _forward_from(judgements[item.id], len(item.passages))
 
-        def write(fields: dict[str, Any]) -> None:
-            log.write("judge", result.case.id, {**fields, "purpose": "bias_check"})
+    def write(case_id: str, fields: dict[str, Any]) -> None:
+        log.write("judge", case_id, fields)
 
-        calls, tokens, cost = 0, 0, 0.0
-        forward = _forward_from(result.judgement, len(texts))
-        if forward is None:
-            scored = scorer.score(result.case.question, texts, write)
-            forward, calls, tokens, cost = list(scored.scores), scored.calls, scored.tokens, scored.cost_usd
-        backward = scorer.score(result.case.question, texts[::-1], write)
-        compared, flips, unscored = compare_position(forward, backward.scores)
-        return compared, flips, unscored, calls + backward.calls, tokens + backward.tokens, cost + backward.cost_usd
-
-    with ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="bias") as pool:
-        rows = list(pool.map(one, picked))
-    return BiasResult(
-        kind="position",
-        items=len(picked),
-        passages=sum(r[0] for r in rows),
-        changed=sum(r[1] for r in rows),
-        max_rate=MAX_FLIP_RATE,
-        unscored=sum(r[2] for r in rows),
-        calls=sum(r[3] for r in rows),
-        tokens=sum(r[4] for r in rows),
-        cost_usd=sum(r[5] for r in rows),
-    )
+    return position_bias(list(items.values()), scorer, write, MAX_FLIP_RATE, concurrency, in_order, "bias_check")
