@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ragjudge.canary import stats
 from ragjudge.canary.feedback import ArmFeedback
 from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
 from ragjudge.config import CanaryConfig
@@ -137,3 +138,30 @@ def verdict_of(decisions: list[MetricDecision] | tuple[MetricDecision, ...]) -> 
     if decisions and all(d == "pass" for d in decisions):
         return "promote"
     return "inconclusive"
+
+
+def metric_result(
+    rule: CanaryRule,
+    evidence: Evidence,
+    value: float | None,
+    ci: stats.Interval | None,
+    decision: MetricDecision,
+    reason: str,
+    treatment: float | None,
+    control: float | None,
+) -> MetricResult:
+    """One rule's result, with the sample sizes it was decided on."""
+    n_t, n_c = sizes(rule, evidence)
+    return MetricResult(
+        metric=rule.metric,
+        value=value,
+        ci=(ci.lo, ci.hi) if ci is not None else None,
+        op=rule.op,
+        threshold=rule.threshold,
+        decision=decision,
+        reason=reason,
+        treatment=treatment,
+        control=control,
+        n_treatment=n_t,
+        n_control=n_c,
+    )

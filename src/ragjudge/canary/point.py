@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from ragjudge.canary import stats
-from ragjudge.canary.model import Evidence, MetricDecision, MetricResult, Settings, shortfall, sizes
+from ragjudge.canary.model import Evidence, MetricDecision, MetricResult, Settings, metric_result, shortfall
 from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
 
 
@@ -138,7 +138,6 @@ def _arm(rule: CanaryRule, figure: float | None) -> PointArm:
 def decide_metric(rule: CanaryRule, evidence: Evidence, settings: Settings) -> MetricResult:
     """One rule in point mode."""
     t, c = _figures(rule, evidence)
-    n_t, n_c = sizes(rule, evidence)
     needs_control = rule.metric in (DISLIKE_RATE_RATIO, P95_LATENCY_RATIO)
     computable = t is not None and (c is not None or not needs_control)
     decision: MetricDecision
@@ -156,16 +155,4 @@ def decide_metric(rule: CanaryRule, evidence: Evidence, settings: Settings) -> M
         else:
             decision, reason = "pass", _held(rule, t, c)
         value = (t / c if c else None) if needs_control else t
-    return MetricResult(
-        metric=rule.metric,
-        value=value,
-        ci=None,
-        op=rule.op,
-        threshold=rule.threshold,
-        decision=decision,
-        reason=reason,
-        treatment=t,
-        control=c,
-        n_treatment=n_t,
-        n_control=n_c,
-    )
+    return metric_result(rule, evidence, value, None, decision, reason, t, c)

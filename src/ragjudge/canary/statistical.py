@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from ragjudge.canary import stats
-from ragjudge.canary.model import Evidence, MetricDecision, MetricResult, Settings, shortfall, sizes
+from ragjudge.canary.model import Evidence, MetricDecision, MetricResult, Settings, metric_result, shortfall
 from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
 
 # What a held (pass) and a broken (fail) rule reads as, per operator.
@@ -65,32 +65,6 @@ def _three_way(rule: CanaryRule, value: float, ci: stats.Interval, *, ratio: boo
     return "inconclusive", f"may {'exceed' if upper else 'fall below'} {line} (the interval reaches {side} it)"
 
 
-def _result(
-    rule: CanaryRule,
-    evidence: Evidence,
-    value: float | None,
-    ci: stats.Interval | None,
-    decision: MetricDecision,
-    reason: str,
-    treatment: float | None,
-    control: float | None,
-) -> MetricResult:
-    n_t, n_c = sizes(rule, evidence)
-    return MetricResult(
-        metric=rule.metric,
-        value=value,
-        ci=(ci.lo, ci.hi) if ci is not None else None,
-        op=rule.op,
-        threshold=rule.threshold,
-        decision=decision,
-        reason=reason,
-        treatment=treatment,
-        control=control,
-        n_treatment=n_t,
-        n_control=n_c,
-    )
-
-
 def _dislikes(rule: CanaryRule, evidence: Evidence, settings: Settings) -> MetricResult:
     t, c = evidence.treatment.feedback, evidence.control.feedback
     assert t is not None and c is not None and t.rate is not None and c.rate is not None
@@ -102,7 +76,7 @@ def _dislikes(rule: CanaryRule, evidence: Evidence, settings: Settings) -> Metri
     )
     if 0 in (t.dislikes, t.responses - t.dislikes, c.dislikes, c.responses - c.dislikes):
         reason += " (a count was zero, so 0.5 was added to every cell)"
-    return _result(rule, evidence, rr, ci, decision, reason, t.rate, c.rate)
+    return metric_result(rule, evidence, rr, ci, decision, reason, t.rate, c.rate)
 
 
 def _p95_ratio(rule: CanaryRule, evidence: Evidence, settings: Settings) -> MetricResult:
@@ -114,7 +88,7 @@ def _p95_ratio(rule: CanaryRule, evidence: Evidence, settings: Settings) -> Metr
         f"p95 latency {p95_t:.0f} ms vs {p95_c:.0f} ms "
         f"(ratio {_num(ratio, '.2f')}, {_ci_label(settings)} {_num(ci.lo, '.2f')}–{_num(ci.hi, '.2f')}) {ending}"
     )
-    return _result(rule, evidence, ratio, ci, decision, reason, p95_t, p95_c)
+    return metric_result(rule, evidence, ratio, ci, decision, reason, p95_t, p95_c)
 
 
 def min_requests_for_p95_bound(confidence: float) -> int:
@@ -134,7 +108,7 @@ def _p95_limit(rule: CanaryRule, evidence: Evidence, settings: Settings) -> Metr
             f"it needs at least {min_requests_for_p95_bound(settings.confidence)})"
         )
     reason = f"p95 latency {p95_t:.0f} ms ({_ci_label(settings)} {_num(ci.lo, '.0f')}–{_num(ci.hi, '.0f')} ms) {ending}"
-    return _result(rule, evidence, p95_t, ci, decision, reason, p95_t, p95_c)
+    return metric_result(rule, evidence, p95_t, ci, decision, reason, p95_t, p95_c)
 
 
 def _faithfulness(rule: CanaryRule, evidence: Evidence, settings: Settings) -> MetricResult:
@@ -144,7 +118,7 @@ def _faithfulness(rule: CanaryRule, evidence: Evidence, settings: Settings) -> M
     decision, ending = _three_way(rule, mean, ci, ratio=False)
     versus = f"control {control:.3f}" if control is not None else "control not scored"
     reason = f"faithfulness {mean:.3f} ({_ci_label(settings)} {ci.lo:.3f}–{ci.hi:.3f}; {versus}) {ending}"
-    return _result(rule, evidence, mean, ci, decision, reason, mean, control)
+    return metric_result(rule, evidence, mean, ci, decision, reason, mean, control)
 
 
 _DECIDERS = {
@@ -169,7 +143,7 @@ def unavailable(rule: CanaryRule, evidence: Evidence, reason: str) -> MetricResu
     else:
         treatment = math.fsum(t.faithfulness) / len(t.faithfulness) if t.faithfulness else None
         control = math.fsum(c.faithfulness) / len(c.faithfulness) if c.faithfulness else None
-    return _result(rule, evidence, None, None, "inconclusive", reason, treatment, control)
+    return metric_result(rule, evidence, None, None, "inconclusive", reason, treatment, control)
 
 
 def decide_metric(rule: CanaryRule, evidence: Evidence, settings: Settings) -> MetricResult:
