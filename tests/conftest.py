@@ -8,6 +8,7 @@ shared helpers as `tests.helpers_rag`, even when run alone (`pytest tests/report
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 
 import pytest
@@ -20,3 +21,15 @@ def rag_server() -> Iterator[RagServer]:
     """A started loopback RAG server with no replies yet: fill `rag_server.replies` in the test."""
     with RagServer({}) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def example_rag_url() -> Iterator[str]:
+    """The example RAG service (examples/rag_service.py) on a free loopback port."""
+    serve_in_thread = importlib.import_module("ragjudge.examples.rag_service").serve_in_thread
+    server, url = serve_in_thread()
+    try:
+        yield url
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -10,7 +10,6 @@ INPUT_<NAME> with hyphens kept.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import shutil
@@ -43,17 +42,6 @@ class ContainerRun:
     stderr: str
     outputs: dict[str, str]
     summary: str
-
-
-@pytest.fixture(scope="module")
-def rag_url() -> Iterator[str]:
-    serve_in_thread = importlib.import_module("ragjudge.examples.rag_service").serve_in_thread
-    server, url = serve_in_thread()
-    try:
-        yield url
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture
@@ -100,7 +88,7 @@ def run_action(host: Path, env: dict[str, str], timeout: int = 300) -> Container
     )
 
 
-def runner_env(github: FakeGitHub, rag_url: str, **inputs: str) -> dict[str, str]:
+def runner_env(github: FakeGitHub, example_rag_url: str, **inputs: str) -> dict[str, str]:
     given = {name.replace("_", "-"): value for name, value in inputs.items()}
     env = {f"INPUT_{name.upper()}": value for name, value in {**action_defaults(), **given}.items()}
     return {
@@ -118,16 +106,16 @@ def runner_env(github: FakeGitHub, rag_url: str, **inputs: str) -> dict[str, str
         "GITHUB_REPOSITORY": REPO,
         "GITHUB_RUN_ID": "777",
         "RUNNER_TEMP": "/home/runner/work/_temp",
-        "RAG_URL": rag_url,
+        "RAG_URL": example_rag_url,
     }
 
 
 def test_failing_gate_fails_the_step_then_a_passing_rerun_updates_the_one_comment(
-    host: Path, github: FakeGitHub, rag_url: str
+    host: Path, github: FakeGitHub, example_rag_url: str
 ) -> None:
     someone = github.add_comment(PR, MARKER + "\nquoted by a human", author="reviewer")
 
-    failed = run_action(host, runner_env(github, rag_url, config="fail.yml"))
+    failed = run_action(host, runner_env(github, example_rag_url, config="fail.yml"))
 
     assert failed.code == 1, failed.stderr
     assert failed.outputs["verdict"] == "fail" and failed.outputs["passed"] == "false"
@@ -143,7 +131,7 @@ def test_failing_gate_fails_the_step_then_a_passing_rerun_updates_the_one_commen
     assert "::error title=ragjudge%3A suite rule pass_rate failed::" in failed.stdout
     assert f"::add-mask::{TOKEN}" in failed.stdout and failed.stdout.count(TOKEN) == 1
 
-    passed = run_action(host, runner_env(github, rag_url, config="pass.yml"))
+    passed = run_action(host, runner_env(github, example_rag_url, config="pass.yml"))
 
     assert passed.code == 0, passed.stderr
     assert passed.outputs["verdict"] == "pass" and passed.outputs["passed"] == "true"
@@ -154,10 +142,10 @@ def test_failing_gate_fails_the_step_then_a_passing_rerun_updates_the_one_commen
     assert len(github.comments[PR]) == 2
 
 
-def test_read_only_token_warns_and_the_gate_still_decides(host: Path, github: FakeGitHub, rag_url: str) -> None:
+def test_read_only_token_warns_and_the_gate_still_decides(host: Path, github: FakeGitHub, example_rag_url: str) -> None:
     github.fail_next("POST", 403)
 
-    run = run_action(host, runner_env(github, rag_url, config="fail.yml"))
+    run = run_action(host, runner_env(github, example_rag_url, config="fail.yml"))
 
     assert run.code == 1, run.stderr
     assert "::warning title=ragjudge%3A PR comment::" in run.stdout and "HTTP 403" in run.stdout
@@ -166,17 +154,17 @@ def test_read_only_token_warns_and_the_gate_still_decides(host: Path, github: Fa
     assert github.comments.get(PR, []) == []
 
 
-def test_invalid_input_exits_2(host: Path, github: FakeGitHub, rag_url: str) -> None:
-    run = run_action(host, runner_env(github, rag_url, config="pass.yml", comment="sometimes"))
+def test_invalid_input_exits_2(host: Path, github: FakeGitHub, example_rag_url: str) -> None:
+    run = run_action(host, runner_env(github, example_rag_url, config="pass.yml", comment="sometimes"))
 
     assert run.code == 2
     assert "input `comment` must be one of always, on-failure, never, got 'sometimes'" in run.stderr
     assert github.requests == []
 
 
-def test_outside_github_the_container_is_a_plain_gate(host: Path, rag_url: str) -> None:
+def test_outside_github_the_container_is_a_plain_gate(host: Path, example_rag_url: str) -> None:
     cmd = ["podman", "--runtime", RUNTIME, "run", "--rm", "--network=host", "-v", f"{host / 'workspace'}:/src"]
-    cmd += ["-w", "/src", "-e", "INPUT_CONFIG=pass.yml", "-e", f"RAG_URL={rag_url}", IMAGE]
+    cmd += ["-w", "/src", "-e", "INPUT_CONFIG=pass.yml", "-e", f"RAG_URL={example_rag_url}", IMAGE]
 
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
 

@@ -3,9 +3,7 @@ a pull_request event, and the GitHub API pointed at FakeGitHub on loopback."""
 
 from __future__ import annotations
 
-import importlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,18 +14,6 @@ from tests.github.runner import ActionRunner
 from tests.github.workspace import write_example_workspace
 
 __all__ = ["fake_github", "fake_openai"]
-
-
-@pytest.fixture(scope="session")
-def example_rag_url() -> Iterator[str]:
-    """The example RAG service (examples/rag_service.py) on a free loopback port."""
-    serve_in_thread = importlib.import_module("ragjudge.examples.rag_service").serve_in_thread
-    server, url = serve_in_thread()
-    try:
-        yield url
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture
