@@ -84,7 +84,7 @@ def ragjudge_command() -> str:
     return found
 
 
-def run_gate(folder: Path, config: Path) -> dict[str, Any]:
+def run_gate(folder: Path, config: Path, profile: Path | None = None) -> dict[str, Any]:
     """One `ragjudge run`: wall time, the OS's accounting of the finished process, when it started."""
     command = [
         ragjudge_command(),
@@ -98,6 +98,9 @@ def run_gate(folder: Path, config: Path) -> dict[str, Any]:
         "--log",
         str(folder / "eval.jsonl"),
     ]
+    if profile is not None:
+        # Collapsed stacks from the sampling profiler (pip install py-spy); the figures then include its cost.
+        command = ["py-spy", "record", "--format", "raw", "--rate", "250", "--gil", "-o", str(profile), "--", *command]
     env = {**os.environ, "BENCH_JUDGE_KEY": "sk-bench-0123456789"}
     started_epoch = time.time()
     started = time.perf_counter()
@@ -137,12 +140,13 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         assert server.stdout is not None
         urls = json.loads(server.stdout.readline())
         with tempfile.TemporaryDirectory(prefix="gate-bench-") as tmp:
-            folder = Path(tmp)
+            folder = Path(args.keep or tmp)
+            folder.mkdir(parents=True, exist_ok=True)
             config = write_inputs(folder, args, urls)
             if args.warm:
                 run_gate(folder, config)
                 stats(urls, reset=True)
-            run = run_gate(folder, config)
+            run = run_gate(folder, config, args.profile)
             served = stats(urls)
             report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     finally:
@@ -164,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warm", action="store_true", help="measure a rerun on a filled judge cache")
     parser.add_argument("--offline", action="store_true", help="the offline judge: no judge calls")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="run in DIR and keep the config, log and report")
+    parser.add_argument("--profile", type=Path, metavar="FILE", help="write py-spy's collapsed stacks here")
     args = parser.parse_args(argv)
 
     m = measure(args)

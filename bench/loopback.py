@@ -90,6 +90,9 @@ def instance(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -> An
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as real services and SDK clients use
+    # Headers and body go out in two writes: with Nagle's algorithm on, the body waits for the client's
+    # delayed ACK (40 ms on Linux). Real servers set TCP_NODELAY, and so does this one.
+    disable_nagle_algorithm = True
     server: Servers
 
     def log_message(self, format: str, *args: Any) -> None:
