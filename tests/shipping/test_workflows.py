@@ -111,9 +111,10 @@ def test_release_builds_multi_arch_with_metadata_labels_and_trusted_publishing()
     build = image_steps["docker/build-push-action"]["with"]
     assert build["platforms"] == "linux/amd64,linux/arm64"
     assert build["labels"] == "${{ steps.meta.outputs.labels }}"
-    assert "ghcr.io/${{ github.repository_owner }}/ragjudge-action" in image_steps["docker/metadata-action"]["with"][
-        "images"
-    ]
+    assert (
+        "ghcr.io/${{ github.repository_owner }}/ragjudge-action"
+        in image_steps["docker/metadata-action"]["with"]["images"]
+    )
     assert release["jobs"]["image"]["permissions"] == {"contents": "read", "packages": "write"}
     pypi = release["jobs"]["pypi"]
     assert pypi["permissions"]["id-token"] == "write"
