@@ -93,7 +93,13 @@ def run_gate(request: GateRequest) -> Report:
     secrets = secrets_of(config)
     log = EventLog(request.log, secrets)
     try:
-        plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
+        plan = RunPlan(
+            cases,
+            case_rules,
+            config.endpoint.concurrency,
+            config.judge.concurrency,
+            keep_passage_text=request.bias_check > 0,  # the bias check re-reads sampled cases' passages
+        )
         results = not_evaluated(cases, refusal) if refusal else run_cases(plan, source, judge, log)
         if bias is not None and not refusal:
             bias.run(results, log, warnings)
