@@ -97,7 +97,9 @@ def run_gate(request: GateRequest) -> Report:
             cases,
             case_rules,
             config.endpoint.concurrency,
-            config.judge.concurrency,
+            # The model judge's calls in flight are capped by its adaptive limit (judge.concurrency at most); the
+            # extra workers wait out a 429's backoff without taking a place from the calls that can go.
+            config.judge.concurrency * (2 if config.judge.provider == "openai" else 1),
             keep_passage_text=request.bias_check > 0,  # the bias check re-reads sampled cases' passages
         )
         results = not_evaluated(cases, refusal) if refusal else run_cases(plan, source, judge, log)

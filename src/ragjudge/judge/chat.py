@@ -15,6 +15,7 @@ from ragjudge.config import JudgeConfig
 from ragjudge.endpoint.client import MAX_RETRY_AFTER_S, parse_retry_after
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import host_of
+from ragjudge.judge.limiter import AdaptiveLimit
 from ragjudge.judge.prompting import Message
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class ChatCaller:
         self._no_seed: set[tuple[str | None, str]] = set()
         self._fatal: str | None = None
         self.throttle = Throttle()
+        self.limit = AdaptiveLimit(config.concurrency)
         self._sleep = sleep
 
     def client(self, base_url: str | None) -> openai.OpenAI:
@@ -144,7 +146,8 @@ class ChatCaller:
             self.throttle.wait()
             started = time.monotonic()
             try:
-                reply = self.client(target.base_url).chat.completions.create(**kwargs)
+                with self.limit.slot():
+                    reply = self.client(target.base_url).chat.completions.create(**kwargs)
             except openai.BadRequestError as exc:
                 text = str(exc).lower()
                 rejects_format = any(w in text for w in ("response_format", "json_schema", "json_object", "structured"))
@@ -167,11 +170,14 @@ class ChatCaller:
                 if _code(exc) == "insufficient_quota":
                     self._fatal = "judge call failed: insufficient_quota (the account has no credit left)"
                     raise CallFailed(self._fatal, fatal=True) from None
+                self.limit.throttled()
                 wait = parse_retry_after(exc.response.headers.get("retry-after"))
-                delay = min(MAX_RETRY_AFTER_S, wait if wait is not None else self._backoff(attempt))
-                self.throttle.pause(delay)
                 if attempt >= attempts:
                     raise CallFailed(f"judge call failed: HTTP 429 after {attempt} attempts") from None
+                if wait is not None:  # the server said when: every call waits that long
+                    self.throttle.pause(min(MAX_RETRY_AFTER_S, wait))
+                else:  # no hint: this call backs off, and the smaller limit slows the others
+                    self._sleep(self._backoff(attempt))
                 continue
             except openai.APIStatusError as exc:
                 if exc.status_code < 500 or attempt >= attempts:
@@ -193,6 +199,7 @@ class ChatCaller:
                     raise CallFailed(f"judge call failed: cannot connect to {host_of(target.base_url)}") from None
                 self._sleep(self._backoff(attempt))
                 continue
+            self.limit.succeeded()
             latency = (time.monotonic() - started) * 1000
             if not reply.choices:
                 raise CallFailed("judge reply had no choices")
