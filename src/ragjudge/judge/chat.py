@@ -147,6 +147,8 @@ class ChatCaller:
             started = time.monotonic()
             try:
                 with self.limit.slot():
+                    if self._fatal:  # set by another call while this one waited for its place
+                        raise CallFailed(self._fatal, fatal=True)
                     reply = self.client(target.base_url).chat.completions.create(**kwargs)
             except openai.BadRequestError as exc:
                 text = str(exc).lower()
