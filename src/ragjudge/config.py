@@ -55,6 +55,11 @@ class EndpointConfig(_Strict):
     retries: int = Field(2, ge=0, le=10)
     concurrency: int = Field(8, ge=1, le=256)
     max_response_bytes: int = Field(5_000_000, gt=0)
+    max_wait_s: float = Field(60.0, ge=0, description="A longer Retry-After ends the call at once instead.")
+    follow_redirects: bool = Field(False, description="Off: a 3xx reply is a case error naming its Location.")
+    allow_cross_origin: bool = Field(
+        False, description="With follow_redirects: follow a hop to another origin (without headers or body)."
+    )
     response: ResponseMapping = Field(default_factory=ResponseMapping)
 
     @field_validator("method", mode="before")
@@ -90,6 +95,10 @@ class JudgeConfig(_Strict):
     concurrency: int = Field(8, ge=1, le=256)
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(4, ge=0, le=20)
+    max_wait_s: float = Field(60.0, ge=0, description="A longer Retry-After ends the call at once instead.")
+    max_retry_time_s: float = Field(
+        300.0, ge=0, description="Run-wide: time spent waiting to retry; past it, later judgements are unscored."
+    )
     samples: int = Field(1, ge=1, le=15)
     cache: Path | None = Path(".ragjudge/cache")
     excerpt_chars: int = Field(1200, ge=50)
