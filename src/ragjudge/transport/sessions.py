@@ -63,3 +63,33 @@ def watched_session(*, trust_env: bool = False) -> requests.Session:
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     return session
+
+
+class CutOff(requests.Timeout):
+    """The whole call did not finish within its deadline, or the run was stopped."""
+
+
+def bounded_request(
+    session: requests.Session, method: str, url: str, seconds: float, **kwargs: Any
+) -> requests.Response:
+    """`session.request` with the body read, all within `seconds`; raises `CutOff` past it.
+
+    Meant for `watched_session()` sessions; with any other session only the socket timeouts apply.
+    """
+    with deadline.limit(seconds) as limit:
+        try:
+            response = session.request(method, url, timeout=seconds, **kwargs)
+            _ = response.content  # read here, inside the deadline
+        except requests.RequestException as exc:
+            if limit.fired is not None:
+                raise _cut_off(limit) from None
+            raise exc
+        if limit.fired is not None:
+            raise _cut_off(limit)  # a body cut short can look whole
+    return response
+
+
+def _cut_off(limit: deadline.Deadline) -> CutOff:
+    if limit.fired == deadline.STOPPED:
+        return CutOff("interrupted")
+    return CutOff(f"no complete reply within {limit.seconds:g} s")
