@@ -14,11 +14,12 @@ from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
-from ragjudge.report.model import Report, build_report, redact
+from ragjudge.report.model import Report, build_report, mark_interrupted, redact
 from ragjudge.rules import parse_rules
 from ragjudge.runner import ReplySource, RunPlan, run_cases
 from ragjudge.suite import evaluate_suite
 from ragjudge.traces import latency_rules, load_traces
+from ragjudge.transport import deadline
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,9 @@ def run_gate(request: GateRequest) -> Report:
     try:
         plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
         results = extras.refused(cases) if extras.refusal else run_cases(plan, source, extras.judge, log)
-        extras.check_bias(results, log, warnings)
+        stopped = deadline.stop_reason()
+        if not stopped:
+            extras.check_bias(results, log, warnings)
     finally:
         log.close()
     suite = evaluate_suite(results, case_rules, suite_rules)
@@ -96,5 +99,8 @@ def run_gate(request: GateRequest) -> Report:
     }
     if config.judge.provider == "openai":
         judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
+    report = extras.attach(build_report(results, suite, judge_info, warnings))
+    if stopped:
+        report = mark_interrupted(report, stopped, len(cases))
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
-    return redact(extras.attach(build_report(results, suite, judge_info, warnings)), secrets)
+    return redact(report, secrets)

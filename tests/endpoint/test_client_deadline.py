@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import time
 
+from tests.fakes.drip import DripServer, http_reply
+
 from ragjudge.config import EndpointConfig
 from ragjudge.endpoint.client import EndpointClient
-from tests.fakes.drip import DripServer, http_reply
 
 OK = json.dumps({"answer": "ok", "retrieved": []}).encode()
 
@@ -31,7 +32,7 @@ def test_status_line_and_headers_dripped_a_byte_a_second_end_at_the_deadline(mak
 
 def test_each_retry_gets_its_own_whole_deadline(make_case):
     with DripServer(http_reply(OK), every_s=0.2) as server:
-        elapsed, error, attempts = _call(server.url + "/ask", make_case, timeout_s=0.5, retries=1)
+        elapsed, error, _attempts = _call(server.url + "/ask", make_case, timeout_s=0.5, retries=1)
     assert error == "endpoint error: timeout after 0.5 s (2 attempts)"
     assert server.requests == 2
     assert 0.9 < elapsed < 2.0

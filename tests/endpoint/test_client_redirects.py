@@ -48,9 +48,7 @@ def test_following_within_the_origin_keeps_method_body_and_headers(serve, make_c
 def test_an_allowed_cross_origin_hop_carries_no_custom_header_and_no_body(serve, make_client, make_case):
     target = serve(lambda ex: ex.json(OK))
     server = serve(lambda ex: ex.send(307, b"", headers={"Location": target.url}))
-    client = make_client(
-        server.url, headers={"X-Api-Key": "k-123456"}, follow_redirects=True, allow_cross_origin=True
-    )
+    client = make_client(server.url, headers={"X-Api-Key": "k-123456"}, follow_redirects=True, allow_cross_origin=True)
     result = client.call(make_case())
     assert result.error is None
     (hop,) = target.requests

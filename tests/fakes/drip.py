@@ -92,7 +92,6 @@ def _read_request(conn: socket.socket) -> None:
 def http_reply(body: bytes, status: str = "200 OK", content_type: str = "application/json") -> bytes:
     """A whole HTTP/1.1 reply with a Content-Length."""
     head = (
-        f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-        "Connection: close\r\n\r\n"
+        f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode("ascii") + body

@@ -80,7 +80,9 @@ def test_a_5xx_asking_to_wait_too_long_names_its_status() -> None:
         caller = _caller(fake.base_url, max_wait_s=30)
         with pytest.raises(CallFailed) as failed:
             _complete(caller, fake.base_url)
-    assert failed.value.reason == "judge call failed: HTTP 503: the server asked to wait 100 s, over judge.max_wait_s 30"
+    assert failed.value.reason == (
+        "judge call failed: HTTP 503: the server asked to wait 100 s, over judge.max_wait_s 30"
+    )
 
 
 def test_the_run_wide_retry_budget_stops_a_retry_storm(tmp_path: Path) -> None:

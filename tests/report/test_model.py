@@ -73,7 +73,9 @@ def test_top_level_keys(report: Report) -> None:
         "warnings",
         "tool",
         "generated_at",
+        "interrupted",
     }
+    assert data["interrupted"] is None  # set only when a signal stopped the run
     assert data["schema_version"] == 1
     assert data["verdict"] == "fail"
     assert data["warnings"] == ["a warning"]

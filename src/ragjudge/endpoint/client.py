@@ -89,7 +89,7 @@ class EndpointClient:
         config: EndpointConfig,
         url: str,
         *,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = deadline.sleep,
         backoff_base_s: float = 0.5,
     ) -> None:
         self.config = config

@@ -69,6 +69,15 @@ class CaseBlock(_Model):
     question: str = ""
 
 
+class InterruptedBlock(_Model):
+    """Present when a signal stopped the run: the report holds only the cases finished before it."""
+
+    signal: str
+    cases_done: int
+    cases_total: int
+    reason: str
+
+
 class Report(_Model):
     """The whole report as written by `--report`."""
 
@@ -81,6 +90,7 @@ class Report(_Model):
     warnings: list[str] = Field(default_factory=list)
     tool: dict[str, str] = Field(default_factory=lambda: {"name": "ragjudge", "version": __version__})
     generated_at: str = ""
+    interrupted: InterruptedBlock | None = None
 
 
 def _case_block(result: CaseResult) -> CaseBlock:
@@ -135,6 +145,19 @@ def build_report(
         judge_info=judge_info,
         warnings=list(warnings),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def mark_interrupted(report: Report, signal: str, total: int) -> Report:
+    """The verdict of a stopped run is `error`, whatever the finished cases say; the reason says how far it got."""
+    done = len(report.cases)
+    reason = f"interrupted after {done} of {total} cases"
+    return report.model_copy(
+        update={
+            "verdict": "error",
+            "warnings": [f"{reason} ({signal}): the report holds the finished cases only", *report.warnings],
+            "interrupted": InterruptedBlock(signal=signal, cases_done=done, cases_total=total, reason=reason),
+        }
     )
 
 

@@ -24,10 +24,11 @@ EXPIRED = "expired"
 
 
 class _Stop:
-    """Whether the run has been told to stop; set once by the signal handler."""
+    """Whether the run has been told to stop, and why; set by the signal handler."""
 
     def __init__(self) -> None:
         self.event = threading.Event()
+        self.why = ""
 
     def is_set(self) -> bool:
         return self.event.is_set()
@@ -155,10 +156,17 @@ def attach(sock: socket.socket | None) -> None:
         deadline.attach(sock)
 
 
-def stop() -> None:
+def stop(why: str = "stopped") -> None:
     """Stop the run: every attempt in flight is cut off now, and every later one at once."""
+    if not STOP.event.is_set():
+        STOP.why = why
     STOP.event.set()
     _WATCHDOG.stop_all()
+
+
+def stop_reason() -> str:
+    """What stopped the run (e.g. the signal's name); empty while it runs."""
+    return STOP.why if STOP.is_set() else ""
 
 
 def stopped() -> bool:
@@ -173,3 +181,4 @@ def sleep(seconds: float) -> None:
 def reset() -> None:
     """Forget a stop (tests that run the CLI in-process more than once)."""
     STOP.event.clear()
+    STOP.why = ""
