@@ -39,6 +39,7 @@ from ragjudge.eventlog import EventLog
 from ragjudge.gate import secrets_of
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
+from ragjudge.outpaths import check_output_paths
 from ragjudge.rules import Rule
 
 if TYPE_CHECKING:
@@ -131,6 +132,7 @@ def handle(args: argparse.Namespace) -> int:
     report: dict[str, Any] = dict.fromkeys(REPORT_KEYS)
     reasons: list[str] = []
     fit = True
+    check_output_paths((("--report", args.report), ("--log", args.log)))
     log = EventLog(args.log, secrets_of(config))
     try:
         if args.labels:

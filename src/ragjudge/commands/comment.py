@@ -18,6 +18,7 @@ from ragjudge.errors import UsageError
 from ragjudge.github.env import RunnerEnv
 from ragjudge.github.rest import GitHubClient
 from ragjudge.github.sticky import upsert
+from ragjudge.outpaths import check_output_paths
 from ragjudge.report.comment import render_comment
 from ragjudge.report.model import load_report
 
@@ -42,6 +43,7 @@ def add_parser(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     report = load_report(args.report)
+    check_output_paths((("--comment-file", args.comment_file),))
     text = render_comment(report, args.template, report_path=str(args.report))
     if args.comment_file:
         args.comment_file.write_text(text, encoding="utf-8")

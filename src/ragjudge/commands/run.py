@@ -13,6 +13,7 @@ from pydantic import SecretStr
 from ragjudge.config import Config, load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
+from ragjudge.outpaths import check_output_paths
 from ragjudge.report.comment import check_template, render_comment
 from ragjudge.report.model import Report, write_report
 
@@ -86,6 +87,7 @@ def _run(args: argparse.Namespace) -> int:
     template = args.template or config.template
     if args.comment_file is not None:
         check_template(template)
+    check_output_paths((("--report", args.report), ("--comment-file", args.comment_file), ("--log", args.log)))
     request = GateRequest(
         config=config,
         endpoint=args.endpoint,
