@@ -24,6 +24,10 @@ DEFAULT_SUITE_RULES: dict[str, str] = {
 }
 
 
+_TOO_DEEP = "nested too deeply to read (lists or mappings hundreds of levels deep)"
+_TOO_DEEP_TIP = "see the README's config section: no key nests more than a few levels"
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -263,9 +267,14 @@ def load_config(path: Path | None) -> Config:
         raise ConfigError(f"{target}: cannot read: {exc.strerror}") from None
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{target}: invalid YAML{where}: {problem}") from None
-    return parse_config(data, str(target), target.resolve().parent)
+    try:
+        return parse_config(data, str(target), target.resolve().parent)
+    except RecursionError:
+        raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None

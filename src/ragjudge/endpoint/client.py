@@ -144,7 +144,10 @@ class EndpointClient:
             try:
                 status, data = self._once(url, body)
                 elapsed_ms = (time.monotonic() - t0) * 1000
-                trace = parse_reply(data, self.config.response, elapsed_ms)
+                try:
+                    trace = parse_reply(data, self.config.response, elapsed_ms)
+                except RecursionError:
+                    raise ReplyShapeError("reply is nested too deeply to read") from None
             except _Attempt as failure:
                 last = failure
                 status = failure.status
@@ -400,5 +403,7 @@ def _decode(raw: bytes, content_type: str | None) -> Any:
     kind = (content_type or "no content type").split(";")[0].strip() or "no content type"
     try:
         return json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise _Attempt("json", f"reply is nested too deeply to read ({len(raw)} bytes)", retry=False) from None
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise _Attempt("json", f"reply is not valid JSON ({kind}, {len(raw)} bytes)", retry=False) from None
