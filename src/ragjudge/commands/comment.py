@@ -66,4 +66,6 @@ def post(text: str, repo: str | None, pr: int | None, header: str) -> None:
     if pr is None or pr < 1:
         raise UsageError("--post needs --pr N (a pull request number)", tip="the fork example saves it in the artifact")
     result = upsert(GitHubClient(runner.api_url, token), repo, pr, header, text)
-    print(f"ragjudge: PR comment {result.action}: {result.url}")
+    for warning in result.warnings:
+        print(f"ragjudge: warning: {warning}", file=sys.stderr)
+    print(f"ragjudge: PR comment {result.action}: {result.url or '(no link)'}")
