@@ -16,7 +16,8 @@ def test_fail_under_accepts_spaces_around_the_name_and_value(text: str) -> None:
     assert parse_fail_under([text]) == [Bar("kappa", 0.6)]
 
 
-def test_fail_under_with_spaces_works_on_the_command_line(tmp_path, capsys) -> None:
+def test_fail_under_with_spaces_works_on_the_command_line(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the calibration record is written to ./.ragjudge
     rows = [{"id": i, "human": 1, "judge": 1 if i < 27 else 0} for i in range(30)]
     labels = tmp_path / "labels.jsonl"
     labels.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")

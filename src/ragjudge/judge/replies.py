@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model, field_validator
@@ -50,6 +51,11 @@ _NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1
 
 def rubric_model(dimensions: Sequence[str]) -> type[BaseModel]:
     """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions."""
+    return _rubric_model(tuple(dimensions))
+
+
+@cache  # building a pydantic model is milliseconds of CPU; a run asks for the same few dimension sets
+def _rubric_model(dimensions: tuple[str, ...]) -> type[BaseModel]:
     score_fields: dict[str, Any] = {d: (int, Field(..., ge=1, le=5, strict=True)) for d in dimensions}
     # A reason of only whitespace is empty: strip before the length check.
     reason_fields: dict[str, Any] = {d: (_NonBlank, ...) for d in dimensions}
@@ -135,7 +141,13 @@ def parse_claims(text: str, passage_ids: Sequence[str]) -> list[ClaimVerdict]:
 
 
 def response_format(kind: Literal["rubric", "claims"], dimensions: Sequence[str] = ()) -> dict[str, Any]:
-    """The `json_schema` response_format for a judge kind, generated from the models above."""
+    """The `json_schema` response_format for a judge kind, generated from the models above (shared: do not
+    modify it)."""
+    return _response_format(kind, tuple(dimensions))
+
+
+@cache
+def _response_format(kind: Literal["rubric", "claims"], dimensions: tuple[str, ...]) -> dict[str, Any]:
     model = rubric_model(dimensions) if kind == "rubric" else ClaimsReply
     schema = model.model_json_schema()
     return {
