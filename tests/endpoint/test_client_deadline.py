@@ -61,3 +61,11 @@ def test_a_prompt_reply_is_unaffected_by_the_watchdog(make_case):
         elapsed, error, _ = _call(server.url + "/ask", make_case, timeout_s=1, retries=0)
     assert error is None
     assert elapsed < 0.9
+
+
+def test_the_issues_case_one_byte_a_second_with_timeout_3(make_case):
+    # As reported: status line and headers at one byte a second hung the run with `timeout_s: 3`.
+    with DripServer(http_reply(OK), every_s=1.0) as server:
+        elapsed, error, _ = _call(server.url + "/ask", make_case, timeout_s=3, retries=0)
+    assert error == "endpoint error: timeout after 3 s (1 attempt)"
+    assert 2.9 < elapsed < 4.0

@@ -19,7 +19,6 @@ import requests
 
 from ragjudge import __version__
 from ragjudge.errors import ExitCode, RagjudgeError
-from ragjudge.transport import deadline
 from ragjudge.transport.sessions import CutOff, bounded_request, watched_session
 
 PER_PAGE = 100
@@ -99,9 +98,12 @@ class GitHubClient:
         while True:
             attempt += 1
             try:
-                response = bounded_request(self._session, method, url, self.timeout_s, json=body, params=params)
+                # Not cut short by SIGINT/SIGTERM: posting the comment of a stopped run is how it is reported.
+                response = bounded_request(
+                    self._session, method, url, self.timeout_s, stoppable=False, json=body, params=params
+                )
             except requests.RequestException as exc:
-                if attempt > self.retries or deadline.stopped():
+                if attempt > self.retries:
                     what = str(exc) if isinstance(exc, CutOff) else type(exc).__name__
                     raise GitHubError(
                         f"{method} {_show(url)}: {what} after {attempt} attempts",

@@ -40,8 +40,10 @@ STOP = _Stop()
 class Deadline:
     """One attempt's time limit and the sockets it covers."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, stoppable: bool = True) -> None:
         self.seconds = seconds
+        self.stoppable = stoppable
+        """False for calls that report what a stopped run did (posting the PR comment): only time ends them."""
         self.expires = time.monotonic() + seconds
         self.fired: str | None = None
         """None while running; EXPIRED when the time ran out; STOPPED when the run was stopped."""
@@ -97,7 +99,7 @@ class _Watchdog:
     def add(self, deadline: Deadline) -> None:
         with self._wake:
             self._active.add(deadline)
-            if STOP.is_set():
+            if STOP.is_set() and deadline.stoppable:
                 deadline.fire(STOPPED)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="ragjudge-watchdog", daemon=True)
@@ -111,7 +113,8 @@ class _Watchdog:
     def stop_all(self) -> None:
         with self._wake:
             for deadline in list(self._active):
-                deadline.fire(STOPPED)
+                if deadline.stoppable:
+                    deadline.fire(STOPPED)
             self._wake.notify()
 
     def _run(self) -> None:
@@ -130,9 +133,9 @@ _local = threading.local()
 
 
 @contextmanager
-def limit(seconds: float) -> Iterator[Deadline]:
+def limit(seconds: float, stoppable: bool = True) -> Iterator[Deadline]:
     """Run the block under a deadline of `seconds`; sockets attached inside it are covered."""
-    deadline = Deadline(seconds)
+    deadline = Deadline(seconds, stoppable)
     previous: Deadline | None = getattr(_local, "deadline", None)
     _local.deadline = deadline
     _WATCHDOG.add(deadline)

@@ -70,13 +70,14 @@ class CutOff(requests.Timeout):
 
 
 def bounded_request(
-    session: requests.Session, method: str, url: str, seconds: float, **kwargs: Any
+    session: requests.Session, method: str, url: str, seconds: float, *, stoppable: bool = True, **kwargs: Any
 ) -> requests.Response:
     """`session.request` with the body read, all within `seconds`; raises `CutOff` past it.
 
     Meant for `watched_session()` sessions; with any other session only the socket timeouts apply.
+    `stoppable=False`: a stopped run does not cut this call short (it reports on the run).
     """
-    with deadline.limit(seconds) as limit:
+    with deadline.limit(seconds, stoppable) as limit:
         try:
             response = session.request(method, url, timeout=seconds, **kwargs)
             _ = response.content  # read here, inside the deadline
