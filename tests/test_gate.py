@@ -57,7 +57,7 @@ def test_a_model_judged_run_with_precision_and_bias_check_stays_out_of_calibrate
                                 {{"context_precision": ">= 0.0"}}, calibration=str(folder / "cal.json"))
             report = run_gate(GateRequest(load_config(config), bias_check=1))
         (folder / "r.json").write_text(report.model_dump_json(), encoding="utf-8")
-        assert fake.call_count == 4, fake.call_count  # rubric, faithfulness, evidence in order, reversed
+        assert fake.call_count == 3, fake.call_count  # rubric and claims in one call, evidence in order, reversed
         """
     )
     assert _calibrate_modules(script, ROOT) == ALLOWED
