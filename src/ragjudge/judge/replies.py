@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model, field_validator
@@ -57,6 +58,11 @@ def _rubric_fields(dimensions: Sequence[str]) -> dict[str, Any]:
 
 def rubric_model(dimensions: Sequence[str]) -> type[BaseModel]:
     """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions."""
+    return _rubric_model(tuple(dimensions))
+
+
+@cache  # building a pydantic model is milliseconds of CPU; a run asks for the same few dimension sets
+def _rubric_model(dimensions: tuple[str, ...]) -> type[BaseModel]:
     return create_model("RubricReply", __config__=ConfigDict(extra="forbid"), **_rubric_fields(dimensions))
 
 
@@ -103,6 +109,11 @@ def _loosen(data: Any) -> Any:
 
 def combined_model(dimensions: Sequence[str]) -> type[BaseModel]:
     """The rubric reply and the claims in one object: `{"scores", "reasoning", "claims"}`."""
+    return _combined_model(tuple(dimensions))
+
+
+@cache
+def _combined_model(dimensions: tuple[str, ...]) -> type[BaseModel]:
     return create_model(
         "CombinedReply",
         __config__=ConfigDict(extra="forbid"),
@@ -171,7 +182,13 @@ def _shown(claims: list[ClaimVerdict], passage_ids: Sequence[str]) -> list[Claim
 
 
 def response_format(kind: Literal["rubric", "claims", "combined"], dimensions: Sequence[str] = ()) -> dict[str, Any]:
-    """The `json_schema` response_format for a judge kind, generated from the models above."""
+    """The `json_schema` response_format for a judge kind, generated from the models above (shared: do not
+    modify it)."""
+    return _response_format(kind, tuple(dimensions))
+
+
+@cache
+def _response_format(kind: Literal["rubric", "claims", "combined"], dimensions: tuple[str, ...]) -> dict[str, Any]:
     models = {"rubric": rubric_model, "combined": combined_model}
     model = models[kind](dimensions) if kind in models else ClaimsReply
     schema = model.model_json_schema()
