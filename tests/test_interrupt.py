@@ -24,6 +24,8 @@ QUESTIONS = [f"Question number {i}?" for i in range(10)]
 FAST = {q: answer(f"Refunds take 5 working days ({i}).", ["p1"], PASSAGES) for i, q in enumerate(QUESTIONS)}
 DONE_FIRST = 3
 """The endpoint answers the first three questions at once and hangs on the rest."""
+KINDS = ("combined",)
+"""The judge calls one answered case costs (judge.combined, the default: rubric and claims in one call)."""
 
 
 def _config(tmp_path: Path, rag_url: str, judge_url: str) -> Path:
@@ -59,7 +61,7 @@ def _start(config: Path, out: Path) -> subprocess.Popen[str]:
 
 
 def _judged_cases(log: Path) -> set[str]:
-    """Cases whose two judge replies are both in the log (each line is whole: flushed as written)."""
+    """Cases whose judge replies are all in the log (each line is whole: flushed as written)."""
     if not log.exists():
         return set()
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
@@ -67,7 +69,7 @@ def _judged_cases(log: Path) -> set[str]:
     for line in lines:
         if line["type"] == "judge" and line.get("parsed") is not None:
             per_case[line["case_id"]] = per_case.get(line["case_id"], 0) + 1
-    return {case for case, n in per_case.items() if n == 2}
+    return {case for case, n in per_case.items() if n == len(KINDS)}
 
 
 def _judged_since(fake: FakeOpenAI, first: int) -> list[str]:
@@ -126,7 +128,7 @@ def test_a_signal_stops_the_run_keeps_what_was_done_and_a_rerun_pays_nothing_twi
     assert log_text.endswith("\n")
     assert all(json.loads(line) for line in log_text.splitlines())  # whole lines only
     assert len(rag.seen) == DONE_FIRST + 1  # no call started after the signal
-    assert first_calls == 6
+    assert first_calls == DONE_FIRST * len(KINDS)
 
     try:
         with RagServer(FAST) as rag:
@@ -138,7 +140,7 @@ def test_a_signal_stops_the_run_keeps_what_was_done_and_a_rerun_pays_nothing_twi
         judge.stop()
     assert rerun.returncode == 0, stderr
     # The three judged cases come from the cache; only the seven others are paid for.
-    assert sorted(asked) == sorted(f"c{i}|{k}" for i in range(DONE_FIRST, 10) for k in ("rubric", "faithfulness"))
+    assert sorted(asked) == sorted(f"c{i}|{k}" for i in range(DONE_FIRST, 10) for k in KINDS)
     second: dict[str, Any] = json.loads((tmp_path / "second" / "report.json").read_text(encoding="utf-8"))
     assert second["interrupted"] is None
     assert len(second["cases"]) == 10

@@ -104,6 +104,10 @@ class JudgeConfig(_Strict):
         300.0, ge=0, description="Run-wide: time spent waiting to retry; past it, later judgements are unscored."
     )
     samples: int = Field(1, ge=1, le=15)
+    combined: bool = Field(
+        True,
+        description="Ask the rubric and the claim-level verdicts in one call per answered case (false: two calls).",
+    )
     cache: Path | None = Path(".ragjudge/cache")
     excerpt_chars: int = Field(1200, ge=50)
     escalate: EscalateConfig | None = None

@@ -35,13 +35,17 @@ class RunPlan:
 
 
 def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLog) -> Judgement | None:
-    """The judgement; None when the run was stopped before it was made (an unfinished case is not scored)."""
+    """The judgement; None when the run was stopped before it was made (an unfinished case is not scored).
+
+    A judgement finished just as the stop came is kept; one with a call cut off by the stop is not.
+    """
     assert result.trace is not None
     if deadline.stopped():
         return None
     try:
         judgement = judge.judge(case, result.trace, lambda fields: log.write("judge", case.id, fields))
-        return None if deadline.stopped() else judgement
+        cut_off = any(u.reason.endswith(deadline.INTERRUPTED) for u in judgement.unscored)
+        return None if cut_off else judgement
     except Exception as exc:  # a judge bug must become an unscored judgement, not a crash or a pass
         reason = f"judge failed: {type(exc).__name__}: {exc}"
         log.write("judge", case.id, {"error": reason})

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import openai
 
 MODES = ("json_schema", "json_object", "prompt")
-INTERRUPTED = "judge call interrupted: the run was stopped"
+INTERRUPTED = f"judge call {deadline.INTERRUPTED}"
 
 
 class CallFailed(Exception):

@@ -21,6 +21,8 @@ from contextlib import contextmanager
 
 STOPPED = "stopped"
 EXPIRED = "expired"
+INTERRUPTED = "interrupted: the run was stopped"
+"""How a call cut off by a stop ends its reason; the runner leaves such a judgement out rather than score it."""
 
 
 class _Stop:
