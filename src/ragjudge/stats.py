@@ -1,7 +1,7 @@
-"""Statistics for canary decisions, standard library only.
+"""Statistics for canary decisions and for the gate's comparison with a baseline, standard library only.
 
-Everything here is pure Python (``math``, ``random``, ``statistics``, ``fractions``) so the
-canary gate has no numeric runtime dependency. The reference implementations the tests compare
+Everything here is pure Python (``math``, ``random``, ``statistics``, ``fractions``) so neither
+the canary nor the gate has a numeric runtime dependency. The reference implementations the tests compare
 against (scipy, statsmodels, numpy) are test-only dependencies.
 
 Conventions shared by all functions:

@@ -1,4 +1,4 @@
-"""Tests for ragjudge.canary.stats against scipy / statsmodels / numpy references (test-only deps)."""
+"""Tests for ragjudge.stats against scipy / statsmodels / numpy references (test-only deps)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from scipy import stats as sps
 from statsmodels.stats.contingency_tables import Table2x2
 from statsmodels.stats.proportion import proportion_confint
 
-from ragjudge.canary import stats
-from ragjudge.canary.stats import (
+from ragjudge import stats
+from ragjudge.stats import (
     Interval,
     bootstrap_mean,
     bootstrap_ratio_of_p95,
