@@ -93,7 +93,8 @@ def print_summary(report: Report, out: TextIO) -> None:
         if case.status != "pass" or case.flaky:
             change = f" [{case.change}]" if case.change else ""
             runs = f" ({case.k_of_n})" if case.k_of_n else ""
-            print(f"  {case.id} {case.status}{change}{runs}: " + "; ".join(case.failed_conditions), file=out)
+            why = ": " + "; ".join(case.failed_conditions) if case.failed_conditions else ""
+            print(f"  {case.id} {case.status}{change}{runs}{why}", file=out)
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from ragjudge.compare.deltas import p_words
 from ragjudge.config import Config
 from ragjudge.report.model import DeltaBlock, RuleBlock
-from ragjudge.rules import Rule, parse_rules
+from ragjudge.rules import Rule, format_value, parse_rules
 
 NEWLY_FAILING = "newly_failing"
 DEFAULT_RULES = {NEWLY_FAILING: "<= 0"}
@@ -71,7 +71,8 @@ def decide(rule: Rule, regressions: Sequence[str], deltas: Sequence[DeltaBlock],
         return _block(rule, None, None, f"{rule.metric} not gated: {why}")
     value = delta.delta
     if rule.holds(value):
-        return _block(rule, value, True, f"{rule.metric} {value:.4g} {rule.op} {rule.threshold:g}")
+        shown = format_value(rule.metric, value)
+        return _block(rule, value, True, f"{rule.metric} {shown} {rule.op} {rule.threshold:g}")
     upper = rule.op in ("<=", "<")
     null = 1.0 if delta.kind == "ratio" else 0.0
     worse = value > null if upper else value < null
