@@ -85,7 +85,7 @@ def decide(rule: Rule, regressions: Sequence[str], deltas: Sequence[DeltaBlock],
     else:
         p = delta.p_value if delta.p_value is not None else 1.0
         significant = p < alpha
-        evidence = f"{p_words(p)}{' < ' if significant else ' >= '}{alpha:g}"
+        evidence = f"{p_words(p)}, {'below' if significant else 'not below'} {alpha:g}"
     if worse and significant:
         return _block(rule, value, False, f"{rule.failure(value)}, significant ({evidence})")
     return _block(rule, value, True, f"{rule.failure(value)} but not significant ({evidence}): not blocking")
