@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -62,11 +63,10 @@ def add_parser(sub: Any) -> None:
 
 def parse_repeat(text: str) -> tuple[int, int]:
     """`3/2` -> (3, 2); `3` -> (3, 1)."""
-    max_text, _, pass_text = text.partition("/")
-    try:
-        max_runs, pass_at = int(max_text), int(pass_text or "1")
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not MAX/PASS_AT, e.g. 3/2") from None
+    match = re.fullmatch(r"(\d{1,2})(?:/(\d{1,2}))?", text.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not MAX/PASS_AT, e.g. 3/2")
+    max_runs, pass_at = int(match.group(1)), int(match.group(2) or 1)
     if not 1 <= pass_at <= max_runs <= 10:
         raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= PASS_AT <= MAX <= 10")
     return max_runs, pass_at
