@@ -35,7 +35,7 @@ import yaml
 from ragjudge.cli import main
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.helpers_rag import RagServer, Raw, Seen
-from tests.judge.openai_helpers import KEY, claim, claims_json, kind_of, rubric_json, user_text
+from tests.judge.openai_helpers import KEY, by_kind, claim, claims_json, rubric_json, user_text
 
 ENV_KEY = "RAGJUDGE_TEST_BASELINE_KEY"
 MAIN_SHA = "abc1234def5678abc1234def5678abc1234def56"
@@ -110,20 +110,25 @@ class NoisyService(RagServer):
 
 
 def noisy_judge(run: str) -> Any:
-    def responder(body: dict[str, Any], call_index: int) -> Reply:
+    """Rubric and claim verdicts, in one combined call (the default) or two; seeded per run, prompt and seed."""
+
+    def key(body: dict[str, Any]) -> tuple[object, ...]:
+        return (run, hashlib.sha256(user_text(body).encode("utf-8")).hexdigest(), body.get("seed"))
+
+    def claims(body: dict[str, Any], call_index: int) -> Reply:
+        answer = user_text(body).split("<answer>\n", 1)[1].split("\n</answer>", 1)[0]
+        return Reply(content=claims_json(claim(answer, True, "p1")))
+
+    def rubric(body: dict[str, Any], call_index: int) -> Reply:
         text = user_text(body)
-        key = (run, hashlib.sha256(text.encode("utf-8")).hexdigest(), body.get("seed"))
-        if kind_of(body) == "faithfulness":
-            answer = text.split("<answer>\n", 1)[1].split("\n</answer>", 1)[0]
-            return Reply(content=claims_json(claim(answer, True, "p1")))
         if UNGROUNDED in text:
             return Reply(content=rubric_json({"grounding": 1}, {"grounding": "the restocking fee is in no passage"}))
-        low = _draw("grounding", *key) < LOW_GROUNDING_RATE and CASES[FLAKY][1] not in text
-        grounding = 2 if low else 3 + int(3 * _draw("g", *key))
-        relevance = 3 + int(3 * _draw("relevance", *key))
+        low = _draw("grounding", *key(body)) < LOW_GROUNDING_RATE and CASES[FLAKY][1] not in text
+        grounding = 2 if low else 3 + int(3 * _draw("g", *key(body)))
+        relevance = 3 + int(3 * _draw("relevance", *key(body)))
         return Reply(content=rubric_json({"grounding": grounding, "relevance": relevance}))
 
-    return responder
+    return by_kind(rubric=rubric, faithfulness=claims)
 
 
 @dataclass

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragjudge.calibrate.gatehooks import RunExtras
-from ragjudge.cases import load_cases
+from ragjudge.bias_check import BiasCheck
+from ragjudge.calibrate.fingerprint import calibration_gate
+from ragjudge.cases import Case, load_cases
 from ragjudge.compare import Baseline, compare_with_baseline, load_baseline, regression_rules
 from ragjudge.config import Config
-from ragjudge.endpoint.client import EndpointClient
+from ragjudge.endpoint.client import EndpointClient, EndpointResult
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
@@ -21,6 +22,7 @@ from ragjudge.repeat import run_repeated
 from ragjudge.report.model import Report, build_report, redact
 from ragjudge.rules import parse_rules
 from ragjudge.runner import ReplySource, RunPlan
+from ragjudge.scoring import CaseResult
 from ragjudge.suite import evaluate_suite
 from ragjudge.traces import latency_rules, load_traces
 
@@ -56,6 +58,12 @@ def exit_code_for(verdict: str) -> ExitCode:
     return {"pass": ExitCode.PASSED, "fail": ExitCode.GATE_FAILED}.get(verdict, ExitCode.COULD_NOT_EVALUATE)
 
 
+def not_evaluated(cases: Sequence[Case], reason: str) -> list[CaseResult]:
+    """Every case as an error with the reason the gate refused to evaluate: nothing was called."""
+    empty = EndpointResult(None, reason, 0, 0.0, 0.0, None)
+    return [CaseResult(case, "error", (reason,), {}, empty, None) for case in cases]
+
+
 def run_gate(request: GateRequest) -> Report:
     config = request.config
     case_rules = parse_rules(config.case_rules(), "case", "gate.case")
@@ -84,8 +92,10 @@ def run_gate(request: GateRequest) -> Report:
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url)
+    # The one thing the gate takes from `calibrate/`: the check of the calibration record.
+    refusal = calibration_gate(config.judge, warnings)
     judge = make_judge(config.judge, case_rules)
-    extras = RunExtras.prepare(config, case_rules, judge, request.bias_check, request.seed, warnings)
+    bias = BiasCheck.prepare(config.judge, judge, request.bias_check, request.seed, warnings)
     if judge.lexical and any(r.metric.startswith("judge.") for r in case_rules):
         warnings.append(
             "judge.* rules are not checked by the offline judge (it cannot assess rubric dimensions); "
@@ -96,11 +106,12 @@ def run_gate(request: GateRequest) -> Report:
     try:
         plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
         max_runs, pass_at = request.repeat or (config.repeat.max, config.repeat.pass_at)
-        if extras.refusal:
-            results = extras.refused(cases)
+        if refusal:
+            results = not_evaluated(cases, refusal)
         else:
-            results = run_repeated(plan, source, extras.judge, log, max_runs, pass_at)
-        extras.check_bias(results, log, warnings)
+            results = run_repeated(plan, source, judge, log, max_runs, pass_at)
+        if bias is not None and not refusal:
+            bias.run(results, log, warnings)
     finally:
         log.close()
     suite = evaluate_suite(results, case_rules, suite_rules)
@@ -111,11 +122,13 @@ def run_gate(request: GateRequest) -> Report:
     }
     if config.judge.provider == "openai":
         judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
-    report = extras.attach(build_report(results, suite, judge_info, warnings))
+    # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
+    report = build_report(results, suite, judge_info, warnings)
+    if bias is not None:
+        report = bias.attach(report)
     report = report.model_copy(update={"provenance": provenance(config, cases, url, os.environ)})
     if baseline is not None:
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
-    # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(report, secrets)
 
 
