@@ -296,6 +296,23 @@ def test_broken_pr_fails_naming_exactly_the_two_regressions(scenario: Scenario) 
             "0 of 2 passed",
         ),
     }
+    # The JSON lists the regressions first, each with what it now fails on and what main said.
+    assert broken.report["comparison"]["regressions"] == [
+        {
+            "id": "refund-07",
+            "category": "refund",
+            "failed_conditions": ['missing required detail: "store credit"'],
+            "k_of_n": "0 of 2 passed",
+            "baseline": {"status": "pass", "failed_conditions": []},
+        },
+        {
+            "id": "ship-12",
+            "category": "ship",
+            "failed_conditions": ["judge.grounding 1 < 3: the restocking fee is in no passage"],
+            "k_of_n": "0 of 2 passed",
+            "baseline": {"status": "pass", "failed_conditions": []},
+        },
+    ]
     assert rule(broken, "newly_failing") == {
         "scope": "regression",
         "metric": "newly_failing",

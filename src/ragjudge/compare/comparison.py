@@ -115,6 +115,17 @@ def compare_with_baseline(
         baseline=block,
         judge_comparable=judge_reason is None,
         judge_not_comparable_reason=judge_reason,
+        regressions=[
+            {
+                "id": c.id,
+                "category": c.category,
+                "failed_conditions": list(c.failed_conditions),
+                "k_of_n": c.k_of_n,
+                "baseline": c.baseline,
+            }
+            for c in cases
+            if c.change == "regression"
+        ],
         new_cases=new_cases,
         removed_cases=removed,
         counts=counts,

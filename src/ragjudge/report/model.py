@@ -119,6 +119,8 @@ class ComparisonBlock(_Model):
     """{commit, ref, created_at, age_days, path}."""
     judge_comparable: bool
     judge_not_comparable_reason: str | None = None
+    regressions: list[dict[str, Any]] = Field(default_factory=list)
+    """The `regression` cases first, in report order: {id, category, failed_conditions, k_of_n, baseline}."""
     new_cases: list[str] = Field(default_factory=list)
     removed_cases: list[str] = Field(default_factory=list)
     counts: dict[str, int] = Field(default_factory=dict)
