@@ -246,6 +246,7 @@ def test_verdicts_and_reasons_with_an_openai_compatible_judge(
     assert r.report["judge_info"]["model"] == "gpt-4o-mini"
     assert r.report["judge_info"]["base_url_host"] == "127.0.0.1"
     assert r.report["judge_info"]["lexical"] is False
+    assert r.report["judge_info"]["combined"] is True
 
     # The comment: verdict, the failing conditions, unsupported claims, the judge's reasons, unscored ones.
     assert r.comment.startswith("## ❌ ragjudge: FAIL")
@@ -281,7 +282,7 @@ def test_with_combined_false_each_judgement_has_its_own_call_and_fails_alone(
     assert suite["judge_calls"] == judge_server.call_count == 10  # 2 per answered case, +1 retry, 1 refusal
     assert suite["judge_tokens"] == 10 * 120
     assert r.case("good")["judge"]["tokens"] == 240
-    assert "combined" not in kinds(judge_server)
+    assert "combined" not in kinds(judge_server) and r.report["judge_info"]["combined"] is False
 
 
 def test_the_log_has_one_line_per_judge_call_with_what_was_sent_and_received(

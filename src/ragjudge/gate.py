@@ -19,12 +19,13 @@ from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
 from ragjudge.provenance import provenance
 from ragjudge.repeat import run_repeated
-from ragjudge.report.model import Report, build_report, redact
+from ragjudge.report.model import Report, build_report, mark_interrupted, redact
 from ragjudge.rules import parse_rules
 from ragjudge.runner import ReplySource, RunPlan
 from ragjudge.scoring import CaseResult
 from ragjudge.suite import evaluate_suite
 from ragjudge.traces import latency_rules, load_traces
+from ragjudge.transport import deadline
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,8 @@ def run_gate(request: GateRequest) -> Report:
             results = not_evaluated(cases, refusal)
         else:
             results = run_repeated(plan, source, judge, log, max_runs, pass_at)
-        if bias is not None and not refusal:
+        stopped = deadline.stop_reason()
+        if bias is not None and not refusal and not stopped:
             bias.run(results, log, warnings)
     finally:
         log.close()
@@ -121,14 +123,19 @@ def run_gate(request: GateRequest) -> Report:
         "lexical": judge.lexical,
     }
     if config.judge.provider == "openai":
-        judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
-    # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
+        judge_info.update(
+            model=config.judge.model, base_url_host=host_of(config.judge.base_url), combined=config.judge.combined
+        )
     report = build_report(results, suite, judge_info, warnings)
     if bias is not None:
         report = bias.attach(report)
     report = report.model_copy(update={"provenance": provenance(config, cases, url, os.environ)})
-    if baseline is not None:
+    if stopped:
+        report = mark_interrupted(report, stopped, len(cases))
+    elif baseline is not None:
+        # Not for a stopped run: its unfinished cases would read as removed.
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
+    # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(report, secrets)
 
 

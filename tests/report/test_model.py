@@ -75,8 +75,10 @@ def test_top_level_keys(report: Report) -> None:
         "generated_at",
         "provenance",
         "comparison",
+        "interrupted",
     }
     assert data["provenance"] == {} and data["comparison"] is None  # filled by `ragjudge run`
+    assert data["interrupted"] is None  # set only when a signal stopped the run
     assert data["schema_version"] == 1
     assert data["verdict"] == "fail"
     assert data["warnings"] == ["a warning"]
