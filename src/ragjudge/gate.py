@@ -57,7 +57,7 @@ def run_gate(request: GateRequest) -> Report:
     if request.traces is not None:
         need_latency = latency_rules([r.metric for r in (*case_rules, *suite_rules)])
         cases, source = load_traces(
-            request.traces, config.endpoint.response, need_latency, request.sample, request.seed
+            request.traces, config.endpoint, need_latency, request.sample, request.seed
         )
         warnings.append(
             f"judged recorded traces from {request.traces}: latency figures are the recorded ones, "

@@ -506,6 +506,6 @@ def test_response_mapping_to_a_missing_path_names_it(serve, make_client, make_ca
     server = serve(lambda ex: ex.json({"data": {"result": "x"}}))
     result = make_client(server.url, response={"answer": "data.output.text"}).call(make_case())
     assert result.error == (
-        'endpoint error: reply has no "data.output.text" field (keys: data); '
-        "set endpoint.response.answer to the answer's dotted path"
+        "endpoint error: endpoint.response.answer: data.output.text resolves to nothing: "
+        "data is an object with keys result: did you mean data.result?"
     )

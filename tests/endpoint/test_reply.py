@@ -167,8 +167,10 @@ def test_ids_alone_without_passages():
     assert trace.evidence == ()
 
 
-def test_retrieved_that_is_not_a_list_is_ignored():
-    assert parse({"answer": "a", "retrieved": "doc-1"}).passages == ()
+def test_retrieved_that_is_not_a_list_is_an_error_naming_the_field():
+    with pytest.raises(ReplyShapeError) as info:
+        parse({"answer": "a", "retrieved": "doc-1"})
+    assert str(info.value) == "endpoint.response.retrieved: retrieved is a string, not a list"
 
 
 # --- citations, cost, latency --------------------------------------------------------------------
@@ -270,7 +272,8 @@ def test_mapping_to_a_missing_answer_path_names_the_path():
     with pytest.raises(ReplyShapeError) as info:
         parse({"data": {"result": "x"}}, ResponseMapping(answer="data.output.text"))
     assert str(info.value) == (
-        'reply has no "data.output.text" field (keys: data); set endpoint.response.answer to the answer\'s dotted path'
+        "endpoint.response.answer: data.output.text resolves to nothing: data is an object with keys result: "
+        "did you mean data.result?"
     )
 
 
@@ -299,5 +302,5 @@ def test_dig_misses_are_missing_not_none(path):
     data = {"a": {"b": 1}, "items": [{"text": "first"}, {"text": "last"}]}
     # A path that leads nowhere is a missing field, not a null one.
     assert dig(data, path) is not None
-    with pytest.raises(ReplyShapeError, match=f'^reply has no "{path}" field'):
+    with pytest.raises(ReplyShapeError, match=f"^endpoint.response.answer: {path} resolves to nothing: "):
         parse(data, ResponseMapping(answer=path))

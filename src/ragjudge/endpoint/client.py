@@ -22,6 +22,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from ragjudge.cases import Case
 from ragjudge.config import EndpointConfig
+from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError
@@ -95,6 +96,7 @@ class EndpointClient:
         self._sleep = sleep
         self._backoff = backoff_base_s
         self._local = threading.local()
+        self._refusal = RefusalRules.from_config(config.refusal)
         env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
         # `tojson` must fail on an undefined name the way `{{ name }}` does.
         env.policies["json.dumps_function"] = _strict_dumps
@@ -143,7 +145,7 @@ class EndpointClient:
             try:
                 status, data = self._once(url, body)
                 elapsed_ms = (time.monotonic() - t0) * 1000
-                trace = parse_reply(data, self.config.response, elapsed_ms)
+                trace = parse_reply(data, self.config.response, elapsed_ms, self._refusal)
             except _Attempt as failure:
                 last = failure
                 status = failure.status
