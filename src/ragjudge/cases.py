@@ -53,7 +53,8 @@ _Yaml12Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false
 
 def load_yaml12(text: str) -> Any:
     """Parse YAML text with YAML 1.2 booleans."""
-    return yaml.load(text, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass: no arbitrary objects
+
 
 # Removed before comparing questions: whitespace, ASCII punctuation, full-width forms (！？，：；...),
 # CJK punctuation (。、「」《》...) and the typographic quotes and dashes people paste in.

@@ -190,7 +190,7 @@ def test_case_entries(report: Report) -> None:
     ]
     assert bad["status"] == "fail"
     assert bad["failed_conditions"] == [
-        "context_recall 0.00 < 1.00",
+        "context_recall 0.00 < 1.00 (missing d1, d2; retrieved d9)",
         'faithfulness 0.00 < 0.50 (1 of 1 claims unsupported: "Shipping is always free.")',
     ]
 
@@ -198,7 +198,9 @@ def test_case_entries(report: Report) -> None:
 def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> None:
     err = _json(report)["cases"][2]
     assert (err["status"], err["failed_conditions"]) == ("error", ["endpoint error: HTTP 500 after 3 attempts"])
-    assert err["metrics"] == {}
+    assert err["metrics"] == dict.fromkeys(
+        ["context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"]
+    )
     assert err["judge"] == {}
     assert err["trace"] == {
         "answer": None,

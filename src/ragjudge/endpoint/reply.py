@@ -291,9 +291,7 @@ class _Passages:
         return f"S{index + 1}"
 
 
-def parse_reply(
-    data: Any, mapping: ResponseMapping, latency_ms: float, rules: RefusalRules | None = None
-) -> Trace:
+def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: RefusalRules | None = None) -> Trace:
     """Read a decoded reply; raises ReplyShapeError naming what is missing or mistyped."""
     if not isinstance(data, dict):
         raise ReplyShapeError(f"reply is a JSON {type(data).__name__}, not an object")

@@ -10,10 +10,13 @@ from ragjudge.judge.offline import OfflineJudge
 from ragjudge.rules import Rule
 
 
-def make_judge(config: JudgeConfig, rules: Sequence[Rule] = ()) -> Judge:
-    """The configured judge; `rules` tell the model judge which scores are borderline (escalation)."""
+def make_judge(config: JudgeConfig, rules: Sequence[Rule] = (), classify_refusal: bool = False) -> Judge:
+    """The configured judge; `rules` tell the model judge which scores are borderline (escalation).
+
+    `classify_refusal` (`endpoint.refusal.judge`) has the model judge say whether an answer declined.
+    """
     if config.provider == "offline":
         return OfflineJudge(config.min_overlap)
     from ragjudge.judge.openai_judge import OpenAIJudge  # imported late: the SDK is slow to import
 
-    return OpenAIJudge(config, rules)
+    return OpenAIJudge(config, rules, classify_refusal=classify_refusal)

@@ -22,7 +22,7 @@ from ragjudge.judge.prompting import (
     rubric_messages,
     rubric_plan,
 )
-from ragjudge.judge.replies import parse_claims, parse_rubric, response_format
+from ragjudge.judge.replies import parse_claims, parse_rubric, parse_rubric_declined, response_format
 from ragjudge.rules import Rule
 
 # The transport lives in chat.py and the validated ask in asking.py; re-exported for callers of this module.
@@ -34,8 +34,16 @@ class OpenAIJudge:
 
     lexical = False
 
-    def __init__(self, config: JudgeConfig, rules: Sequence[Rule] = (), caller: ChatCaller | None = None) -> None:
+    def __init__(
+        self,
+        config: JudgeConfig,
+        rules: Sequence[Rule] = (),
+        caller: ChatCaller | None = None,
+        classify_refusal: bool = False,
+    ) -> None:
         self.config = config
+        self.classify_refusal = classify_refusal
+        """`endpoint.refusal.judge`: the rubric reply also says whether the answer declined."""
         self.name = config.model
         self.rules = list(rules)
         self.caller = caller or ChatCaller(config)
@@ -46,12 +54,18 @@ class OpenAIJudge:
 
     # ------------------------------------------------------------- judgements
     def _rubric(
-        self, case: Case, trace: Trace, target: Target, log: LogFn, tally: Tally
-    ) -> tuple[dict[str, float], dict[str, str], dict[str, float]]:
+        self, case: Case, trace: Trace, target: Target, log: LogFn, tally: Tally, ask_declined: bool = False
+    ) -> tuple[dict[str, float], dict[str, str], dict[str, float], bool | None]:
         plan = rubric_plan(case, trace)
-        messages = rubric_messages(case, trace, plan, self.config.excerpt_chars)
-        schema = response_format("rubric", plan.dimensions)
-        samples: list[tuple[dict[str, int], dict[str, str]]] = []
+        messages = rubric_messages(case, trace, plan, self.config.excerpt_chars, ask_declined)
+        schema = response_format("rubric", plan.dimensions, ask_declined)
+
+        def parse(text: str) -> tuple[dict[str, int], dict[str, str], bool | None]:
+            if ask_declined:
+                return parse_rubric_declined(text, plan.dimensions)
+            return (*parse_rubric(text, plan.dimensions), None)
+
+        samples: list[tuple[dict[str, int], dict[str, str], bool | None]] = []
         failure: CallFailed | None = None
         for i in range(self.config.samples):
             try:
@@ -61,7 +75,7 @@ class OpenAIJudge:
                         "rubric",
                         messages,
                         schema,
-                        lambda text: parse_rubric(text, plan.dimensions),
+                        parse,
                         i,
                         log,
                         tally,
@@ -77,7 +91,10 @@ class OpenAIJudge:
         _note_dropped(tally, "rubric", self.config.samples, len(samples), failure)
         scores = {d: _tidy(statistics.median(s[0][d] for s in samples)) for d in plan.dimensions}
         spread = {d: float(max(s[0][d] for s in samples) - min(s[0][d] for s in samples)) for d in plan.dimensions}
-        return scores, dict(samples[0][1]), spread if len(samples) > 1 else {}
+        votes = [s[2] for s in samples if s[2] is not None]
+        # With several samples the majority says whether it declined; a tie is not a decline.
+        declined = sum(votes) * 2 > len(votes) if votes else None
+        return scores, dict(samples[0][1]), spread if len(samples) > 1 else {}, declined
 
     def _faithfulness(self, trace: Trace, target: Target, log: LogFn, tally: Tally) -> tuple[float | None, list[Claim]]:
         messages = faithfulness_messages(trace, self.config.excerpt_chars)
@@ -126,16 +143,19 @@ class OpenAIJudge:
         scores: dict[str, float] = {}
         reasoning: dict[str, str] = {}
         spread: dict[str, float] = {}
+        # Asked only when nothing in the reply itself said it declined (see endpoint/refusal.py).
+        ask = self.classify_refusal and rubric and not trace.refused and bool(trace.answer.strip())
+        declined: bool | None = None
         try:
             if rubric:
-                scores, reasoning, spread = self._rubric(case, trace, self.primary, log, tally)
+                scores, reasoning, spread, declined = self._rubric(case, trace, self.primary, log, tally, ask)
         except CallFailed as exc:
             unscored.append(Unscored("rubric", exc.reason))
         if self.escalate and scores:
             borderline = [d for d, v in scores.items() if self._borderline(f"judge.{d}", v)]
             if borderline:
                 try:
-                    scores, reasoning, spread = self._rubric(case, trace, self.escalate, log, tally)
+                    scores, reasoning, spread, declined = self._rubric(case, trace, self.escalate, log, tally, ask)
                     escalated.append(f"rubric by {self.escalate.model}")
                 except CallFailed as exc:
                     # A borderline score is exactly what escalation is there to check: without the
@@ -148,7 +168,8 @@ class OpenAIJudge:
                         unscored.append(Unscored(f"judge.{d}", why))
         faithfulness: float | None = None
         claims: list[Claim] = []
-        if not trace.refused and trace.answer.strip():
+        # A decline makes no claims to check, however it was recognised.
+        if not trace.refused and trace.answer.strip() and not declined:
             try:
                 faithfulness, claims = self._faithfulness(trace, self.primary, log, tally)
             except CallFailed as exc:
@@ -177,6 +198,7 @@ class OpenAIJudge:
             escalated=tuple(escalated),
             spread=spread,
             notes=tuple(tally.notes),
+            declined=declined,
         )
 
 

@@ -64,9 +64,13 @@ def trimmed(passages: Sequence[Passage], excerpt_chars: int) -> list[Passage]:
     return [Passage(p.id, p.title, p.text[:excerpt_chars]) for p in passages]
 
 
-def rubric_messages(case: Case, trace: Trace, plan: RubricPlan, excerpt_chars: int) -> list[Message]:
+def rubric_messages(
+    case: Case, trace: Trace, plan: RubricPlan, excerpt_chars: int, ask_declined: bool = False
+) -> list[Message]:
     system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
-    system = template(system_name).render(dimensions=plan.dimensions, unassessable=plan.unassessable)
+    system = template(system_name).render(
+        dimensions=plan.dimensions, unassessable=plan.unassessable, ask_declined=ask_declined
+    )
     user = template("rubric_user.j2").render(
         question=case.question,
         should_answer=case.should_answer,

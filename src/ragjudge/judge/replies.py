@@ -46,15 +46,23 @@ def _explain(exc: ValidationError) -> str:
 _NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
-def rubric_model(dimensions: Sequence[str]) -> type[BaseModel]:
-    """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions."""
+def rubric_model(dimensions: Sequence[str], declined: bool = False) -> type[BaseModel]:
+    """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions.
+
+    With `declined`, the reply also says whether the answer declined the question (`endpoint.refusal.judge`).
+    """
     score_fields: dict[str, Any] = {d: (int, Field(..., ge=1, le=5, strict=True)) for d in dimensions}
     # A reason of only whitespace is empty: strip before the length check.
     reason_fields: dict[str, Any] = {d: (_NonBlank, ...) for d in dimensions}
     scores = create_model("Scores", __config__=ConfigDict(extra="forbid"), **score_fields)
     reasoning = create_model("Reasoning", __config__=ConfigDict(extra="forbid"), **reason_fields)
+    extra: dict[str, Any] = {"declined": (bool, Field(..., strict=True))} if declined else {}
     return create_model(
-        "RubricReply", __config__=ConfigDict(extra="forbid"), scores=(scores, ...), reasoning=(reasoning, ...)
+        "RubricReply",
+        __config__=ConfigDict(extra="forbid"),
+        scores=(scores, ...),
+        reasoning=(reasoning, ...),
+        **extra,
     )
 
 
@@ -100,6 +108,19 @@ def _loosen(data: Any) -> Any:
 
 
 def parse_rubric(text: str, dimensions: Sequence[str]) -> tuple[dict[str, int], dict[str, str]]:
+    scores, reasons, _ = _parse_rubric(text, dimensions, False)
+    return scores, reasons
+
+
+def parse_rubric_declined(text: str, dimensions: Sequence[str]) -> tuple[dict[str, int], dict[str, str], bool]:
+    """The rubric reply with its `declined` classification (asked when `endpoint.refusal.judge` is on)."""
+    scores, reasons, declined = _parse_rubric(text, dimensions, True)
+    return scores, reasons, bool(declined)
+
+
+def _parse_rubric(
+    text: str, dimensions: Sequence[str], declined: bool
+) -> tuple[dict[str, int], dict[str, str], bool | None]:
     data = _decode(text)
     if isinstance(data, dict):
         # A dimension the judge was told not to score is dropped, not held against it.
@@ -107,11 +128,12 @@ def parse_rubric(text: str, dimensions: Sequence[str]) -> tuple[dict[str, int], 
             if isinstance(data.get(key), dict):
                 data[key] = {k: v for k, v in data[key].items() if k in dimensions}
     try:
-        model = rubric_model(dimensions).model_validate(data)
+        model = rubric_model(dimensions, declined).model_validate(data)
     except ValidationError as exc:
         raise ReplyError(_explain(exc)) from None
     dumped = model.model_dump()
-    return dict(dumped["scores"]), {k: v.strip() for k, v in dumped["reasoning"].items()}
+    reasons = {k: v.strip() for k, v in dumped["reasoning"].items()}
+    return dict(dumped["scores"]), reasons, dumped.get("declined")
 
 
 def parse_claims(text: str, passage_ids: Sequence[str]) -> list[ClaimVerdict]:
@@ -132,9 +154,11 @@ def parse_claims(text: str, passage_ids: Sequence[str]) -> list[ClaimVerdict]:
     return list(reply.claims)
 
 
-def response_format(kind: Literal["rubric", "claims"], dimensions: Sequence[str] = ()) -> dict[str, Any]:
+def response_format(
+    kind: Literal["rubric", "claims"], dimensions: Sequence[str] = (), declined: bool = False
+) -> dict[str, Any]:
     """The `json_schema` response_format for a judge kind, generated from the models above."""
-    model = rubric_model(dimensions) if kind == "rubric" else ClaimsReply
+    model = rubric_model(dimensions, declined) if kind == "rubric" else ClaimsReply
     schema = model.model_json_schema()
     return {
         "type": "json_schema",
