@@ -156,8 +156,20 @@ def test_rules_entries(report: Report) -> None:
 def test_case_entries(report: Report) -> None:
     ok, bad, err = _json(report)["cases"]
     for case in (ok, bad, err):
-        assert set(case) == CASE_KEYS | {"question"}
-        assert set(case["trace"]) == TRACE_KEYS | {"attempts", "retry_wait_ms", "server_latency_ms"}
+        assert set(case) == CASE_KEYS | {
+            "question",
+            "expected",
+            "golden_context_ids",
+            "must_mention",
+            "must_not_mention",
+        }
+        assert set(case["trace"]) == TRACE_KEYS | {
+            "attempts",
+            "retry_wait_ms",
+            "server_latency_ms",
+            "refused_by",
+            "positional_ids",
+        }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
         "context_recall": 1.0,
@@ -177,6 +189,8 @@ def test_case_entries(report: Report) -> None:
         "attempts": 1,
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
+        "refused_by": None,
+        "positional_ids": False,
     }
     assert ok["judge"]["judge"] == "offline-lexical"
     assert ok["judge"]["faithfulness"] == 1.0
@@ -213,6 +227,8 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "attempts": 3,
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
+        "refused_by": None,
+        "positional_ids": False,
     }
 
 
