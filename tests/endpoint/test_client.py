@@ -191,7 +191,7 @@ def test_reply_without_answer_names_the_missing_field(serve, make_client, make_c
 
     assert result.error == (
         'endpoint error: reply has no "answer" field (keys: docs, result); '
-        "set endpoint.response.answer to the answer's dotted path"
+        "set endpoint.response.answer to the answer's dotted path (did you mean result?)"
     )
     assert result.attempts == 1
     assert len(server.requests) == 1

@@ -55,7 +55,7 @@ def test_missing_answer_names_the_field_and_lists_the_keys():
         parse({"output": "text", "docs": [], "meta": {}})
     assert str(info.value) == (
         'reply has no "answer" field (keys: docs, meta, output); '
-        "set endpoint.response.answer to the answer's dotted path"
+        "set endpoint.response.answer to the answer's dotted path (did you mean output?)"
     )
 
 

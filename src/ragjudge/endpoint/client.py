@@ -25,7 +25,7 @@ from ragjudge.config import EndpointConfig
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.trace import Trace
-from ragjudge.errors import ConfigError
+from ragjudge.errors import ConfigError, EvaluationError
 
 EXCERPT_CHARS = 300
 """How much of an error reply's body a reason quotes."""
@@ -33,6 +33,19 @@ _ERROR_BODY_CAP = 65_536
 """An error reply is read this far, for its excerpt: its explanation is at the start."""
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504}) | frozenset(range(505, 600))
 MAX_RETRY_AFTER_S = 60.0
+
+
+@dataclass(frozen=True)
+class RawReply:
+    """One request as `ragjudge probe` shows it: what came back, before any reading."""
+
+    status: int
+    reason: str
+    content_type: str
+    body: bytes
+    size: int
+    """Bytes received (the body is cut at max_response_bytes)."""
+    elapsed_ms: float
 
 
 @dataclass(frozen=True)
@@ -249,10 +262,7 @@ class EndpointClient:
 
     def _once(self, url: str, body: str | None) -> tuple[int, Any, bytes]:
         cfg = self.config
-        headers = {"Accept": "application/json", "User-Agent": "ragjudge"}
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-        headers.update(cfg.headers)
+        headers = self.request_headers(body)
         deadline = time.monotonic() + cfg.timeout_s
         try:
             response = self._session().request(
@@ -289,6 +299,51 @@ class EndpointClient:
             except _Attempt as failure:
                 failure.status = response.status_code
                 raise
+
+    def request_headers(self, body: str | None) -> dict[str, str]:
+        """The headers a call sends (the team's headers last, so they win)."""
+        headers = {"Accept": "application/json", "User-Agent": "ragjudge"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        headers.update(self.config.headers)
+        return headers
+
+    def fetch_once(self, url: str, body: str | None) -> RawReply:
+        """One attempt, no retries, the body kept whatever the status; raises EvaluationError when unreachable."""
+        cfg = self.config
+        t0 = time.monotonic()
+        try:
+            response = self._session().request(
+                cfg.method,
+                url,
+                data=body.encode("utf-8") if body is not None else None,
+                headers=self.request_headers(body),
+                timeout=cfg.timeout_s,
+                stream=True,
+                allow_redirects=True,
+            )
+            with response:
+                raw = self._error_body(response, t0 + cfg.timeout_s)
+        except requests.Timeout:
+            raise EvaluationError(f"endpoint error: timeout after {cfg.timeout_s:g} s") from None
+        except requests.RequestException as exc:
+            raise EvaluationError(f"endpoint error: {_connection_detail(url, exc)}") from None
+        return RawReply(
+            status=response.status_code,
+            reason=response.reason or "",
+            content_type=response.headers.get("Content-Type", ""),
+            body=raw,
+            size=len(raw),
+            elapsed_ms=round((time.monotonic() - t0) * 1000, 1),
+        )
+
+    def read(self, raw: RawReply) -> Trace:
+        """The reply read as a run reads it; raises ReplyShapeError (or ValueError for a body that is not JSON)."""
+        try:
+            data = json.loads(raw.body.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"reply is not valid JSON ({exc})") from None
+        return parse_reply(data, self.config.response, raw.elapsed_ms, self._refusal)
 
     def _error_body(self, response: requests.Response, deadline: float) -> bytes:
         """The start of an error reply's body; whatever arrives before a problem reading it."""

@@ -104,16 +104,23 @@ def _kind(node: Any) -> str:
     return "null" if node is None else "string"
 
 
+_PASSAGE_TEXT_KEYS = ("text", "content", "page_content", "excerpt", "chunk", "node")
+
+
 def _wants(node: Any, want: str) -> bool:
     if want == "text":
         return isinstance(node, str)
     if want == "list":
         return isinstance(node, list)
+    if want == "passages":
+        # A list of objects that carry text, as retrievers return them (not any list, e.g. `answers`).
+        first = node[0] if isinstance(node, list) and node else None
+        return isinstance(first, dict) and any(k in first for k in _PASSAGE_TEXT_KEYS)
     return isinstance(node, int | float) and not isinstance(node, bool)
 
 
-def suggest(node: Any, path: str, want: str, depth: int = 3) -> str | None:
-    """A path under `path` holding what is wanted (`text`, `list`, `number`), preferring the usual names."""
+def suggest(node: Any, path: str, want: str, depth: int = 6) -> str | None:
+    """A path under `path` holding what is wanted (`text`, `list`, `passages`, `number`), preferring usual names."""
     if depth == 0:
         return None
     join = (lambda k: f"{path}.{k}") if path else (lambda k: k)
@@ -121,7 +128,7 @@ def suggest(node: Any, path: str, want: str, depth: int = 3) -> str | None:
         return suggest(node[0], join("0"), want, depth - 1)
     if not isinstance(node, dict):
         return None
-    usual = _TEXT_KEYS if want == "text" else _LIST_KEYS if want == "list" else ()
+    usual = _TEXT_KEYS if want == "text" else _LIST_KEYS if want in ("list", "passages") else ()
     candidates = [k for k in usual if k in node] + [k for k in node if k not in usual]
     for key in candidates:
         if _wants(node[key], want):
@@ -133,7 +140,25 @@ def suggest(node: Any, path: str, want: str, depth: int = 3) -> str | None:
     return None
 
 
-_WANT_WORDS = {"text": "text", "list": "a list", "number": "a number"}
+_WANT_WORDS = {"text": "text", "list": "a list", "passages": "a list of passages", "number": "a number"}
+
+
+def find_named(node: Any, names: Sequence[str], path: str = "", depth: int = 4) -> str | None:
+    """The path to the first key called one of `names` holding a string or number (breadth first)."""
+    level: list[tuple[str, Any]] = [(path, node)]
+    for _ in range(depth):
+        nxt: list[tuple[str, Any]] = []
+        for where, item in level:
+            if isinstance(item, list) and item:
+                nxt.append((f"{where}.0" if where else "0", item[0]))
+            if not isinstance(item, dict):
+                continue
+            for name in names:
+                if name in item and _scalar_text(item[name]) is not None:
+                    return f"{where}.{name}" if where else name
+            nxt.extend((f"{where}.{k}" if where else str(k), v) for k, v in item.items())
+        level = nxt
+    return None
 
 
 def _where(path: str) -> str:
@@ -199,14 +224,7 @@ class _Reader:
         return mapped
 
     def get(self, key: str) -> tuple[Any, str]:
-        """The value and the path it came from; `_MISSING` (and the mapped path, or "") when absent."""
-        path = self.path(key)
-        if path:
-            return dig(self.data, path), path
-        for name in DEFAULT_KEYS[key]:
-            if name in self.data and self.data[name] is not None:
-                return self.data[name], name
-        return _MISSING, ""
+        return locate(self.data, self.mapping, key)
 
     def required(self, key: str, want: str, excused: bool) -> tuple[Any, str]:
         """A mapped path must resolve on every reply (unless the reply declined and `excused`)."""
@@ -214,6 +232,21 @@ class _Reader:
         if value is _MISSING and self.path(key) and not excused:
             raise unresolved(key, self.data, path, want)
         return value, path
+
+
+def locate(data: dict[str, Any], mapping: ResponseMapping, key: str) -> tuple[Any, str]:
+    """A reply-level key's value and the path it came from; `_MISSING` (and the mapped path, or "") when absent."""
+    path: str | None = getattr(mapping, key)
+    if path:
+        return dig(data, path), path
+    for name in DEFAULT_KEYS[key]:
+        if name in data and data[name] is not None:
+            return data[name], name
+    return _MISSING, ""
+
+
+def is_missing(value: Any) -> bool:
+    return value is _MISSING
 
 
 def _answer_text(value: Any, path: str) -> str:
@@ -311,9 +344,11 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
                 if answer is None:
                     raise wrong_type("answer", answer_path, None, "text")
                 raise unresolved("answer", data, mapping.answer, "text")
+            hint = suggest(data, "", "text")
             raise ReplyShapeError(
                 f'reply has no "answer" field (keys: {", ".join(sorted(map(str, data))) or "none"}); '
                 "set endpoint.response.answer to the answer's dotted path"
+                + (f" (did you mean {hint}?)" if hint else "")
             )
         answer_text = ""
     else:
