@@ -257,11 +257,12 @@ def _answer_text(value: Any, path: str) -> str:
 
 
 def _list(reader: _Reader, key: str, excused: bool) -> tuple[list[Any], str]:
-    value, path = reader.required(key, "list", excused)
+    want = "passages" if key == "retrieved" else "list"
+    value, path = reader.required(key, want, excused)
     if value is _MISSING or value is None:
         return [], path
     if not isinstance(value, list):
-        raise wrong_type(key, path, value, "list")
+        raise wrong_type(key, path, value, want)
     return value, path
 
 
