@@ -458,4 +458,7 @@ def test_a_mapped_number_must_be_a_number():
     assert str(info.value) == "endpoint.response.cost_usd: usage.usd is a string, not a number"
     with pytest.raises(ReplyShapeError) as info:
         parse({"answer": "a"}, ResponseMapping(cost_usd="usage.usd"))
-    assert str(info.value) == "endpoint.response.cost_usd: usage.usd resolves to nothing: the reply is an object with keys answer"
+    assert (
+        str(info.value)
+        == "endpoint.response.cost_usd: usage.usd resolves to nothing: the reply is an object with keys answer"
+    )
