@@ -165,7 +165,7 @@ SHAPES = {
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def _send(self, status: int, data: Any) -> None:

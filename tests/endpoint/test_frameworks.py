@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.endpoint.framework_servers import FrameworkServer, doc_hash
 
 from ragjudge.cli import main
-from tests.endpoint.framework_servers import FrameworkServer, doc_hash
 
 CASES = [
     {
@@ -151,7 +151,7 @@ def test_hash_ids_fail_recall_naming_what_was_missing_and_what_came_back(
 def test_a_fastapi_422_says_what_the_server_wanted(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with FrameworkServer("hayhooks") as server:
         configure(ws, server.url, {"response": ENDPOINTS["hayhooks"]["response"]})  # the default body sends `question`
-        code, out, _ = run(capsys, "run", "--report", "r.json", "--log", "log.jsonl")
+        code, _, _ = run(capsys, "run", "--report", "r.json", "--log", "log.jsonl")
     assert code == 3
     first = report(ws)["cases"][0]
     assert first["failed_conditions"] == [
