@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 import yaml
-
-from ragjudge.cli import main
 from tests.endpoint.framework_servers import FrameworkServer
 from tests.helpers_rag import closed_port_url
+
+from ragjudge.cli import main
 
 TOKEN = "tok-probe-s3cr3t-77"
 HAYHOOKS_RESPONSE = {
