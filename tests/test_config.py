@@ -440,3 +440,45 @@ def test_cli_never_prints_secrets(tmp_path, capsys, monkeypatch):
     )
     assert TOKEN not in out + err
     assert SECRET not in out + err
+
+
+@pytest.mark.parametrize(
+    ("key", "url", "found"),
+    [
+        ("endpoint.url", "127.0.0.1:8080/ask", "no scheme"),
+        ("endpoint.url", "file:///etc/passwd", "a file:// URL"),
+        ("endpoint.url", "ftp://example.org/ask", "a ftp:// URL"),
+        ("endpoint.url", "http:///ask", "no host"),
+        ("judge.base_url", "localhost:11434/v1", "no scheme"),
+        ("judge.base_url", "https://", "no host"),
+    ],
+)
+def test_urls_must_be_http_with_a_host(key, url, found):
+    section, name = key.split(".")
+    cfg = write(Path("ragjudge.yml"), f"{section}:\n  {name}: '{url}'\n")
+    err = config_error(cfg)
+    assert err.message == (f"{cfg}: {key}: must be an http:// or https:// URL with a host (found {found})")
+    assert main(["run", "--config", str(cfg)]) == 2
+
+
+def test_refusal_settings_and_an_invalid_pattern():
+    cfg = write(
+        Path("ragjudge.yml"),
+        "endpoint:\n  refusal:\n    patterns: ['^unfortunately', '请联系客服']\n    builtin: false\n    judge: true\n",
+    )
+    refusal = load_config(cfg).endpoint.refusal
+    assert (refusal.patterns, refusal.builtin, refusal.judge) == (["^unfortunately", "请联系客服"], False, True)
+    assert load_config(write(Path("d.yml"), "endpoint: {}\n")).endpoint.refusal.model_dump() == {
+        "patterns": [],
+        "builtin": True,
+        "judge": False,
+    }
+    bad = write(Path("bad.yml"), "endpoint:\n  refusal:\n    patterns: ['ok', '(unclosed']\n")
+    assert config_error(bad).message == (
+        f"{bad}: endpoint.refusal.patterns: patterns.1 is not a valid regular expression: "
+        "missing ), unterminated subpattern at position 0"
+    )
+
+
+def test_max_log_body_bytes_defaults_to_20000():
+    assert load_config(write(Path("d.yml"), "endpoint: {}\n")).endpoint.max_log_body_bytes == 20_000

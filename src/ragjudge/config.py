@@ -72,7 +72,7 @@ def check_http_url(value: str | None) -> str | None:
         return None
     parts = urlsplit(value.strip())
     if parts.scheme.lower() not in ("http", "https"):
-        found = f"a {parts.scheme}:// URL" if parts.scheme else "no scheme"
+        found = f"a {parts.scheme}:// URL" if parts.scheme and "://" in value else "no scheme"
         raise ValueError(f"must be an http:// or https:// URL with a host (found {found})")
     try:
         host = parts.hostname
