@@ -60,6 +60,9 @@ SCRIPT: dict[str, Scripted] = {
     "明天股市会涨吗？": Scripted("抱歉，暂时无法提供该信息。", ()),
     "Can I get a refund after 5 days?": Scripted("I can't help with that question.", ("doc-refund-1",)),
     "Who won the 1998 World Cup?": Scripted("France won the 1998 World Cup.", ()),
+    # Declines no phrase list catches: only a judge can tell (`endpoint.refusal.judge`).
+    "Is there a refund after a year?": Scripted("Let me connect you with a human agent for that.", ("doc-refund-1",)),
+    "Will it rain tomorrow?": Scripted("Let me connect you with a human agent for that.", ()),
 }
 """Answers keyed by question; an unknown question gets the English decline."""
 
