@@ -309,5 +309,9 @@ def load_config(path: Path | None) -> Config:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{target}: invalid YAML{where}: {problem}") from None
+        tip = None
+        if "{{" in text:
+            # An unquoted `body: {"q": {{ question | tojson }}}` is a YAML mapping, and a broken one.
+            tip = "quote values that hold a Jinja template: body: '{\"question\": {{ question | tojson }}}'"
+        raise ConfigError(f"{target}: invalid YAML{where}: {problem}", tip=tip) from None
     return parse_config(data, str(target), target.resolve().parent)

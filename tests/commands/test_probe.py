@@ -81,14 +81,13 @@ def test_an_unmapped_hayhooks_reply_gets_a_suggested_mapping(ws: Path, capsys: p
         "  hint: passage ids look like content hashes; the document id may be at meta.doc_id (retrieved_id)",
         "  hint: the passages' title may be at meta.title (retrieved_title)",
     ]
-    assert section(out, "suggested config") == [
-        "suggested config (check it, then run `ragjudge probe` again):",
-        "  endpoint:",
-        "    response:",
-        "      answer: result.answer_builder.answers.0.data",
-        "      retrieved: result.answer_builder.answers.0.documents",
-        "      retrieved_id: meta.doc_id",
-        "      retrieved_title: meta.title",
+    assert section(out, "suggested mapping") == [
+        "suggested mapping: paste under `endpoint:` in your config, replacing any `response:`, then probe again",
+        "  response:",
+        "    answer: result.answer_builder.answers.0.data",
+        "    retrieved: result.answer_builder.answers.0.documents",
+        "    retrieved_id: meta.doc_id",
+        "    retrieved_title: meta.title",
     ]
     assert section(out, "result: mapping error")[0] == (
         'result: mapping error: reply has no "answer" field (keys: result); set endpoint.response.answer to the '

@@ -243,8 +243,8 @@ def _show_mapping(
     try:
         trace = client.read(raw)
     except (ReplyShapeError, ValueError) as exc:
-        print(f"\nresult: mapping error: {exc}", file=out)
         _suggest_yaml(out, mapping, suggested)
+        print(f"\nresult: mapping error: {exc}", file=out)
         return int(ExitCode.GATE_FAILED)
     _show_trace(out, trace)
     warnings = mapping_warnings([(case_id, trace)], mapping)
@@ -322,9 +322,13 @@ def _looks_hashed(value: str) -> bool:
 def _suggest_yaml(out: TextIO, mapping: ResponseMapping, suggested: dict[str, str]) -> None:
     if not suggested:
         return
-    print("\nsuggested config (check it, then run `ragjudge probe` again):", file=out)
-    print("  endpoint:\n    response:", file=out)
+    # Printed as it goes in the file, indented under `endpoint:`, so it can be pasted as it is.
+    print(
+        "\nsuggested mapping: paste under `endpoint:` in your config, replacing any `response:`, then probe again",
+        file=out,
+    )
+    print("  response:", file=out)
     merged = {k: v for k, v in mapping.model_dump().items() if v}
     merged.update(suggested)
     for key, value in merged.items():
-        print(f"      {key}: {value}", file=out)
+        print(f"    {key}: {value}", file=out)
