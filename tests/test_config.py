@@ -482,3 +482,10 @@ def test_refusal_settings_and_an_invalid_pattern():
 
 def test_max_log_body_bytes_defaults_to_20000():
     assert load_config(write(Path("d.yml"), "endpoint: {}\n")).endpoint.max_log_body_bytes == 20_000
+
+
+def test_an_unquoted_jinja_body_gets_a_tip_to_quote_it():
+    cfg = write(Path("ragjudge.yml"), 'endpoint:\n  body: {"query": {{ question | tojson }}}\n')
+    err = config_error(cfg)
+    assert err.message == f"{cfg}: invalid YAML (line 2, column 20): found unhashable key"
+    assert err.tip == "quote values that hold a Jinja template: body: '{\"question\": {{ question | tojson }}}'"

@@ -212,3 +212,14 @@ def test_a_look_alike_category_is_a_warning_naming_the_case(ws: Path, capsys: py
         "spelling, so the case is expected to be answered; write out_of_scope (or set should_answer: false)"
     ]
     assert data["cases"][0]["failed_conditions"] == ["declined a question the corpus covers"]
+
+
+def test_refusal_judge_with_the_offline_judge_is_a_warning(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FrameworkServer("fastapi") as server:
+        configure(ws, server.url, {"refusal": {"judge": True}})
+        run(capsys, "run", "--report", "r.json")
+    assert report(ws)["warnings"] == [
+        "endpoint.refusal.judge is on but the judge is the offline lexical one, which cannot classify declines: "
+        "refusals were decided by the refused field, empty answers and phrases only; set judge.provider: openai "
+        "to use it"
+    ]
