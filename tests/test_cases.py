@@ -452,3 +452,19 @@ def test_yaml_1_2_booleans_keep_yes_no_and_on_as_text(tmp_path):
     first, second = load_cases([path]).cases
     assert (first.question, first.expected, first.category, first.tags) == ("Yes", "No", "on", ("off", "y", "n"))
     assert (first.should_answer, second.should_answer) == (True, False)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("deep.yaml", "- id: a\n  question: " + "[" * 2000 + "]" * 2000 + "\n"),
+        ("deep.jsonl", '{"id": "a", "question": ' + "[" * 2000 + "]" * 2000 + "}\n"),
+    ],
+)
+def test_a_case_file_nested_thousands_of_levels_deep_is_a_case_file_error(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CaseFileError) as refused:
+        load_cases([path])
+    assert refused.value.message == f"{path}: nested too deeply to read (lists or mappings hundreds of levels deep)"
+    assert refused.value.exit_code == 2

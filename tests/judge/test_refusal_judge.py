@@ -48,8 +48,8 @@ def trace(answer: str = HANDOFF, refused: bool = False) -> Trace:
     return Trace(answer, refused, None, passages, (), None, None, 5.0, "builtin" if refused else None)
 
 
-def judge(fake: FakeOpenAI, tmp_path: Path, classify: bool) -> OpenAIJudge:
-    config = judge_config(fake.base_url, tmp_path / "cache")
+def judge(fake: FakeOpenAI, tmp_path: Path, classify: bool, combined: bool = False) -> OpenAIJudge:
+    config = judge_config(fake.base_url, tmp_path / "cache", combined=combined)
     return OpenAIJudge(config, [], caller=ChatCaller(config, sleep=Sleeps()), classify_refusal=classify)
 
 
@@ -71,6 +71,18 @@ def test_a_decline_is_classified_in_the_rubric_call_and_faithfulness_is_not_aske
     assert 'Also say whether the answer declines the question: "declined" is true' in system
     assert system.rstrip().endswith(', "declined": true or false}')
     assert judgement.as_dict()["declined"] is True
+
+
+def test_in_the_combined_call_a_decline_drops_the_claims(tmp_path: Path) -> None:
+    data = json.loads(rubric_with(True))
+    data["claims"] = [claim("Let me connect you with a human agent.", False, None, "not a fact")]
+    with FakeOpenAI(lambda body, i: Reply(content=json.dumps(data))) as fake:
+        judgement = judge(fake, tmp_path, classify=True, combined=True).judge(case(), trace(), LogSink())
+        assert kinds(fake) == ["combined"]
+        request = fake.bodies[0]
+    assert (judgement.declined, judgement.faithfulness, judgement.claims, judgement.calls) == (True, None, (), 1)
+    assert request["response_format"]["json_schema"]["schema"]["properties"]["declined"] == {"type": "boolean"}
+    assert request["messages"][0]["content"].rstrip().endswith(', "declined": true or false}')
 
 
 def test_an_answer_is_classified_and_judged_for_faithfulness(tmp_path: Path) -> None:
@@ -114,8 +126,16 @@ def test_a_rubric_reply_without_the_classification_is_asked_again_then_unscored(
 # --- end to end: `ragjudge run` with `endpoint.refusal.judge: true` -------------------------------
 
 
+@pytest.mark.parametrize(
+    ("combined", "expected_calls"),
+    [(True, ["combined", "combined", "combined"]), (False, ["faithfulness", "negative", "rubric", "rubric"])],
+)
 def test_run_scores_the_judges_declines_with_no_extra_call(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    combined: bool,
+    expected_calls: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("JUDGE_KEY", KEY)
@@ -126,17 +146,29 @@ def test_run_scores_the_judges_declines_with_no_extra_call(
     ]
 
     def responder(body: dict[str, Any], i: int) -> Reply:
-        if kind_of(body) == "faithfulness":
-            return Reply(content=claims_json(claim("Refunds are paid within 5 working days.", True, "doc-refund-1")))
+        kind = kind_of(body)
+        verdict = claim("Refunds are paid within 5 working days.", True, "doc-refund-1")
+        if kind == "faithfulness":
+            return Reply(content=claims_json(verdict))
         declined = HANDOFF in body["messages"][1]["content"]
-        dims = ("grounding", "calibration") if kind_of(body) == "negative" else None
-        return Reply(content=rubric_with(declined, dims))
+        data = json.loads(rubric_with(declined, ("grounding", "calibration") if kind == "negative" else None))
+        if kind == "combined":
+            data["claims"] = [] if declined else [verdict]
+        if "declined" not in body["response_format"]["json_schema"]["schema"]["properties"]:
+            data.pop("declined", None)
+        return Reply(content=json.dumps(data))
 
     (tmp_path / "cases.yaml").write_text(yaml.safe_dump(cases), encoding="utf-8")
     with FrameworkServer("fastapi") as rag, FakeOpenAI(responder) as fake:
         config = {
             "endpoint": {"url": rag.url, "retries": 0, "refusal": {"judge": True}},
-            "judge": {"provider": "openai", "base_url": fake.base_url, "api_key": "${JUDGE_KEY}", "cache": None},
+            "judge": {
+                "provider": "openai",
+                "base_url": fake.base_url,
+                "api_key": "${JUDGE_KEY}",
+                "cache": None,
+                "combined": combined,
+            },
             "cases": ["cases.yaml"],
             "gate": {"case": {"context_recall": ">= 1.0"}, "suite": {"rejection_accuracy": ">= 1.0"}},
         }
@@ -153,5 +185,5 @@ def test_run_scores_the_judges_declines_with_no_extra_call(
     }
     assert data["suite"]["rejection_accuracy"] == pytest.approx(2 / 3)
     assert code == 1
-    # One judge call per case as before; a decline's claims are not checked.
-    assert sorted(calls) == ["faithfulness", "negative", "rubric", "rubric"]
+    # No extra call: combined, one per case; separate, a decline's claims are not asked for.
+    assert sorted(calls) == expected_calls

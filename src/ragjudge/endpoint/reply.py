@@ -284,10 +284,10 @@ class _Passages:
                 self.missed[key] = self.missed.get(key, 0) + 1
                 return None
         else:
-            value = next((item[k] for k in DEFAULT_KEYS[key] if item.get(k) is not None), _MISSING)
-            if value is _MISSING or _scalar_text(value) is None:
+            path = next((k for k in DEFAULT_KEYS[key] if item.get(k) is not None), None)
+            if path is None:
                 return None
-            path = next(k for k in DEFAULT_KEYS[key] if item.get(k) is not None)
+            value = item[path]
         self.resolved.add(key)
         if value is None:
             return ""

@@ -14,9 +14,19 @@ def make_judge(config: JudgeConfig, rules: Sequence[Rule] = (), classify_refusal
     """The configured judge; `rules` tell the model judge which scores are borderline (escalation).
 
     `classify_refusal` (`endpoint.refusal.judge`) has the model judge say whether an answer declined.
+
+    With a `context_precision` case rule the model judge is wrapped for LLM context precision
+    (see `judge.precision`); without one nothing reads it, so no call is spent on it.
     """
     if config.provider == "offline":
         return OfflineJudge(config.min_overlap)
     from ragjudge.judge.openai_judge import OpenAIJudge  # imported late: the SDK is slow to import
 
-    return OpenAIJudge(config, rules, classify_refusal=classify_refusal)
+    judge = OpenAIJudge(config, rules, classify_refusal=classify_refusal)
+    if not any(r.metric == "context_precision" for r in rules):
+        return judge
+    from ragjudge.judge.evidence import EvidenceScorer
+    from ragjudge.judge.precision import PrecisionJudge
+
+    # One caller for both: one 429 slows both, and the response-format fallback is learned once.
+    return PrecisionJudge(judge, EvidenceScorer(config, caller=judge.caller))
