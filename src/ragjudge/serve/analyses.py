@@ -54,16 +54,32 @@ def _fill(template: str | None, spec: AnalysisSpec) -> str | None:
     return template.replace("{name}", spec.name).replace("{namespace}", spec.namespace)
 
 
+def _fill_feedback(feedback: FeedbackConfig, spec: AnalysisSpec) -> FeedbackConfig:
+    """`{name}`/`{namespace}` in the feedback URL and PromQL queries: one config serves many canaries."""
+    if feedback.url is not None:
+        return feedback.model_copy(update={"url": _fill(feedback.url, spec)})
+    if feedback.prometheus is not None:
+        prom = feedback.prometheus
+        queries = ("treatment_dislikes", "treatment_responses", "control_dislikes", "control_responses")
+        filled = prom.model_copy(update={q: _fill(getattr(prom, q), spec) for q in queries})
+        return feedback.model_copy(update={"prometheus": filled})
+    return feedback
+
+
 def canary_request(config: Config, spec: AnalysisSpec) -> CanaryRequest:
     """The `ragjudge canary` request for this canary: URLs filled in, per-canary overrides applied."""
     canary = config.canary or CanaryConfig()
     treatment = spec.treatment or _fill(canary.treatment, spec)
     control = spec.control or _fill(canary.control, spec)
+    feedback = canary.feedback
     if spec.feedback_url is not None:
         # The configured headers go with a URL source (e.g. a token for the metrics service).
-        headers = canary.feedback.headers if canary.feedback is not None and canary.feedback.url else {}
-        canary = canary.model_copy(update={"feedback": FeedbackConfig(url=spec.feedback_url, headers=headers)})
-        config = config.model_copy(update={"canary": canary})
+        headers = feedback.headers if feedback is not None and feedback.url else {}
+        feedback = FeedbackConfig(url=spec.feedback_url, headers=headers)
+    elif feedback is not None:
+        feedback = _fill_feedback(feedback, spec)
+    if feedback is not canary.feedback:
+        config = config.model_copy(update={"canary": canary.model_copy(update={"feedback": feedback})})
     return CanaryRequest(config=config, treatment=treatment, control=control, sample_size=spec.sample_size)
 
 
