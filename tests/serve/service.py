@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,11 +22,14 @@ from typing import Any
 import requests
 import yaml
 
+from ragjudge.canary.report import ArmBlock, ArmsBlock, CanaryReport, MetricBlock
 from ragjudge.canary.rules import DISLIKE_RATE_RATIO, parse_canary_rules
+from ragjudge.canary.run import CanaryOutcome
 from ragjudge.config import Config, load_config
+from ragjudge.errors import ExitCode
 from ragjudge.serve.analyses import Registry, Runner
 from ragjudge.serve.app import ServeServer, serve_until_stopped
-from tests.canary.servers import faithful_reply, unfaithful_reply, write_config, write_sample
+from tests.canary.servers import faithful_reply, write_config, write_sample
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
 
 DEPLOY = Path(__file__).resolve().parents[2] / "examples" / "deploy"
@@ -113,14 +117,13 @@ class Cluster(LoopbackServer):
 
 
 def standard_arms() -> dict[str, Arm]:
-    """Three canaries as Flagger names their services: good (faster, faithful), slow, unfaithful."""
+    """Canaries as Flagger (and Argo) name their services: good and disliked (faster), slow."""
     fast, stable = Arm(CANARY_DELAY_S, faithful_reply()), Arm(STABLE_DELAY_S, faithful_reply())
     arms: dict[str, Arm] = {}
     for name, canary in (
         ("good", fast),
         ("slow", Arm(SLOW_DELAY_S, faithful_reply())),
         ("disliked", fast),
-        ("unfaithful", Arm(CANARY_DELAY_S, unfaithful_reply())),
     ):
         arms[f"{name}-canary"] = canary
         arms[f"{name}-primary"] = stable
@@ -155,8 +158,7 @@ def serve_config(
         "sample": str(write_sample(tmp / "sample.yaml", SAMPLE)),
         "treatment": loopback_dns(templates["treatment"], cluster_url),
         "control": loopback_dns(templates["control"], cluster_url),
-        "rules": rules
-        or {"dislike_rate_ratio": "<= 1.5", "p95_latency_ratio": "<= 1.5", "faithfulness": ">= 0.95"},
+        "rules": rules or {"dislike_rate_ratio": "<= 1.5", "p95_latency_ratio": "<= 1.5", "faithfulness": ">= 0.95"},
         "min_requests": 50,
         "min_responses": 200,
         "bootstrap": 200,
@@ -201,12 +203,12 @@ class Service:
 
 
 @contextmanager
-def running_service(
-    config: Config, token: str | None = None, runner: Runner | None = None
-) -> Iterator[Service]:
+def running_service(config: Config, token: str | None = None, runner: Runner | None = None) -> Iterator[Service]:
     """`ragjudge serve` in a thread (the same server and registry the command builds)."""
     log: list[dict[str, Any]] = []
-    needs_arms = any(r.metric != DISLIKE_RATE_RATIO for r in parse_canary_rules(config.canary.rules)) if config.canary else True
+    needs_arms = (
+        any(r.metric != DISLIKE_RATE_RATIO for r in parse_canary_rules(config.canary.rules)) if config.canary else True
+    )
     kwargs: dict[str, Any] = {"runner": runner} if runner is not None else {}
     registry = Registry(config, needs_arms=needs_arms, log=log.append, **kwargs)
     server = ServeServer(("127.0.0.1", 0), registry, token, log=log.append)
@@ -220,11 +222,79 @@ def running_service(
         thread.join(timeout=5)
 
 
-def blocking_runner(release: threading.Event, outcome: Callable[[], Any]) -> Runner:
-    """A runner that holds every analysis `running` until `release` is set (bounded), then returns `outcome()`."""
+def arm(requests_sent: int) -> ArmBlock:
+    return ArmBlock(
+        url="http://arm/ask",
+        requests=requests_sent,
+        ok=requests_sent,
+        errors=0,
+        error_examples=[],
+        p50_latency_ms=10.0,
+        p95_latency_ms=20.0,
+        faithfulness=1.0,
+        scored=requests_sent,
+        unscored=0,
+        dislikes=None,
+        responses=None,
+        dislike_rate=None,
+    )
 
-    def run(request: Any) -> Any:
-        release.wait(timeout=30)
-        return outcome()
 
-    return run
+def report(verdict: str = "promote", reasons: list[str] | None = None) -> CanaryReport:
+    """A canary report as `ragjudge canary` writes it, with fixed figures."""
+    decision = {"promote": "pass", "rollback": "fail", "inconclusive": "inconclusive"}[verdict]
+    return CanaryReport(
+        verdict=verdict,  # type: ignore[arg-type]
+        reasons=reasons if reasons is not None else [f"p95 latency: {verdict}"],
+        metrics={
+            "p95_latency_ratio": MetricBlock(
+                value=0.5,
+                ci=[0.25, None],
+                op="<=",
+                threshold=1.5,
+                decision=decision,  # type: ignore[arg-type]
+                reason=f"p95 latency: {verdict}",
+                treatment=20.0,
+                control=40.0,
+                n={"treatment": 60, "control": 60},
+            )
+        },
+        arms=ArmsBlock(treatment=arm(60), control=arm(60)),
+        decision="statistical",
+        confidence=0.95,
+    )
+
+
+def small_config(tmp: Path, **serve: Any) -> Config:
+    """A config whose arm URLs are never called (the analyses are stand-ins)."""
+    canary = {
+        "sample": str(write_sample(tmp / "sample.yaml", 3)),
+        "treatment": "http://{name}-canary.{namespace}.example/ask",
+        "control": "http://{name}-primary.{namespace}.example/ask",
+        "rules": {"p95_latency_ratio": "<= 1.5"},
+    }
+    return load_config(write_config(tmp / "ragjudge.yml", canary, serve=serve))
+
+
+class Held:
+    """Analyses that stay running until `release()`; then each returns `outcome`."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.outcome = CanaryOutcome(report(), ExitCode.PASSED)
+        self.requests: list[Any] = []
+
+    def runner(self, request: Any) -> CanaryOutcome:
+        self.requests.append(request)
+        self.event.wait(timeout=30)
+        return self.outcome
+
+    def release(self) -> None:
+        self.event.set()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port

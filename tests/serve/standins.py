@@ -11,8 +11,8 @@ from __future__ import annotations
 import copy
 import re
 import time
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import requests

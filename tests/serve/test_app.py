@@ -6,74 +6,19 @@ checked is the service, not the canary statistics (test_flagger.py and test_argo
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
 
-from ragjudge.canary.report import ArmBlock, ArmsBlock, CanaryReport, MetricBlock
 from ragjudge.canary.run import CanaryOutcome
-from ragjudge.config import Config, load_config
+from ragjudge.config import load_config
 from ragjudge.errors import ExitCode
 from tests.canary.servers import write_config, write_sample
-from tests.serve.service import Service, blocking_runner, running_service
+from tests.serve.service import Held, Service, report, running_service, small_config
 
 TOKEN = "s3cret-token-for-tests-9d2b"
-
-
-def arm(requests_sent: int) -> ArmBlock:
-    return ArmBlock(
-        url="http://arm/ask", requests=requests_sent, ok=requests_sent, errors=0, error_examples=[],
-        p50_latency_ms=10.0, p95_latency_ms=20.0, faithfulness=1.0, scored=requests_sent, unscored=0,
-        dislikes=None, responses=None, dislike_rate=None,
-    )
-
-
-def report(verdict: str = "promote", reasons: list[str] | None = None) -> CanaryReport:
-    """A canary report as `ragjudge canary` writes it, with fixed figures."""
-    decision = {"promote": "pass", "rollback": "fail", "inconclusive": "inconclusive"}[verdict]
-    return CanaryReport(
-        verdict=verdict,  # type: ignore[arg-type]
-        reasons=reasons if reasons is not None else [f"p95 latency: {verdict}"],
-        metrics={
-            "p95_latency_ratio": MetricBlock(
-                value=0.5, ci=[0.25, None], op="<=", threshold=1.5, decision=decision,  # type: ignore[arg-type]
-                reason=f"p95 latency: {verdict}", treatment=20.0, control=40.0, n={"treatment": 60, "control": 60},
-            )
-        },
-        arms=ArmsBlock(treatment=arm(60), control=arm(60)),
-        decision="statistical",
-        confidence=0.95,
-    )
-
-
-def config(tmp: Path, **serve: Any) -> Config:
-    canary = {
-        "sample": str(write_sample(tmp / "sample.yaml", 3)),
-        "treatment": "http://{name}-canary.{namespace}.example/ask",
-        "control": "http://{name}-primary.{namespace}.example/ask",
-        "rules": {"p95_latency_ratio": "<= 1.5"},
-    }
-    return load_config(write_config(tmp / "ragjudge.yml", canary, serve=serve))
-
-
-class Held:
-    """Analyses that stay running until `release()`; then each returns `outcome`."""
-
-    def __init__(self) -> None:
-        self.event = threading.Event()
-        self.outcome = CanaryOutcome(report(), ExitCode.PASSED)
-        self.requests: list[Any] = []
-
-    def runner(self, request: Any) -> CanaryOutcome:
-        self.requests.append(request)
-        return blocking_runner(self.event, lambda: self.outcome)(request)
-
-    def release(self) -> None:
-        self.event.set()
 
 
 @pytest.fixture
@@ -85,7 +30,7 @@ def held() -> Iterator[Held]:
 
 @pytest.fixture
 def service(tmp_path: Path, held: Held) -> Iterator[Service]:
-    with running_service(config(tmp_path, max_concurrent=2), token=TOKEN, runner=held.runner) as svc:
+    with running_service(small_config(tmp_path, max_concurrent=2), token=TOKEN, runner=held.runner) as svc:
         yield svc
 
 
@@ -154,7 +99,9 @@ def test_token_required(service: Service, headers: dict[str, str]) -> None:
     for reply in (
         requests.post(f"{service.url}/v1/analyses", json={"name": "rag"}, headers=headers, timeout=5),
         requests.get(f"{service.url}/v1/analyses/rag", headers=headers, timeout=5),
-        requests.post(f"{service.url}/flagger/rollout", json={"name": "rag", "namespace": "p"}, headers=headers, timeout=5),
+        requests.post(
+            f"{service.url}/flagger/rollout", json={"name": "rag", "namespace": "p"}, headers=headers, timeout=5
+        ),
     ):
         assert reply.status_code == 401
         assert reply.headers["WWW-Authenticate"] == 'Bearer realm="ragjudge"'
@@ -189,13 +136,19 @@ def test_the_token_is_never_logged(service: Service) -> None:
     ("body", "message"),
     [
         (b"x" * (64 * 1024 + 1), "the body is 65537 bytes; the limit is 65536 (64 kB)"),
-        (b"{not json", "the body is not valid JSON (Expecting property name enclosed in double quotes at line 1, column 2)"),
+        (
+            b"{not json",
+            "the body is not valid JSON (Expecting property name enclosed in double quotes at line 1, column 2)",
+        ),
         (b"", "the request has no body; send a JSON object"),
         (b"[1, 2]", "the body must be a JSON object, not list"),
         (b'{"name": "rag", "colour": "red"}', "request body: unknown field 'colour'"),
         (b'{"namespace": "prod"}', "request body: name: Field required"),
         (b'{"name": "Not A Name!"}', "request body: name: String should match pattern"),
-        (b'{"name": "rag", "treatment": "ftp://x/y"}', "request body: treatment: Value error, the URL must be an http:// or https:// URL"),
+        (
+            b'{"name": "rag", "treatment": "ftp://x/y"}',
+            "request body: treatment: Value error, the URL must be an http:// or https:// URL",
+        ),
         (b"\xff\xfe", "the body is not UTF-8"),
     ],
 )
@@ -208,7 +161,10 @@ def test_bad_analysis_bodies_are_400(service: Service, body: bytes, message: str
 @pytest.mark.parametrize(
     ("metadata", "message"),
     [
-        ({"sample_sise": "10"}, "unknown metadata key 'sample_sise' (known: sample_size, feedback_url, treatment, control, token)"),
+        (
+            {"sample_sise": "10"},
+            "unknown metadata key 'sample_sise' (known: sample_size, feedback_url, treatment, control, token)",
+        ),
         ({"sample_size": "ten"}, "metadata.sample_size must be a whole number of at least 1"),
         ({"feedback_url": "file:///etc/passwd"}, "metadata.feedback_url must be an http:// or https:// URL"),
     ],
@@ -272,7 +228,7 @@ def test_an_analysis_that_cannot_evaluate_is_an_error_with_the_reason(service: S
 
 def test_rollout_hook_reanalyses_after_reanalyse_s(tmp_path: Path, held: Held) -> None:
     held.release()
-    with running_service(config(tmp_path, reanalyse_s=0), runner=held.runner) as svc:
+    with running_service(small_config(tmp_path, reanalyse_s=0), runner=held.runner) as svc:
         payload = {"name": "rag", "namespace": "prod", "checksum": "c1"}
         assert svc.post("/flagger/pre-rollout", payload).text == "analysis rag-1 started for checksum c1"
         svc.wait_done("rag")

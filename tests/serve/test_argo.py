@@ -54,7 +54,9 @@ def test_the_documented_conditions() -> None:
     assert [a["name"] for a in step["args"]] == declared
 
 
-@pytest.mark.parametrize(("name", "final", "verdict"), [("good", "Successful", "promote"), ("slow", "Failed", "rollback")])
+@pytest.mark.parametrize(
+    ("name", "final", "verdict"), [("good", "Successful", "promote"), ("slow", "Failed", "rollback")]
+)
 def test_web_provider_reads_the_verdict(
     service: Service, cluster: Cluster, name: str, final: str, verdict: str
 ) -> None:

@@ -119,9 +119,7 @@ def test_slow_canary_rollout_fails_promotion_refused_rollback_confirmed(service:
     assert analysis["reasons"] == [reason]
     assert confirmed.text == f"rollback: {reason}"
     # The same revision asked again: the rollout hook fails with the reasons, promotion is refused.
-    assert flagger.call("rollout", "rev-slow-1") == [
-        type(confirmed)("rollout", 500, f"rollback: {reason}")
-    ]
+    assert flagger.call("rollout", "rev-slow-1") == [type(confirmed)("rollout", 500, f"rollback: {reason}")]
     assert flagger.call("confirm-promotion", "rev-slow-1") == [
         type(confirmed)("confirm-promotion", 403, f"rollback: {reason}")
     ]

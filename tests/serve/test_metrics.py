@@ -10,21 +10,27 @@ import requests
 from ragjudge.canary.report import MetricBlock
 from ragjudge.canary.run import CanaryOutcome
 from ragjudge.errors import ExitCode
-from ragjudge.serve.metrics import metric_series
-from tests.serve.service import running_service
-from tests.serve.test_app import Held, config, report
+from ragjudge.serve.metrics import _labels, metric_series
+from tests.serve.service import Held, report, running_service, small_config
 
 
 def test_exposition_of_a_finished_analysis(tmp_path: Path) -> None:
     held = Held()
     rep = report("rollback", ["dislike rate: rollback"])
     rep.metrics["dislike_rate_ratio"] = MetricBlock(
-        value=2.0, ci=[1.48, 2.71], op="<=", threshold=1.5, decision="fail", reason="dislike rate: rollback",
-        treatment=0.06, control=0.03, n={"treatment": 2000, "control": 2000},
+        value=2.0,
+        ci=[1.48, 2.71],
+        op="<=",
+        threshold=1.5,
+        decision="fail",
+        reason="dislike rate: rollback",
+        treatment=0.06,
+        control=0.03,
+        n={"treatment": 2000, "control": 2000},
     )
     held.outcome = CanaryOutcome(rep, ExitCode.GATE_FAILED)
     held.release()
-    with running_service(config(tmp_path), runner=held.runner) as svc:
+    with running_service(small_config(tmp_path), runner=held.runner) as svc:
         svc.post("/v1/analyses", {"name": "rag", "namespace": "prod"})
         svc.wait_done("rag")
         svc.post("/v1/analyses", {"name": "rag", "namespace": "prod"})
@@ -58,7 +64,7 @@ def test_exposition_of_a_finished_analysis(tmp_path: Path) -> None:
 
 def test_running_and_errored_analyses(tmp_path: Path) -> None:
     held = Held()
-    with running_service(config(tmp_path), runner=held.runner) as svc:
+    with running_service(small_config(tmp_path), runner=held.runner) as svc:
         svc.post("/v1/analyses", {"name": "rag", "namespace": "prod"})
         text = requests.get(f"{svc.url}/metrics", timeout=5).text
         assert "ragjudge_canary_verdict{" not in text  # nothing finished yet
@@ -78,13 +84,18 @@ def test_running_and_errored_analyses(tmp_path: Path) -> None:
 def test_label_values_are_escaped_and_faithfulness_keeps_its_interval() -> None:
     rep = report()
     rep.metrics["faithfulness"] = MetricBlock(
-        value=0.97, ci=[0.95, 0.99], op=">=", threshold=0.95, decision="pass", reason="ok",
-        treatment=0.97, control=0.96, n={"treatment": 100, "control": 100},
+        value=0.97,
+        ci=[0.95, 0.99],
+        op=">=",
+        threshold=0.95,
+        decision="pass",
+        reason="ok",
+        treatment=0.97,
+        control=0.96,
+        n={"treatment": 100, "control": 100},
     )
     series = metric_series(rep)
     assert series[("faithfulness", "treatment")] == (0.97, 0.95, 0.99)
     assert series[("faithfulness", "control")] == (0.96, None, None)
     assert series[("p95_latency_ratio", "treatment")] == (0.5, 0.25, math.inf)
-    from ragjudge.serve.metrics import _labels
-
     assert _labels(name='a"b\\c\nd') == '{name="a\\"b\\\\c\\nd"}'
