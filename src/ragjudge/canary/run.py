@@ -111,6 +111,11 @@ def _run_arms(
     judge = make_judge(config.judge) if any(r.metric == FAITHFULNESS for r in rules) else None
     runs = run_sample(cases, clients, judge, config.endpoint.concurrency, config.judge.concurrency)
     warnings = [*case_set.warnings, *_warnings(runs)]
+    if request.sample_size is not None and request.sample_size > len(case_set.cases):
+        warnings.append(
+            f"sample_size {request.sample_size} asks more than the {len(case_set.cases)} questions in "
+            f"{canary.sample.name}: all of them were asked"
+        )
     if urls["treatment"] == urls["control"]:
         warnings.append("the treatment and control URLs are the same: this compares the service with itself")
     judge_info: dict[str, object] = {}
