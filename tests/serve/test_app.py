@@ -245,3 +245,21 @@ def test_rollout_hook_reanalyses_after_reanalyse_s(tmp_path: Path, held: Held) -
         assert failed.status_code == 500
         assert failed.text.startswith("rollback: p95 latency: rollback; analysis rag-4 started")
         assert len(held.requests) == 4
+
+
+def test_rollout_hook_retries_an_errored_analysis_at_once(service: Service, held: Held) -> None:
+    # reanalyse_s is 300 here: only the error makes the rollout hook start again.
+    held.outcome = CanaryOutcome(report("inconclusive", ["cannot reach Prometheus"]), ExitCode.COULD_NOT_EVALUATE)
+    held.release()
+    payload = {"name": "rag", "namespace": "prod", "checksum": "c1"}
+    service.post("/flagger/pre-rollout", payload)
+    assert service.wait_done("rag")["status"] == "error"
+    held.outcome = CanaryOutcome(report("promote"), ExitCode.PASSED)
+    reply = service.post("/flagger/rollout", payload)
+    assert (reply.status_code, reply.text) == (
+        200,
+        "latest analysis rag-1: error: could not evaluate: cannot reach Prometheus; "
+        "analysis rag-2 started for checksum c1",
+    )
+    assert service.wait_done("rag")["verdict"] == "promote"
+    assert service.post("/flagger/confirm-promotion", payload).status_code == 200

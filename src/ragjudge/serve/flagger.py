@@ -2,7 +2,8 @@
 
 - `pre-rollout`: start an analysis for this revision (checksum) unless one is running or done; 200.
 - `rollout`: 200 unless the latest finished analysis of this revision says rollback (then 500 with the
-  reasons, which Flagger counts toward its failure threshold); re-analyse after `serve.reanalyse_s`.
+  reasons, which Flagger counts toward its failure threshold); re-analyse after `serve.reanalyse_s`,
+  or at once after an error.
 - `confirm-promotion`: 200 only when that analysis says promote, else 403 with why (Flagger waits).
 - `rollback`: 200 when that analysis says rollback (Flagger rolls back), else 404.
 """
@@ -76,7 +77,13 @@ def rollout(registry: Registry, spec: AnalysisSpec, reanalyse_s: float) -> HookA
     running, finished = _of_revision(registry, spec)
     latest = registry.latest(spec.name)
     note = ""
-    stale = finished is None or finished.finished is None or time.monotonic() - finished.finished > reanalyse_s
+    # An error is not a verdict (e.g. Prometheus was down): try again at once rather than after reanalyse_s.
+    stale = (
+        finished is None
+        or finished.status == "error"
+        or finished.finished is None
+        or time.monotonic() - finished.finished > reanalyse_s
+    )
     if running is None and stale and (latest is None or latest.status != "running"):
         started = _start(registry, spec)
         note = " (no capacity for a fresh analysis now)" if started.status == 429 else f"; {started.text}"
