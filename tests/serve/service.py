@@ -38,7 +38,7 @@ CLUSTER_URL = re.compile(r"^http://([^/:]+?)\.svc\.cluster\.local(?::\d+)?(/.*)?
 # busy 2-core machine, jitter alone can stretch a p95 interval past 1.5 when the arms are close).
 CANARY_DELAY_S = 0.01
 STABLE_DELAY_S = 0.12
-SLOW_DELAY_S = 0.3
+SLOW_DELAY_S = 0.5
 SAMPLE = 120
 SAMPLE_SIZE = 100  # examples/deploy/flagger-canary.yaml's metadata.sample_size
 

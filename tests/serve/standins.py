@@ -74,11 +74,13 @@ class StandInFlagger:
             calls.append(Call(hook_type, reply.status_code, reply.text))
         return calls
 
-    def run(self, checksum: str, interval_s: float = 0.2, max_iterations: int = 200) -> FlaggerRun:
+    def run(self, checksum: str, interval_s: float = 0.2, within_s: float = 120.0) -> FlaggerRun:
+        """Until promoted or rolled back, or `within_s` (Flagger's progressDeadlineSeconds, in effect)."""
         run = FlaggerRun("timed out")
         weight = 0
         pre_rollout_done = False
-        for _ in range(max_iterations):
+        deadline = time.monotonic() + within_s
+        while time.monotonic() < deadline:
             rollback = self.call("rollback", checksum)
             run.calls += rollback
             if any(200 <= c.status < 300 for c in rollback):
