@@ -58,6 +58,11 @@ class ServeServer(ThreadingHTTPServer):
         self.log = log
         super().__init__(address, Handler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up mid-answer is routine for a service: one log line, not a traceback.
+        exc = sys.exc_info()[1]
+        self.log({"event": "connection_error", "error": type(exc).__name__ if exc else "unknown"})
+
     @property
     def url(self) -> str:
         host, port = self.server_address[:2]
