@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragjudge.calibrate.gatehooks import RunExtras
-from ragjudge.cases import load_cases
+from ragjudge.bias_check import BiasCheck
+from ragjudge.calibrate.fingerprint import calibration_gate
+from ragjudge.cases import Case, load_cases
 from ragjudge.config import Config
-from ragjudge.endpoint.client import EndpointClient
+from ragjudge.endpoint.client import EndpointClient, EndpointResult
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
@@ -17,6 +18,7 @@ from ragjudge.judge.interface import host_of
 from ragjudge.report.model import Report, build_report, redact
 from ragjudge.rules import parse_rules
 from ragjudge.runner import ReplySource, RunPlan, run_cases
+from ragjudge.scoring import CaseResult
 from ragjudge.suite import evaluate_suite
 from ragjudge.traces import latency_rules, load_traces
 
@@ -48,6 +50,12 @@ def exit_code_for(verdict: str) -> ExitCode:
     return {"pass": ExitCode.PASSED, "fail": ExitCode.GATE_FAILED}.get(verdict, ExitCode.COULD_NOT_EVALUATE)
 
 
+def not_evaluated(cases: Sequence[Case], reason: str) -> list[CaseResult]:
+    """Every case as an error with the reason the gate refused to evaluate: nothing was called."""
+    empty = EndpointResult(None, reason, 0, 0.0, 0.0, None)
+    return [CaseResult(case, "error", (reason,), {}, empty, None) for case in cases]
+
+
 def run_gate(request: GateRequest) -> Report:
     config = request.config
     case_rules = parse_rules(config.case_rules(), "case", "gate.case")
@@ -73,8 +81,10 @@ def run_gate(request: GateRequest) -> Report:
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url)
+    # The one thing the gate takes from `calibrate/`: the check of the calibration record.
+    refusal = calibration_gate(config.judge, warnings)
     judge = make_judge(config.judge, case_rules)
-    extras = RunExtras.prepare(config, case_rules, judge, request.bias_check, request.seed, warnings)
+    bias = BiasCheck.prepare(config.judge, judge, request.bias_check, request.seed, warnings)
     if judge.lexical and any(r.metric.startswith("judge.") for r in case_rules):
         warnings.append(
             "judge.* rules are not checked by the offline judge (it cannot assess rubric dimensions); "
@@ -84,8 +94,9 @@ def run_gate(request: GateRequest) -> Report:
     log = EventLog(request.log, secrets)
     try:
         plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
-        results = extras.refused(cases) if extras.refusal else run_cases(plan, source, extras.judge, log)
-        extras.check_bias(results, log, warnings)
+        results = not_evaluated(cases, refusal) if refusal else run_cases(plan, source, judge, log)
+        if bias is not None and not refusal:
+            bias.run(results, log, warnings)
     finally:
         log.close()
     suite = evaluate_suite(results, case_rules, suite_rules)
@@ -95,6 +106,11 @@ def run_gate(request: GateRequest) -> Report:
         "lexical": judge.lexical,
     }
     if config.judge.provider == "openai":
-        judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
+        judge_info.update(
+            model=config.judge.model, base_url_host=host_of(config.judge.base_url), combined=config.judge.combined
+        )
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
-    return redact(extras.attach(build_report(results, suite, judge_info, warnings)), secrets)
+    report = build_report(results, suite, judge_info, warnings)
+    if bias is not None:
+        report = bias.attach(report)
+    return redact(report, secrets)
