@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,18 +10,22 @@ from pathlib import Path
 from ragjudge.bias_check import BiasCheck
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case, load_cases
+from ragjudge.compare import Baseline, compare_with_baseline, load_baseline, regression_rules
 from ragjudge.config import Config
 from ragjudge.endpoint.client import EndpointClient, EndpointResult
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
-from ragjudge.report.model import Report, build_report, redact
+from ragjudge.provenance import provenance
+from ragjudge.repeat import run_repeated
+from ragjudge.report.model import Report, build_report, mark_interrupted, redact
 from ragjudge.rules import parse_rules
-from ragjudge.runner import ReplySource, RunPlan, run_cases
+from ragjudge.runner import ReplySource, RunPlan
 from ragjudge.scoring import CaseResult
 from ragjudge.suite import evaluate_suite
 from ragjudge.traces import latency_rules, load_traces
+from ragjudge.transport import deadline
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,10 @@ class GateRequest:
     sample: int | None = None
     seed: int = 0
     bias_check: int = 0
+    baseline: Path | None = None
+    """Overrides baseline.report."""
+    repeat: tuple[int, int] | None = None
+    """(max, pass_at), overriding `repeat`."""
 
 
 def secrets_of(config: Config) -> tuple[str, ...]:
@@ -60,8 +69,11 @@ def run_gate(request: GateRequest) -> Report:
     config = request.config
     case_rules = parse_rules(config.case_rules(), "case", "gate.case")
     suite_rules = parse_rules(config.suite_rules(), "suite", "gate.suite")
+    regression_rules(config)  # bad regression rules are exit 2 before any call
     warnings: list[str] = []
+    baseline = _baseline(request, warnings)
     source: ReplySource
+    url: str | None = None
     if request.traces is not None:
         need_latency = latency_rules([r.metric for r in (*case_rules, *suite_rules)])
         cases, source = load_traces(
@@ -93,9 +105,22 @@ def run_gate(request: GateRequest) -> Report:
     secrets = secrets_of(config)
     log = EventLog(request.log, secrets)
     try:
-        plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
-        results = not_evaluated(cases, refusal) if refusal else run_cases(plan, source, judge, log)
-        if bias is not None and not refusal:
+        plan = RunPlan(
+            cases,
+            case_rules,
+            config.endpoint.concurrency,
+            # The model judge's calls in flight are capped by its adaptive limit (judge.concurrency at most); the
+            # extra workers wait out a 429's backoff without taking a place from the calls that can go.
+            config.judge.concurrency * (2 if config.judge.provider == "openai" else 1),
+            keep_passage_text=request.bias_check > 0,  # the bias check re-reads sampled cases' passages
+        )
+        max_runs, pass_at = request.repeat or (config.repeat.max, config.repeat.pass_at)
+        if refusal:
+            results = not_evaluated(cases, refusal)
+        else:
+            results = run_repeated(plan, source, judge, log, max_runs, pass_at)
+        stopped = deadline.stop_reason()
+        if bias is not None and not refusal and not stopped:
             bias.run(results, log, warnings)
     finally:
         log.close()
@@ -109,8 +134,30 @@ def run_gate(request: GateRequest) -> Report:
         judge_info.update(
             model=config.judge.model, base_url_host=host_of(config.judge.base_url), combined=config.judge.combined
         )
-    # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     report = build_report(results, suite, judge_info, warnings)
     if bias is not None:
         report = bias.attach(report)
+    report = report.model_copy(update={"provenance": provenance(config, cases, url, os.environ)})
+    if stopped:
+        report = mark_interrupted(report, stopped, len(cases))
+    elif baseline is not None:
+        # Not for a stopped run: its unfinished cases would read as removed.
+        report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
+    # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(report, secrets)
+
+
+def _baseline(request: GateRequest, warnings: list[str]) -> Baseline | None:
+    """The baseline report, read before any call (a bad one is exit 2); a missing one is a notice."""
+    path = request.baseline or request.config.baseline.report
+    if path is None:
+        if request.config.gate.regression is not None:
+            warnings.append(
+                "gate.regression is set but no baseline was given (--baseline FILE or baseline.report): "
+                "the gate applied the absolute rules only"
+            )
+        return None
+    found = load_baseline(path)
+    if found is None:
+        warnings.append(f"no baseline: {path} not found; the gate applied the absolute rules only")
+    return found
