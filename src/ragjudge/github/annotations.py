@@ -58,9 +58,7 @@ def case_annotation(kind: Kind, case: CaseBlock) -> Annotation:
 def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annotation]:
     """The annotations for a gate report; `warnings` (e.g. a comment that could not be posted) go first."""
     # Regressions against the baseline first: they are what this change broke.
-    bad = sorted(
-        (c for c in report.cases if c.status != "pass"), key=lambda c: (c.change != "regression", severity(c))
-    )
+    bad = sorted((c for c in report.cases if c.status != "pass"), key=lambda c: (c.change != "regression", severity(c)))
     gate_failed = report.verdict != "pass"
     notes = [Annotation("warning", "ragjudge", w) for w in (*warnings, *report.warnings)]
     if not gate_failed:
