@@ -9,10 +9,10 @@ import traceback
 from collections.abc import Sequence
 
 from ragjudge import __version__
-from ragjudge.commands import calibrate, canary, cases, comment, dedupe, demo, run
+from ragjudge.commands import calibrate, canary, cases, comment, dedupe, demo, merge, run
 from ragjudge.errors import ExitCode, RagjudgeError
 
-COMMANDS = (run, dedupe, demo, comment, canary, calibrate, cases)
+COMMANDS = (run, merge, dedupe, demo, comment, canary, calibrate, cases)
 
 
 class _Parser(argparse.ArgumentParser):

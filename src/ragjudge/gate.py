@@ -14,9 +14,10 @@ from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
-from ragjudge.report.model import Report, build_report, redact
+from ragjudge.report.model import Report, ShardBlock, build_report, redact
 from ragjudge.rules import parse_rules
 from ragjudge.runner import ReplySource, RunPlan, run_cases
+from ragjudge.shard import Shard
 from ragjudge.suite import evaluate_suite
 from ragjudge.traces import latency_rules, load_traces
 
@@ -31,6 +32,8 @@ class GateRequest:
     sample: int | None = None
     seed: int = 0
     bias_check: int = 0
+    shard: Shard | None = None
+    """Evaluate only this part of the case set (`--shard i/n`)."""
 
 
 def secrets_of(config: Config) -> tuple[str, ...]:
@@ -73,6 +76,17 @@ def run_gate(request: GateRequest) -> Report:
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url)
+    shard_block = None
+    if request.shard is not None:
+        positions = request.shard.positions([c.id for c in cases])
+        shard_block = ShardBlock(
+            index=request.shard.index, count=request.shard.count, total_cases=len(cases), positions=positions
+        )
+        cases = [cases[k] for k in positions]
+        warnings.append(
+            f"shard {request.shard}: {len(cases)} of {shard_block.total_cases} cases; the verdict covers this "
+            "shard only: `ragjudge merge` applies the rules to the whole set"
+        )
     judge = make_judge(config.judge, case_rules)
     extras = RunExtras.prepare(config, case_rules, judge, request.bias_check, request.seed, warnings)
     if judge.lexical and any(r.metric.startswith("judge.") for r in case_rules):
@@ -97,4 +111,7 @@ def run_gate(request: GateRequest) -> Report:
     if config.judge.provider == "openai":
         judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
-    return redact(extras.attach(build_report(results, suite, judge_info, warnings)), secrets)
+    report = extras.attach(build_report(results, suite, judge_info, warnings))
+    if shard_block is not None:
+        report = report.model_copy(update={"shard": shard_block})
+    return redact(report, secrets)

@@ -32,19 +32,64 @@ class SuiteResult:
     verdict: Verdict
 
 
+@dataclass(frozen=True)
+class CaseFigures:
+    """What the suite needs of one case: built from a CaseResult by `run`, from a report's case by `merge`,
+    so both compute the suite the same way (percentiles from raw latencies, never averages of averages)."""
+
+    id: str
+    status: str
+    failed_conditions: tuple[str, ...]
+    latency_ms: float | None
+    """None when the case got no reply; with repeats, the first run's (repeats would bias percentiles)."""
+    rejection_correct: bool | None
+    judged: bool
+    faithfulness: float | None
+    unscored: bool
+    cost_usd: float | None
+    judge_cost_usd: float
+    judge_calls: int
+    judge_cache_hits: int
+    judge_tokens: int
+
+
+def figures_of(result: CaseResult) -> CaseFigures:
+    trace, judgement = result.endpoint.trace, result.judgement
+    judged = trace is not None and judgement is not None
+    return CaseFigures(
+        id=result.case.id,
+        status=result.status,
+        failed_conditions=tuple(result.failed_conditions),
+        latency_ms=trace.latency_ms if trace is not None else None,
+        rejection_correct=rejection_correct(result.case, trace) if trace is not None else None,
+        judged=judged,
+        faithfulness=judgement.faithfulness if judged and judgement is not None else None,
+        unscored=bool(judgement.unscored) if judged and judgement is not None else False,
+        cost_usd=trace.cost_usd if trace is not None else None,
+        judge_cost_usd=judgement.cost_usd if judged and judgement is not None else 0.0,
+        judge_calls=judgement.calls if judged and judgement is not None else 0,
+        judge_cache_hits=judgement.cache_hits if judged and judgement is not None else 0,
+        judge_tokens=judgement.tokens if judged and judgement is not None else 0,
+    )
+
+
 def suite_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None]:
+    return figures_metrics([figures_of(r) for r in results])
+
+
+def figures_metrics(cases: Sequence[CaseFigures]) -> dict[str, float | int | None]:
     """Aggregates; percentiles are nearest-rank over cases that got a reply."""
-    n = len(results)
-    passed = sum(r.status == "pass" for r in results)
-    failed = sum(r.status == "fail" for r in results)
-    errored = sum(r.status == "error" for r in results)
-    traces = [(r, r.endpoint.trace) for r in results if r.endpoint.trace is not None]
-    latencies = [t.latency_ms for _, t in traces]
-    judged = [r.judgement for r, _ in traces if r.judgement is not None]
-    faith = [j.faithfulness for j in judged if j.faithfulness is not None]
-    costs = [t.cost_usd for _, t in traces if t.cost_usd is not None]
-    judge_costs = [j.cost_usd for j in judged if j.cost_usd]
-    correct = [rejection_correct(r.case, t) for r, t in traces]
+    n = len(cases)
+    passed = sum(c.status == "pass" for c in cases)
+    failed = sum(c.status == "fail" for c in cases)
+    errored = sum(c.status == "error" for c in cases)
+    replied = [c for c in cases if c.latency_ms is not None]
+    latencies = [c.latency_ms for c in replied if c.latency_ms is not None]
+    judged = [c for c in replied if c.judged]
+    faith = [c.faithfulness for c in judged if c.faithfulness is not None]
+    costs = [c.cost_usd for c in replied if c.cost_usd is not None]
+    judge_costs = [c.judge_cost_usd for c in judged if c.judge_cost_usd]
+    correct = [c.rejection_correct for c in replied if c.rejection_correct is not None]
     p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
     return {
         "cases": n,
@@ -56,20 +101,20 @@ def suite_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None
         "rejection_accuracy": sum(correct) / len(correct) if correct else None,
         "p50_latency_ms": round(p50, 1) if p50 is not None else None,
         "p95_latency_ms": round(p95, 1) if p95 is not None else None,
-        "judge_error_rate": sum(1 for j in judged if j.unscored) / len(judged) if judged else None,
-        "endpoint_error_rate": (n - len(traces)) / n if n else None,
+        "judge_error_rate": sum(1 for c in judged if c.unscored) / len(judged) if judged else None,
+        "endpoint_error_rate": (n - len(replied)) / n if n else None,
         "cost_usd": round(sum(costs) + sum(judge_costs), 6) if costs or judge_costs else None,
-        "judge_calls": sum(j.calls for j in judged),
-        "judge_cache_hits": sum(j.cache_hits for j in judged),
-        "judge_tokens": sum(j.tokens for j in judged),
+        "judge_calls": sum(c.judge_calls for c in judged),
+        "judge_cache_hits": sum(c.judge_cache_hits for c in judged),
+        "judge_tokens": sum(c.judge_tokens for c in judged),
         "judge_cost_usd": round(sum(judge_costs), 6),
     }
 
 
-def _case_rule_outcome(rule: Rule, results: Sequence[CaseResult]) -> RuleOutcome:
+def _case_rule_outcome(rule: Rule, results: Sequence[CaseFigures]) -> RuleOutcome:
     # A broken rule reads `metric VALUE OP threshold` (Rule.failure); `metric unscored: ...` is an error, not a failure.
     failed = re.compile(rf"^{re.escape(rule.metric)} [-\d]")
-    failing = [r.case.id for r in results if any(failed.match(c) for c in r.failed_conditions)]
+    failing = [r.id for r in results if any(failed.match(c) for c in r.failed_conditions)]
     if failing:
         shown = ", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else "")
         reason = f"{len(failing)} case(s) failed {rule.metric} {rule.op} {rule.threshold:g}: {shown}"
@@ -94,11 +139,18 @@ def _suite_rule_outcome(rule: Rule, metrics: dict[str, float | int | None]) -> R
 def evaluate_suite(
     results: Sequence[CaseResult], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]
 ) -> SuiteResult:
-    metrics = suite_metrics(results)
-    outcomes = [_case_rule_outcome(r, results) for r in case_rules]
+    return evaluate_figures([figures_of(r) for r in results], case_rules, suite_rules)
+
+
+def evaluate_figures(
+    cases: Sequence[CaseFigures], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]
+) -> SuiteResult:
+    """The suite metrics, every rule's outcome and the verdict: the one place the rules are applied."""
+    metrics = figures_metrics(cases)
+    outcomes = [_case_rule_outcome(r, cases) for r in case_rules]
     outcomes += [_suite_rule_outcome(r, metrics) for r in suite_rules]
     verdict: Verdict
-    if not results or all(r.status == "error" for r in results):
+    if not cases or all(c.status == "error" for c in cases):
         verdict = "error"
     elif any(o.passed is False for o in outcomes if o.rule.scope == "suite"):
         verdict = "fail"

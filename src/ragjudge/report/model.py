@@ -45,6 +45,17 @@ class RuleBlock(_Model):
     reason: str
 
 
+class PassageBlock(_Model):
+    """A retrieved passage as the report keeps it: the text trimmed to `PASSAGE_CHARS` (for the HTML report)."""
+
+    id: str
+    title: str = ""
+    text: str = ""
+
+
+PASSAGE_CHARS = 600
+
+
 class TraceBlock(_Model):
     answer: str | None
     refused: bool | None
@@ -56,6 +67,7 @@ class TraceBlock(_Model):
     attempts: int = 0
     retry_wait_ms: float = 0.0
     server_latency_ms: float | None = None
+    passages: list[PassageBlock] = Field(default_factory=list)
 
 
 class CaseBlock(_Model):
@@ -67,6 +79,20 @@ class CaseBlock(_Model):
     judge: dict[str, Any]
     trace: TraceBlock
     question: str = ""
+    difficulty: str | None = None
+    should_answer: bool | None = None
+    """None in reports written before it was recorded: read it as the category implies."""
+
+
+class ShardBlock(_Model):
+    """Which part of the case set a `run --shard i/n` evaluated, so `merge` can tell a missing shard."""
+
+    index: int
+    count: int
+    total_cases: int
+    """Cases in the whole set, before sharding."""
+    positions: list[int] = Field(default_factory=list)
+    """Each case's place in the whole set, parallel to `cases`: `merge` restores the set's order."""
 
 
 class Report(_Model):
@@ -81,6 +107,7 @@ class Report(_Model):
     warnings: list[str] = Field(default_factory=list)
     tool: dict[str, str] = Field(default_factory=lambda: {"name": "ragjudge", "version": __version__})
     generated_at: str = ""
+    shard: ShardBlock | None = None
 
 
 def _case_block(result: CaseResult) -> CaseBlock:
@@ -93,6 +120,8 @@ def _case_block(result: CaseResult) -> CaseBlock:
         metrics=dict(result.metrics),
         judge=result.judgement.as_dict() if result.judgement else {},
         question=result.case.question,
+        difficulty=result.case.difficulty,
+        should_answer=result.case.should_answer,
         trace=TraceBlock(
             answer=trace.answer if trace else None,
             refused=trace.refused if trace else None,
@@ -104,6 +133,9 @@ def _case_block(result: CaseResult) -> CaseBlock:
             attempts=result.endpoint.attempts,
             retry_wait_ms=result.endpoint.retry_wait_ms,
             server_latency_ms=trace.server_latency_ms if trace else None,
+            passages=[PassageBlock(id=p.id, title=p.title, text=p.text[:PASSAGE_CHARS]) for p in trace.passages]
+            if trace
+            else [],
         ),
     )
 
