@@ -6,8 +6,9 @@ from __future__ import annotations
 import html as htmllib
 import re
 
-from ragjudge.report.html import build_view, histogram, rates, render_html
 from tests.report.samples import HOSTILE, sample_report
+
+from ragjudge.report.html import build_view, histogram, rates, render_html
 
 
 def test_self_contained_no_network() -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.report.samples import sample_report
 
 from ragjudge.cli import main
 from ragjudge.report.html import render_html
-from tests.report.samples import sample_report
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [

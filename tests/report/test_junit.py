@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import xmlschema
 from junitparser import Error, Failure, JUnitXml, TestSuite
+from tests.report.samples import HOSTILE, sample_report
 
 from ragjudge.report.junit import render_junit
-from tests.report.samples import HOSTILE, sample_report
 
 SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
 
