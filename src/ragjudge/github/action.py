@@ -82,8 +82,40 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             cli = [*cli_argv(inputs, comment_file, options), *(argv or ())]
         except RagjudgeError as exc:
             return _refuse(exc, log)
+        if inputs.baseline_artifact:
+            baseline = find_baseline(inputs, runner, scratch, log)
+            if baseline is not None:
+                cli[1:1] = ["--baseline", str(baseline)]
         outcome = run_cli(inputs, cli, {**env, **cli_environ(inputs)}, comment_file, log)
     return publish(inputs, runner, outcome, log)
+
+
+def find_baseline(inputs: ActionInputs, runner: RunnerEnv, scratch: Path, log: WorkflowLog) -> Path | None:
+    """`baseline-artifact`: main's report downloaded into the scratch folder, or None (with a notice saying why)."""
+    from ragjudge.github.baseline import Where, fetch_baseline
+
+    name = inputs.baseline_artifact or ""
+    missing = [
+        what
+        for what, value in (
+            ("GITHUB_REPOSITORY", runner.repository),
+            ("GITHUB_WORKFLOW_REF", runner.workflow_file),
+            ("github-token", inputs.github_token),
+        )
+        if not value
+    ]
+    if missing or runner.repository is None or runner.workflow_file is None or not inputs.github_token:
+        log.issue(
+            "warning",
+            f"baseline-artifact {name!r} skipped: no {', '.join(missing)} (it needs a GitHub Actions run)",
+            "ragjudge: baseline",
+        )
+        return None
+    where = Where(runner.repository, runner.workflow_file, runner.default_branch, name)
+    client = GitHubClient(runner.api_url, inputs.github_token)
+    found = fetch_baseline(client, where, scratch / "baseline", inputs.report)
+    log.issue(found.level, found.message, "ragjudge: baseline")
+    return found.path
 
 
 def _refuse(exc: RagjudgeError, log: WorkflowLog) -> int:

@@ -56,7 +56,13 @@ def cli_argv(inputs: ActionInputs, comment_file: Path, options: Collection[str])
         if len(inputs.cases) > 1 and not spec.many_cases:
             raise InputError(f"input `cases` takes one file in mode {inputs.mode.value} ({flag} FILE)")
         argv += [flag, *inputs.cases]
+    if inputs.baseline_artifact:
+        # Checked here, before anything is downloaded; the path is added once the artifact is found.
+        _option(inputs, "baseline-artifact", "--baseline", options)
     for name, flag, value in (
+        ("junit", "--junit", inputs.junit),
+        ("html", "--html", inputs.html),
+        ("shard", "--shard", inputs.shard),
         ("judge-model", "--judge-model", inputs.judge_model),
         ("judge-base-url", "--judge-base-url", inputs.judge_base_url),
         ("judge-api-key", "--judge-api-key-env", JUDGE_KEY_VARIABLE if inputs.judge_api_key else None),

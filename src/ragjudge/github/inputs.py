@@ -69,6 +69,14 @@ class ActionInputs:
     """Append the Markdown summary to `$GITHUB_STEP_SUMMARY`."""
     annotations: bool = True
     """Emit `::error::`/`::warning::` annotations for the worst failures."""
+    baseline_artifact: str | None = None
+    """Name of the artifact holding main's report: the newest one is found, downloaded and passed as --baseline."""
+    junit: str | None = None
+    """Where to write the JUnit XML report, relative to the workspace."""
+    html: str | None = None
+    """Where to write the self-contained HTML report, relative to the workspace."""
+    shard: str | None = None
+    """`i/n`: evaluate one shard of the case set (`ragjudge run --shard`); merge the reports with `ragjudge merge`."""
 
     @property
     def header(self) -> str:
@@ -134,6 +142,10 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         judge_api_key=raw_input(environ, "judge-api-key"),
         job_summary=boolean_input(environ, "job-summary", True),
         annotations=boolean_input(environ, "annotations", True),
+        baseline_artifact=raw_input(environ, "baseline-artifact"),
+        junit=raw_input(environ, "junit"),
+        html=raw_input(environ, "html"),
+        shard=raw_input(environ, "shard"),
     )
 
 
