@@ -117,3 +117,32 @@ def test_the_default_branch_is_read_from_the_event(tmp_path: Path) -> None:
     assert default_branch(event) == "trunk"
     event.write_text("[]", encoding="utf-8")
     assert default_branch(event) is None
+
+
+def test_three_shard_steps_then_a_merge_step_gates_and_comments_once(
+    runner: ActionRunner, fake_github: FakeGitHub
+) -> None:
+    for i in (1, 2, 3):
+        run = runner.run(config="fail.yml", shard=f"{i}/3", report=f"shards/s{i}.json", comment="never")
+        assert run.code == 0
+    assert fake_github.requests == []
+    merged = runner.run(
+        mode="merge", config="fail.yml", reports="shards/s*.json", report="merged.json", junit="merged.xml"
+    )
+    assert merged.code == 1  # pass_rate >= 1.0 fails over the whole set
+    out = merged.outputs
+    assert (out["verdict"], out["failed-cases"], out["failed-case-ids"]) == ("fail", "4", "\n".join(FAILING_IDS))
+    assert out["pass-rate"] == "0.9048"
+    comments = [c for c in fake_github.comments.get(7, []) if str(c["body"]).startswith("<!-- ragjudge:sticky:gate")]
+    assert len(comments) == 1 and all(case_id in str(comments[0]["body"]) for case_id in FAILING_IDS)
+    assert "ragjudge: FAIL" in merged.summary
+    assert (runner.workspace / "merged.xml").read_text(encoding="utf-8").count("<testcase ") == 43
+
+
+def test_merge_mode_without_reports_or_with_a_glob_matching_nothing_exits_2(runner: ActionRunner) -> None:
+    run = runner.run(mode="merge", comment="never")
+    assert run.code == 2 and "mode merge needs input `reports`: the shards' report files" in run.stderr
+    run = runner.run(mode="merge", reports="nowhere/*.json", comment="never")
+    assert run.code == 2 and "input `reports`: 'nowhere/*.json' matches no file" in run.stderr
+    run = runner.run(config="fail.yml", reports="a.json", comment="never")
+    assert run.code == 2 and "input `reports` does not apply to mode gate" in run.stderr

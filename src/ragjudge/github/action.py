@@ -42,7 +42,7 @@ class RunOutcome:
     data: dict[str, Any] | None
     """The report's JSON, when the run wrote one."""
     report: Report | None
-    """The same, as a gate report (mode gate only)."""
+    """The same, as a gate report (modes gate and merge)."""
     comment: str | None
     """The rendered comment, when the run wrote one."""
     error: str = ""
@@ -156,7 +156,7 @@ def run_cli(
     data = report = None
     if report_path.is_file() and _stamp(report_path) != before:
         data = _read_json(report_path)
-        if inputs.mode is Mode.GATE:
+        if inputs.mode in (Mode.GATE, Mode.MERGE):
             try:
                 report = load_report(report_path)
             except CaseFileError as exc:

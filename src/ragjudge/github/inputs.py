@@ -26,6 +26,7 @@ class Mode(StrEnum):
     GATE = "gate"
     CANARY = "canary"
     CALIBRATE = "calibrate"
+    MERGE = "merge"
 
 
 class CommentWhen(StrEnum):
@@ -58,7 +59,7 @@ class ActionInputs:
     """Token for the PR comment; never printed (it is masked)."""
     comment: CommentWhen = CommentWhen.ALWAYS
     comment_header: str = ""
-    """Keeps several sticky comments on one PR apart; defaults to the mode."""
+    """Keeps several sticky comments on one PR apart; defaults to the mode (`gate` for mode merge)."""
     report: str = "ragjudge-report.json"
     fail_on: FailOn = FailOn.RULES
     judge_model: str | None = None
@@ -75,12 +76,15 @@ class ActionInputs:
     """Where to write the JUnit XML report, relative to the workspace."""
     html: str | None = None
     """Where to write the self-contained HTML report, relative to the workspace."""
+    reports: tuple[str, ...] = ()
+    """Mode merge: the shards' reports, one path or glob a line."""
     shard: str | None = None
     """`i/n`: evaluate one shard of the case set (`ragjudge run --shard`); merge the reports with `ragjudge merge`."""
 
     @property
     def header(self) -> str:
-        return self.comment_header or self.mode.value
+        # A merged run's comment is the gate's comment: the same sticky one, whether the run was sharded or not.
+        return self.comment_header or (Mode.GATE.value if self.mode is Mode.MERGE else self.mode.value)
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -146,6 +150,7 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         junit=raw_input(environ, "junit"),
         html=raw_input(environ, "html"),
         shard=raw_input(environ, "shard"),
+        reports=tuple(line.strip() for line in (raw_input(environ, "reports") or "").splitlines() if line.strip()),
     )
 
 
