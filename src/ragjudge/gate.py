@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragjudge.calibrate.gatehooks import RunExtras
-from ragjudge.cases import load_cases
+from ragjudge.bias_check import BiasCheck
+from ragjudge.calibrate.fingerprint import calibration_gate
+from ragjudge.cases import Case, load_cases
 from ragjudge.config import Config
-from ragjudge.endpoint.client import EndpointClient
+from ragjudge.endpoint.client import EndpointClient, EndpointResult
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
@@ -17,6 +18,7 @@ from ragjudge.judge.interface import host_of
 from ragjudge.report.model import Report, ShardBlock, build_report, redact
 from ragjudge.rules import parse_rules
 from ragjudge.runner import ReplySource, RunPlan, run_cases
+from ragjudge.scoring import CaseResult
 from ragjudge.shard import Shard
 from ragjudge.suite import evaluate_suite
 from ragjudge.traces import latency_rules, load_traces
@@ -49,6 +51,12 @@ def secrets_of(config: Config) -> tuple[str, ...]:
 
 def exit_code_for(verdict: str) -> ExitCode:
     return {"pass": ExitCode.PASSED, "fail": ExitCode.GATE_FAILED}.get(verdict, ExitCode.COULD_NOT_EVALUATE)
+
+
+def not_evaluated(cases: Sequence[Case], reason: str) -> list[CaseResult]:
+    """Every case as an error with the reason the gate refused to evaluate: nothing was called."""
+    empty = EndpointResult(None, reason, 0, 0.0, 0.0, None)
+    return [CaseResult(case, "error", (reason,), {}, empty, None) for case in cases]
 
 
 def run_gate(request: GateRequest) -> Report:
@@ -87,8 +95,10 @@ def run_gate(request: GateRequest) -> Report:
             f"shard {request.shard}: {len(cases)} of {shard_block.total_cases} cases; the verdict covers this "
             "shard only: `ragjudge merge` applies the rules to the whole set"
         )
+    # The one thing the gate takes from `calibrate/`: the check of the calibration record.
+    refusal = calibration_gate(config.judge, warnings)
     judge = make_judge(config.judge, case_rules)
-    extras = RunExtras.prepare(config, case_rules, judge, request.bias_check, request.seed, warnings)
+    bias = BiasCheck.prepare(config.judge, judge, request.bias_check, request.seed, warnings)
     if judge.lexical and any(r.metric.startswith("judge.") for r in case_rules):
         warnings.append(
             "judge.* rules are not checked by the offline judge (it cannot assess rubric dimensions); "
@@ -98,8 +108,9 @@ def run_gate(request: GateRequest) -> Report:
     log = EventLog(request.log, secrets)
     try:
         plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
-        results = extras.refused(cases) if extras.refusal else run_cases(plan, source, extras.judge, log)
-        extras.check_bias(results, log, warnings)
+        results = not_evaluated(cases, refusal) if refusal else run_cases(plan, source, judge, log)
+        if bias is not None and not refusal:
+            bias.run(results, log, warnings)
     finally:
         log.close()
     suite = evaluate_suite(results, case_rules, suite_rules)
@@ -111,7 +122,9 @@ def run_gate(request: GateRequest) -> Report:
     if config.judge.provider == "openai":
         judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
-    report = extras.attach(build_report(results, suite, judge_info, warnings))
+    report = build_report(results, suite, judge_info, warnings)
+    if bias is not None:
+        report = bias.attach(report)
     if shard_block is not None:
         report = report.model_copy(update={"shard": shard_block})
     return redact(report, secrets)

@@ -16,8 +16,8 @@ import yaml
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score
 from statsmodels.stats.proportion import proportion_confint
-from tests.calibrate.fake_evidence import KEY, by_marker, evidence_responder, first_wins, other_judges, passage
 from tests.fakes.openai_server import FakeOpenAI
+from tests.judge.fake_evidence import KEY, by_marker, evidence_responder, first_wins, other_judges, passage
 
 from ragjudge.calibrate.fingerprint import fingerprint_of
 from ragjudge.cli import main

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.calibrate.fake_evidence import KEY, evidence_responder, other_judges, run_config
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers_rag import RagServer, answer
+from tests.judge.fake_evidence import KEY, evidence_responder, other_judges, run_config
 
 from ragjudge.calibrate import fingerprint as fp
 from ragjudge.calibrate.fingerprint import (

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.calibrate.fake_evidence import KEY, by_marker, evidence_responder, other_judges, passage
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.judge.fake_evidence import KEY, by_marker, evidence_responder, other_judges, passage
 
-from ragjudge.calibrate.evidence import EvidenceScorer
 from ragjudge.calibrate.labels import (
     DEFAULT_FAITHFULNESS,
     Label,
@@ -25,6 +24,7 @@ from ragjudge.calibrate.labels import (
 )
 from ragjudge.config import Config, JudgeConfig, parse_config
 from ragjudge.errors import CaseFileError, ConfigError
+from ragjudge.judge.evidence import EvidenceScorer
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge
 from ragjudge.rules import Rule
