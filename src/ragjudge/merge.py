@@ -157,14 +157,14 @@ def _rule_key(rule: RuleBlock) -> tuple[str, str, str, float]:
 
 
 def _common_rules(parts: Sequence[ShardReport]) -> list[Rule]:
-    first = [_rule_key(r) for r in parts[0].report.rules]
+    first = parts[0].report.rules
     for part in parts[1:]:
-        if [_rule_key(r) for r in part.report.rules] != first:
+        if [_rule_key(r) for r in part.report.rules] != [_rule_key(r) for r in first]:
             raise CaseFileError(
                 f"{part.path}: run with other rules than {parts[0].path}",
                 tip="run every shard with the same ragjudge.yml",
             )
-    return [Rule(scope=scope, metric=metric, op=op, threshold=threshold) for scope, metric, op, threshold in first]  # type: ignore[arg-type]
+    return [Rule(scope=r.scope, metric=r.metric, op=r.op, threshold=r.threshold) for r in first]
 
 
 def _union(parts: Sequence[ShardReport]) -> list[CaseBlock]:

@@ -11,7 +11,7 @@ from tests.helpers_rag import error_result, make_case, make_report, make_trace, 
 
 from ragjudge.errors import CaseFileError, ExitCode
 from ragjudge.judge.offline import OfflineJudge
-from ragjudge.report.model import Report, load_report, redact, write_report
+from ragjudge.report.model import PASSAGE_CHARS, Report, load_report, redact, write_report
 from ragjudge.rules import Rule
 from ragjudge.scoring import CaseResult, score_case
 
@@ -73,7 +73,9 @@ def test_top_level_keys(report: Report) -> None:
         "warnings",
         "tool",
         "generated_at",
+        "shard",
     }
+    assert data["shard"] is None  # set only by `run --shard`
     assert data["schema_version"] == 1
     assert data["verdict"] == "fail"
     assert data["warnings"] == ["a warning"]
@@ -156,8 +158,8 @@ def test_rules_entries(report: Report) -> None:
 def test_case_entries(report: Report) -> None:
     ok, bad, err = _json(report)["cases"]
     for case in (ok, bad, err):
-        assert set(case) == CASE_KEYS | {"question"}
-        assert set(case["trace"]) == TRACE_KEYS | {"attempts", "retry_wait_ms", "server_latency_ms"}
+        assert set(case) == CASE_KEYS | {"question", "difficulty", "should_answer"}
+        assert set(case["trace"]) == TRACE_KEYS | {"attempts", "retry_wait_ms", "server_latency_ms", "passages"}
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
         "context_recall": 1.0,
@@ -177,7 +179,10 @@ def test_case_entries(report: Report) -> None:
         "attempts": 1,
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
+        "passages": ok["trace"]["passages"],
     }
+    assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
+    assert (ok["difficulty"], ok["should_answer"]) == (None, True)
     assert ok["judge"]["judge"] == "offline-lexical"
     assert ok["judge"]["faithfulness"] == 1.0
     assert ok["judge"]["claims"] == [
@@ -211,7 +216,18 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "attempts": 3,
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
+        "passages": [],
     }
+
+
+def test_passages_are_kept_trimmed(tmp_path: Path) -> None:
+    long = "x" * (PASSAGE_CHARS + 50)
+    result = _judged("p-1", "An answer.", ["d1", "d2"], {"d1": long}, golden=["d1"])
+    [case] = _json(make_report([result], CASE_RULES, SUITE_RULES))["cases"]
+    assert case["trace"]["passages"] == [
+        {"id": "d1", "title": "d1", "text": "x" * PASSAGE_CHARS},
+        {"id": "d2", "title": "d2", "text": ""},  # an id without text still shows
+    ]
 
 
 def test_write_and_load_round_trip(report: Report, tmp_path: Path) -> None:
