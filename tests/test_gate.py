@@ -34,20 +34,19 @@ def _calibrate_modules(script: str, cwd: Path) -> list[str]:
 
 
 def test_importing_the_gate_imports_only_the_calibration_record_check(tmp_path: Path) -> None:
-    assert _calibrate_modules("import ragjudge.gate, ragjudge.commands.run", tmp_path) == ALLOWED
+    assert _calibrate_modules("import ragjudge.gate, ragjudge.commands.run, ragjudge.bias_check", tmp_path) == ALLOWED
 
 
 def test_a_model_judged_run_with_precision_and_bias_check_stays_out_of_calibrate(tmp_path: Path) -> None:
-    # The widest walk the gate has: the model judge, LLM context precision and --bias-check. (Through
-    # `run_gate`: which command modules the CLI loads up front is the CLI's business.)
+    # The widest walk the gate has, as users start it: `ragjudge run` with the model judge, LLM context
+    # precision and --bias-check.
     script = textwrap.dedent(
         f"""
         from pathlib import Path
         from tests.fakes.openai_server import FakeOpenAI
         from tests.helpers_rag import RagServer, answer
         from tests.judge.fake_evidence import KEY, evidence_responder, other_judges, passage, run_config
-        from ragjudge.config import load_config
-        from ragjudge.gate import GateRequest, run_gate
+        from ragjudge.cli import main
 
         folder = Path({str(tmp_path)!r})
         texts = {{f"d{{i}}": passage(m, "refunds", i) for i, m in enumerate(["[S5]", "", "[S1]"])}}
@@ -55,9 +54,9 @@ def test_a_model_judged_run_with_precision_and_bias_check_stays_out_of_calibrate
         with FakeOpenAI(evidence_responder(other=other_judges), api_key=KEY) as fake, RagServer(replies) as rag:
             config = run_config(folder, fake.base_url, rag.url, [{{"id": "c", "question": "Q?"}}],
                                 {{"context_precision": ">= 0.0"}}, calibration=str(folder / "cal.json"))
-            report = run_gate(GateRequest(load_config(config), bias_check=1))
-        (folder / "r.json").write_text(report.model_dump_json(), encoding="utf-8")
-        assert fake.call_count == 4, fake.call_count  # rubric, faithfulness, evidence in order, reversed
+            code = main(["run", "--config", str(config), "--report", str(folder / "r.json"), "--bias-check", "1"])
+        assert code == 0, code
+        assert fake.call_count == 3, fake.call_count  # rubric and claims in one call, evidence in order, reversed
         """
     )
     assert _calibrate_modules(script, ROOT) == ALLOWED

@@ -91,6 +91,10 @@ class JudgeConfig(_Strict):
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(4, ge=0, le=20)
     samples: int = Field(1, ge=1, le=15)
+    combined: bool = Field(
+        True,
+        description="Ask the rubric and the claim-level verdicts in one call per answered case (false: two calls).",
+    )
     cache: Path | None = Path(".ragjudge/cache")
     excerpt_chars: int = Field(1200, ge=50)
     escalate: EscalateConfig | None = None

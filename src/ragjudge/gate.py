@@ -120,7 +120,9 @@ def run_gate(request: GateRequest) -> Report:
         "lexical": judge.lexical,
     }
     if config.judge.provider == "openai":
-        judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
+        judge_info.update(
+            model=config.judge.model, base_url_host=host_of(config.judge.base_url), combined=config.judge.combined
+        )
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     report = build_report(results, suite, judge_info, warnings)
     if bias is not None:

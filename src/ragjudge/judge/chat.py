@@ -9,15 +9,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from ragjudge.config import JudgeConfig
 from ragjudge.endpoint.client import MAX_RETRY_AFTER_S, parse_retry_after
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.prompting import Message
+
+if TYPE_CHECKING:
+    import openai
 
 MODES = ("json_schema", "json_object", "prompt")
 
@@ -91,6 +92,10 @@ class ChatCaller:
         self._sleep = sleep
 
     def client(self, base_url: str | None) -> openai.OpenAI:
+        # The SDK is imported on the first call, not when the judge is made: the endpoint calls start without
+        # waiting for its import, and commands that never call a judge never pay for it.
+        import openai
+
         with self._lock:
             if base_url not in self._clients:
                 self._clients[base_url] = openai.OpenAI(
@@ -116,6 +121,8 @@ class ChatCaller:
 
     def complete(self, target: Target, messages: list[Message], schema: dict[str, Any], sample: int = 0) -> Completion:
         """One completion; `sample` offsets the seed, so that n samples are not n copies of one reply."""
+        import openai
+
         if self._fatal:
             raise CallFailed(self._fatal, fatal=True)
         attempts = self.config.max_retries + 1

@@ -64,18 +64,32 @@ def trimmed(passages: Sequence[Passage], excerpt_chars: int) -> list[Passage]:
     return [Passage(p.id, p.title, p.text[:excerpt_chars]) for p in passages]
 
 
+def _case_fields(case: Case, trace: Trace, excerpt_chars: int) -> dict[str, object]:
+    """What the rubric and combined user prompts show of one case and its reply."""
+    return {
+        "question": case.question,
+        "should_answer": case.should_answer,
+        "must_mention": list(case.must_mention),
+        "confidence": trace.confidence,
+        "answer": _untrusted(trace.answer),
+        "citations": list(trace.citations),
+        "passages": trimmed(trace.evidence, excerpt_chars),
+    }
+
+
 def rubric_messages(case: Case, trace: Trace, plan: RubricPlan, excerpt_chars: int) -> list[Message]:
     system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
     system = template(system_name).render(dimensions=plan.dimensions, unassessable=plan.unassessable)
-    user = template("rubric_user.j2").render(
-        question=case.question,
-        should_answer=case.should_answer,
-        must_mention=list(case.must_mention),
-        confidence=trace.confidence,
-        answer=_untrusted(trace.answer),
-        citations=list(trace.citations),
-        passages=trimmed(trace.evidence, excerpt_chars),
+    user = template("rubric_user.j2").render(**_case_fields(case, trace, excerpt_chars))
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def combined_messages(case: Case, trace: Trace, plan: RubricPlan, excerpt_chars: int) -> list[Message]:
+    """The rubric (positive or negative, as `plan` says) and the claim audit, asked in one request."""
+    system = template("combined_system.j2").render(
+        dimensions=plan.dimensions, unassessable=plan.unassessable, negative=plan.negative
     )
+    user = template("combined_user.j2").render(**_case_fields(case, trace, excerpt_chars))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
