@@ -107,10 +107,36 @@ class JudgeConfig(_Strict):
 
 
 class GateConfig(_Strict):
-    """Threshold rules: `metric: "OP number"` per case and per suite."""
+    """Threshold rules: `metric: "OP number"` per case and per suite, and against the baseline."""
 
     case: dict[str, str] | None = None
     suite: dict[str, str] | None = None
+    regression: dict[str, str] | None = Field(
+        None, description="Rules against the baseline (see docs/regressions.md); default newly_failing <= 0."
+    )
+    significance: float = Field(
+        0.05, gt=0, le=0.5, description="A delta or ratio rule fails only when the change is also significant."
+    )
+
+
+class BaselineConfig(_Strict):
+    """The report from main that a run is compared with."""
+
+    report: Path | None = None
+    max_age_days: float = Field(7.0, gt=0, description="An older baseline is compared, with a warning.")
+
+
+class RepeatConfig(_Strict):
+    """Re-running what fails, to tell a flaky case from a broken one."""
+
+    max: int = Field(1, ge=1, le=10, description="Runs at most per case; 1 runs every case once.")
+    pass_at: int = Field(1, ge=1, le=10, description="Passing runs a case needs.")
+
+    @model_validator(mode="after")
+    def _reachable(self) -> RepeatConfig:
+        if self.pass_at > self.max:
+            raise ValueError(f"pass_at ({self.pass_at}) must not exceed max ({self.max})")
+        return self
 
 
 class FeedbackPrometheus(_Strict):
@@ -174,6 +200,8 @@ class Config(_Strict):
     gate: GateConfig = Field(default_factory=GateConfig)
     template: Path | None = None
     canary: CanaryConfig | None = None
+    baseline: BaselineConfig = Field(default_factory=BaselineConfig)
+    repeat: RepeatConfig = Field(default_factory=RepeatConfig)
 
     def case_rules(self) -> dict[str, str]:
         return dict(DEFAULT_CASE_RULES if self.gate.case is None else self.gate.case)
@@ -235,6 +263,7 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
             "cases": [p for p in (_resolve(base_dir, c) for c in config.cases) if p is not None],
             "template": _resolve(base_dir, config.template),
             "canary": canary,
+            "baseline": config.baseline.model_copy(update={"report": _resolve(base_dir, config.baseline.report)}),
         }
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,15 +10,18 @@ from pathlib import Path
 from ragjudge.bias_check import BiasCheck
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case, load_cases
+from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
 from ragjudge.config import Config
 from ragjudge.endpoint.client import EndpointClient, EndpointResult
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
+from ragjudge.provenance import provenance
+from ragjudge.repeat import run_repeated
 from ragjudge.report.model import Report, ShardBlock, build_report, redact
 from ragjudge.rules import parse_rules
-from ragjudge.runner import ReplySource, RunPlan, run_cases
+from ragjudge.runner import ReplySource, RunPlan
 from ragjudge.scoring import CaseResult
 from ragjudge.shard import Shard
 from ragjudge.suite import evaluate_suite
@@ -34,6 +38,10 @@ class GateRequest:
     sample: int | None = None
     seed: int = 0
     bias_check: int = 0
+    baseline: Path | None = None
+    """Overrides baseline.report."""
+    repeat: tuple[int, int] | None = None
+    """(max, pass_at), overriding `repeat`."""
     shard: Shard | None = None
     """Evaluate only this part of the case set (`--shard i/n`)."""
 
@@ -63,8 +71,11 @@ def run_gate(request: GateRequest) -> Report:
     config = request.config
     case_rules = parse_rules(config.case_rules(), "case", "gate.case")
     suite_rules = parse_rules(config.suite_rules(), "suite", "gate.suite")
+    regression_rules(config)  # bad regression rules are exit 2 before any call
     warnings: list[str] = []
+    baseline = _baseline(request, warnings)
     source: ReplySource
+    url: str | None = None
     if request.traces is not None:
         need_latency = latency_rules([r.metric for r in (*case_rules, *suite_rules)])
         cases, source = load_traces(
@@ -84,6 +95,7 @@ def run_gate(request: GateRequest) -> Report:
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url)
+    all_cases = cases  # provenance hashes the whole set, so every shard (and their merge) names the same one
     shard_block = None
     if request.shard is not None:
         positions = request.shard.positions([c.id for c in cases])
@@ -108,7 +120,11 @@ def run_gate(request: GateRequest) -> Report:
     log = EventLog(request.log, secrets)
     try:
         plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
-        results = not_evaluated(cases, refusal) if refusal else run_cases(plan, source, judge, log)
+        max_runs, pass_at = request.repeat or (config.repeat.max, config.repeat.pass_at)
+        if refusal:
+            results = not_evaluated(cases, refusal)
+        else:
+            results = run_repeated(plan, source, judge, log, max_runs, pass_at)
         if bias is not None and not refusal:
             bias.run(results, log, warnings)
     finally:
@@ -129,4 +145,19 @@ def run_gate(request: GateRequest) -> Report:
         report = bias.attach(report)
     if shard_block is not None:
         report = report.model_copy(update={"shard": shard_block})
+    report = report.model_copy(update={"provenance": provenance(config, all_cases, url, os.environ)})
+    if baseline is not None and shard_block is not None:
+        # A shard would list two thirds of the baseline as removed: the merge compares, over the whole set.
+        report.warnings.append(
+            f"shard {request.shard}: not compared with the baseline here; `ragjudge merge --baseline` compares the "
+            "whole set"
+        )
+    elif baseline is not None:
+        report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
     return redact(report, secrets)
+
+
+def _baseline(request: GateRequest, warnings: list[str]) -> Baseline | None:
+    """The baseline report, read before any call (a bad one is exit 2); a missing one is a notice."""
+    path = request.baseline or request.config.baseline.report
+    return baseline_for(path, request.config.gate.regression is not None, warnings)

@@ -32,31 +32,43 @@ class ShardReport:
 
 
 def figures_of_block(block: CaseBlock) -> CaseFigures:
-    """What the suite needs of one case, read back from a report."""
+    """What the suite needs of one case, read back from a report (as `suite.figures_of` reads a result)."""
     trace, judge = block.trace, block.judge
-    latency = trace.latency_ms
-    runs = getattr(block, "runs", None)  # with repeats, percentiles use first runs only
-    if runs and isinstance(runs[0], dict) and runs[0].get("latency_ms") is not None:
-        latency = float(runs[0]["latency_ms"])
     replied = trace.latency_ms is not None
     should_answer = block.should_answer
     if should_answer is None:
         should_answer = block.category not in OUT_OF_SCOPE_CATEGORIES
     judged = replied and bool(judge)
+    if block.runs:  # usage counts every run
+        runs = block.runs
+        run_costs = [float(r["cost_usd"]) for r in runs if r.get("cost_usd") is not None]
+        cost = sum(run_costs) if run_costs else None
+        judge_cost = sum(float(r.get("judge_cost_usd") or 0.0) for r in runs)
+        calls = sum(int(r.get("judge_calls") or 0) for r in runs)
+        hits = sum(int(r.get("judge_cache_hits") or 0) for r in runs)
+        tokens = sum(int(r.get("judge_tokens") or 0) for r in runs)
+    else:
+        cost = trace.cost_usd
+        judge_cost = float(judge.get("cost_usd") or 0.0) if judged else 0.0
+        calls = int(judge.get("calls") or 0) if judged else 0
+        hits = int(judge.get("cache_hits") or 0) if judged else 0
+        tokens = int(judge.get("tokens") or 0) if judged else 0
     return CaseFigures(
         id=block.id,
         status=block.status,
         failed_conditions=tuple(block.failed_conditions),
-        latency_ms=latency if replied else None,
+        replied=replied,
+        latency_ms=block.first_latency_ms(),
         rejection_correct=(trace.refused != should_answer) if replied and trace.refused is not None else None,
         judged=judged,
         faithfulness=judge.get("faithfulness") if judged else None,
         unscored=bool(judge.get("unscored")) if judged else False,
-        cost_usd=trace.cost_usd,
-        judge_cost_usd=float(judge.get("cost_usd") or 0.0) if judged else 0.0,
-        judge_calls=int(judge.get("calls") or 0) if judged else 0,
-        judge_cache_hits=int(judge.get("cache_hits") or 0) if judged else 0,
-        judge_tokens=int(judge.get("tokens") or 0) if judged else 0,
+        cost_usd=cost,
+        judge_cost_usd=judge_cost,
+        judge_calls=calls,
+        judge_cache_hits=hits,
+        judge_tokens=tokens,
+        flaky=block.flaky,
     )
 
 
@@ -78,9 +90,9 @@ def merge_reports(parts: Sequence[ShardReport]) -> Report:
     warnings = _warnings(parts)
     first = parts[0].report
     update: dict[str, Any] = {}
-    provenance = getattr(first, "provenance", None)
-    if provenance is not None:
-        update["provenance"] = provenance
+    if first.provenance:
+        # The shards hash the whole case set and share commit, rules and judge: the first one's stands for all.
+        update["provenance"] = first.provenance
     merged = Report(
         verdict=result.verdict,
         suite=SuiteBlock.model_validate(metrics),
@@ -192,7 +204,7 @@ def _run_level(report: Report, name: str) -> float:
     total = getattr(report.suite, name, None)
     if not isinstance(total, int | float):
         return 0.0
-    key = {"judge_calls": "calls", "judge_tokens": "tokens", "judge_cost_usd": "cost_usd"}[name]
-    per_case = sum(float(c.judge.get(key) or 0) for c in report.cases if c.judge and c.trace.latency_ms is not None)
+    figures = [figures_of_block(c) for c in report.cases]
+    per_case = float(sum(getattr(f, name) for f in figures))
     extra = float(total) - per_case
     return extra if abs(extra) > 1e-9 else 0.0

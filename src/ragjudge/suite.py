@@ -40,36 +40,62 @@ class CaseFigures:
     id: str
     status: str
     failed_conditions: tuple[str, ...]
+    replied: bool
+    """The case's (final) run got a usable reply."""
     latency_ms: float | None
-    """None when the case got no reply; with repeats, the first run's (repeats would bias percentiles)."""
+    """The first run's latency: repeats go only to failing cases and would bias percentiles."""
     rejection_correct: bool | None
     judged: bool
     faithfulness: float | None
     unscored: bool
     cost_usd: float | None
+    """The endpoint's reported cost over every run; None when it reported none."""
     judge_cost_usd: float
     judge_calls: int
     judge_cache_hits: int
     judge_tokens: int
+    flaky: bool = False
+
+
+def first_latency(result: CaseResult) -> float | None:
+    """The latency of a case's first run: repeats go only to failing cases and would bias percentiles."""
+    if result.runs:
+        return result.runs[0].latency_ms
+    return result.endpoint.trace.latency_ms if result.endpoint.trace is not None else None
 
 
 def figures_of(result: CaseResult) -> CaseFigures:
     trace, judgement = result.endpoint.trace, result.judgement
     judged = trace is not None and judgement is not None
+    if result.runs:  # usage counts every run
+        run_costs = [run.endpoint_cost_usd for run in result.runs if run.endpoint_cost_usd is not None]
+        cost = sum(run_costs) if run_costs else None
+        judge_cost = sum(run.judge_cost_usd for run in result.runs)
+        calls = sum(run.judge_calls for run in result.runs)
+        hits = sum(run.judge_cache_hits for run in result.runs)
+        tokens = sum(run.judge_tokens for run in result.runs)
+    else:
+        cost = trace.cost_usd if trace is not None else None
+        judge_cost = judgement.cost_usd if judged and judgement is not None else 0.0
+        calls = judgement.calls if judged and judgement is not None else 0
+        hits = judgement.cache_hits if judged and judgement is not None else 0
+        tokens = judgement.tokens if judged and judgement is not None else 0
     return CaseFigures(
         id=result.case.id,
         status=result.status,
         failed_conditions=tuple(result.failed_conditions),
-        latency_ms=trace.latency_ms if trace is not None else None,
+        replied=trace is not None,
+        latency_ms=first_latency(result),
         rejection_correct=rejection_correct(result.case, trace) if trace is not None else None,
         judged=judged,
         faithfulness=judgement.faithfulness if judged and judgement is not None else None,
         unscored=bool(judgement.unscored) if judged and judgement is not None else False,
-        cost_usd=trace.cost_usd if trace is not None else None,
-        judge_cost_usd=judgement.cost_usd if judged and judgement is not None else 0.0,
-        judge_calls=judgement.calls if judged and judgement is not None else 0,
-        judge_cache_hits=judgement.cache_hits if judged and judgement is not None else 0,
-        judge_tokens=judgement.tokens if judged and judgement is not None else 0,
+        cost_usd=cost,
+        judge_cost_usd=judge_cost,
+        judge_calls=calls,
+        judge_cache_hits=hits,
+        judge_tokens=tokens,
+        flaky=result.flaky,
     )
 
 
@@ -78,17 +104,17 @@ def suite_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None
 
 
 def figures_metrics(cases: Sequence[CaseFigures]) -> dict[str, float | int | None]:
-    """Aggregates; percentiles are nearest-rank over cases that got a reply."""
+    """Aggregates; percentiles are nearest-rank over first runs that got a reply; usage counts every run."""
     n = len(cases)
     passed = sum(c.status == "pass" for c in cases)
     failed = sum(c.status == "fail" for c in cases)
     errored = sum(c.status == "error" for c in cases)
-    replied = [c for c in cases if c.latency_ms is not None]
-    latencies = [c.latency_ms for c in replied if c.latency_ms is not None]
+    replied = [c for c in cases if c.replied]
+    latencies = [c.latency_ms for c in cases if c.latency_ms is not None]
     judged = [c for c in replied if c.judged]
     faith = [c.faithfulness for c in judged if c.faithfulness is not None]
-    costs = [c.cost_usd for c in replied if c.cost_usd is not None]
-    judge_costs = [c.judge_cost_usd for c in judged if c.judge_cost_usd]
+    costs = [c.cost_usd for c in cases if c.cost_usd is not None]
+    judge_costs = [c.judge_cost_usd for c in cases if c.judge_cost_usd]
     correct = [c.rejection_correct for c in replied if c.rejection_correct is not None]
     p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
     return {
@@ -104,10 +130,11 @@ def figures_metrics(cases: Sequence[CaseFigures]) -> dict[str, float | int | Non
         "judge_error_rate": sum(1 for c in judged if c.unscored) / len(judged) if judged else None,
         "endpoint_error_rate": (n - len(replied)) / n if n else None,
         "cost_usd": round(sum(costs) + sum(judge_costs), 6) if costs or judge_costs else None,
-        "judge_calls": sum(c.judge_calls for c in judged),
-        "judge_cache_hits": sum(c.judge_cache_hits for c in judged),
-        "judge_tokens": sum(c.judge_tokens for c in judged),
+        "judge_calls": sum(c.judge_calls for c in cases),
+        "judge_cache_hits": sum(c.judge_cache_hits for c in cases),
+        "judge_tokens": sum(c.judge_tokens for c in cases),
         "judge_cost_usd": round(sum(judge_costs), 6),
+        "flaky_cases": sum(c.flaky for c in cases),
     }
 
 

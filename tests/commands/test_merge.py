@@ -196,3 +196,50 @@ def test_over_recorded_traces_the_merge_equals_the_unsharded_run_exactly(example
     assert (tmp_path / "m.xml").read_text(encoding="utf-8").count("<testcase ") == (
         (tmp_path / "f.xml").read_text(encoding="utf-8").count("<testcase ")
     )
+
+
+def test_merge_compares_with_the_baseline_once_like_the_unsharded_run(example_runs: Path, tmp_path: Path) -> None:
+    base_traces, now_traces = tmp_path / "base.jsonl", tmp_path / "now.jsonl"
+    _traces_from(load(example_runs / "full.json"), ROOT / "examples" / "cases" / "anchors.yaml", base_traces)
+    lines = base_traces.read_text(encoding="utf-8").splitlines()
+    broken = json.loads(lines[0])
+    assert broken["id"] == "cs-001"
+    broken["answer"] = "请联系客服。"  # drops the required "7天": cs-001 now fails, and passed on main
+    now_traces.write_text("\n".join([json.dumps(broken, ensure_ascii=False), *lines[1:]]) + "\n", encoding="utf-8")
+    assert run("--traces", str(base_traces), "--report", str(tmp_path / "base.json")) == 0
+    base = str(tmp_path / "base.json")
+    assert run("--traces", str(now_traces), "--baseline", base, "--report", str(tmp_path / "full.json")) == 1
+    for i in (1, 2, 3):
+        shard = ("--shard", f"{i}/3", "--report", str(tmp_path / f"s{i}.json"))
+        assert run("--traces", str(now_traces), "--baseline", base, *shard) == 0
+        part = load(tmp_path / f"s{i}.json")
+        assert part["comparison"] is None  # a shard is not compared: the merge compares the whole set
+        assert any(w.startswith(f"shard {i}/3: not compared with the baseline here") for w in part["warnings"])
+    shards = [str(tmp_path / f"s{i}.json") for i in (1, 2, 3)]
+    code = main(["merge", *shards, "--config", str(CONFIG), "--baseline", base, "--report", str(tmp_path / "m.json")])
+    assert code == 1
+    full, merged = load(tmp_path / "full.json"), load(tmp_path / "m.json")
+    assert merged["verdict"] == full["verdict"] == "fail"
+    assert merged["suite"] == full["suite"]
+    assert merged["rules"] == full["rules"]
+    fc, mc = full["comparison"], merged["comparison"]
+    assert [r["id"] for r in mc["regressions"]] == [r["id"] for r in fc["regressions"]] == ["cs-001"]
+    assert mc["counts"] == fc["counts"] and mc["counts"]["regression"] == 1
+    assert mc["rules"] == fc["rules"] and mc["rules"][0]["passed"] is False
+    keys = ("metric", "base", "now", "delta", "ci_low", "ci_high", "p_value", "significant")
+    assert [{k: d[k] for k in keys} for d in mc["deltas"]] == [{k: d[k] for k in keys} for d in fc["deltas"]]
+    assert [c["change"] for c in merged["cases"]] == [c["change"] for c in full["cases"]]
+    assert merged["provenance"]["case_set_hash"] == full["provenance"]["case_set_hash"]
+
+
+def test_merge_with_a_missing_baseline_warns_and_gates_on_the_absolute_rules(
+    example_runs: Path, tmp_path: Path
+) -> None:
+    code = merge(example_runs, "--config", str(CONFIG), "--baseline", str(tmp_path / "nope.json"))
+    assert code == 0
+    merged = load(example_runs / "merged.json")
+    assert merged["comparison"] is None
+    assert (
+        f"no baseline: {tmp_path / 'nope.json'} not found; the gate applied the absolute rules only"
+        in (merged["warnings"])
+    )

@@ -8,21 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.cli import build_parser
 from tests.fakes.github_server import FakeArtifactStorage, FakeGitHub
 from tests.github.runner import REPO, TOKEN, ActionRunner
 from tests.github.test_baseline import report_zip
 from tests.github.workspace import FAILING_IDS
 
 BASELINE = "ragjudge-baseline"
-
-
-def _run_has(option: str) -> bool:
-    sub = next(a for a in build_parser()._actions if isinstance(getattr(a, "choices", None), dict))
-    return option in sub.choices["run"]._option_string_actions  # type: ignore[attr-defined]
-
-
-needs_baseline = pytest.mark.skipif(not _run_has("--baseline"), reason="`ragjudge run --baseline` not built yet")
 
 
 @pytest.fixture
@@ -56,7 +47,6 @@ def test_a_bad_shard_input_exits_2(runner: ActionRunner) -> None:
     assert "--shard '4/3': expected i/n with 1 <= i <= n" in run.stderr
 
 
-@needs_baseline
 def test_baseline_artifact_is_found_downloaded_and_used(
     runner: ActionRunner, fake_github: FakeGitHub, storage: FakeArtifactStorage
 ) -> None:
@@ -72,7 +62,6 @@ def test_baseline_artifact_is_found_downloaded_and_used(
     assert all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in fake_github.requests)
 
 
-@needs_baseline
 def test_no_baseline_artifact_yet_is_a_notice_and_the_gate_runs(
     runner: ActionRunner, fake_github: FakeGitHub, storage: FakeArtifactStorage
 ) -> None:
@@ -83,11 +72,6 @@ def test_no_baseline_artifact_yet_is_a_notice_and_the_gate_runs(
 
 
 def test_baseline_artifact_without_a_workflow_ref_is_a_warning(runner: ActionRunner, fake_github: FakeGitHub) -> None:
-    if not _run_has("--baseline"):
-        run = runner.run(config="fail.yml", baseline_artifact=BASELINE, comment="never")
-        assert run.code == 2
-        assert "input `baseline-artifact` does not apply to mode gate" in run.stderr
-        return
     run = runner.run(config="fail.yml", baseline_artifact=BASELINE, comment="never")
     assert run.code == 1
     [warning] = [w for w in run.commands("warning") if "baseline" in w]

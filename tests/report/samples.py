@@ -197,6 +197,7 @@ def sample_report(comparison: bool = False, hostile: bool = False) -> Report:
             ],
             "rules": [
                 {
+                    "scope": "regression",
                     "metric": "newly_failing",
                     "op": "<=",
                     "threshold": 0,

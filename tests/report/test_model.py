@@ -30,8 +30,8 @@ SUITE_KEYS = {
     "endpoint_error_rate",
     "cost_usd",
 }
-# Added beside them (documented in the README): the judge's usage.
-SUITE_USAGE_KEYS = {"judge_calls", "judge_cache_hits", "judge_tokens", "judge_cost_usd"}
+# Added beside them (documented in the README): the judge's usage, and cases that passed only on a repeat.
+SUITE_USAGE_KEYS = {"judge_calls", "judge_cache_hits", "judge_tokens", "judge_cost_usd", "flaky_cases"}
 RULE_KEYS = {"scope", "metric", "op", "threshold", "value", "passed", "reason"}
 CASE_KEYS = {"id", "category", "status", "failed_conditions", "metrics", "judge", "trace"}
 TRACE_KEYS = {"answer", "refused", "confidence", "retrieved_ids", "latency_ms", "cost_usd", "error"}
@@ -74,8 +74,11 @@ def test_top_level_keys(report: Report) -> None:
         "tool",
         "generated_at",
         "shard",
+        "provenance",
+        "comparison",
     }
     assert data["shard"] is None  # set only by `run --shard`
+    assert data["provenance"] == {} and data["comparison"] is None  # filled by `ragjudge run`
     assert data["schema_version"] == 1
     assert data["verdict"] == "fail"
     assert data["warnings"] == ["a warning"]
@@ -105,6 +108,7 @@ def test_suite_block_has_the_contract_keys_and_values(report: Report) -> None:
         "judge_cache_hits": 0,
         "judge_tokens": 0,
         "judge_cost_usd": 0.0,
+        "flaky_cases": 0,
     }
 
 
@@ -158,7 +162,16 @@ def test_rules_entries(report: Report) -> None:
 def test_case_entries(report: Report) -> None:
     ok, bad, err = _json(report)["cases"]
     for case in (ok, bad, err):
-        assert set(case) == CASE_KEYS | {"question", "difficulty", "should_answer"}
+        assert set(case) == CASE_KEYS | {
+            "question",
+            "difficulty",
+            "should_answer",
+            "change",
+            "flaky",
+            "runs",
+            "k_of_n",
+            "baseline",
+        }
         assert set(case["trace"]) == TRACE_KEYS | {"attempts", "retry_wait_ms", "server_latency_ms", "passages"}
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {

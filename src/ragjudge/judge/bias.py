@@ -23,8 +23,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.canary.stats import wilson_interval
 from ragjudge.judge.text import has_cjk
+from ragjudge.stats import wilson_interval
 
 if TYPE_CHECKING:
     from ragjudge.judge.evidence import EvidenceScorer, PassageScore

@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
-from ragjudge.report.model import CaseBlock, Report
+from ragjudge.report.model import Report
 
 CHART_WIDTH = 560
 """Width of the plotting area of every chart, in SVG units."""
@@ -119,14 +119,6 @@ class View:
     notes: list[str] = field(default_factory=list)
 
 
-def _extra(block: Any, name: str) -> Any:
-    """A field another part of ragjudge may add to the report (the model keeps extra keys)."""
-    value = getattr(block, name, None)
-    if value is not None and hasattr(value, "model_dump"):
-        return value.model_dump()
-    return value
-
-
 def _num(value: Any, digits: int = 3) -> str:
     if value is None:
         return "n/a"
@@ -141,13 +133,6 @@ def _num(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def _first_latency(case: CaseBlock) -> float | None:
-    runs = _extra(case, "runs")
-    if runs and isinstance(runs[0], dict) and runs[0].get("latency_ms") is not None:
-        return float(runs[0]["latency_ms"])
-    return case.trace.latency_ms
-
-
 def _nice_step(span: float, bins: int) -> float:
     raw = span / bins
     magnitude = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1.0
@@ -158,7 +143,7 @@ def _nice_step(span: float, bins: int) -> float:
 
 
 def histogram(report: Report, height: float = 150.0) -> Histogram | None:
-    latencies = [v for v in (_first_latency(c) for c in report.cases) if v is not None]
+    latencies = [v for v in (c.first_latency_ms() for c in report.cases) if v is not None]
     if not latencies:
         return None
     threshold = next((r.threshold for r in report.rules if r.scope == "suite" and r.metric == "p95_latency_ms"), None)
@@ -277,7 +262,7 @@ def delta_rows(comparison: dict[str, Any] | None, width: float = 240.0) -> list[
 def case_rows(report: Report) -> list[dict[str, Any]]:
     rows = []
     for case in report.cases:
-        change = _extra(case, "change") or ""
+        change = case.change or ""
         judge = case.judge or {}
         text = " ".join([case.id, case.question, case.trace.answer or "", *case.failed_conditions, case.category or ""])
         rows.append(
@@ -286,23 +271,23 @@ def case_rows(report: Report) -> list[dict[str, Any]]:
                 "category": case.category or UNSET,
                 "change": change,
                 "search": " ".join(text.lower().split()),
-                "latency": _num(_first_latency(case), 4),
+                "latency": _num(case.first_latency_ms(), 4),
                 "claims": judge.get("claims") or [],
                 "reasoning": judge.get("reasoning") or {},
                 "scores": judge.get("scores") or {},
                 "unscored": judge.get("unscored") or [],
                 "faithfulness": _num(judge.get("faithfulness")),
-                "runs": _extra(case, "runs") or [],
-                "k_of_n": _extra(case, "k_of_n") or "",
-                "flaky": bool(_extra(case, "flaky")),
-                "baseline": _extra(case, "baseline") or None,
+                "runs": case.runs,
+                "k_of_n": case.k_of_n or "",
+                "flaky": case.flaky,
+                "baseline": case.baseline or None,
             }
         )
     return rows
 
 
 def build_view(report: Report) -> View:
-    comparison = _extra(report, "comparison")
+    comparison = report.comparison.model_dump() if report.comparison else None
     rules: list[dict[str, Any]] = [
         {"kind": r.scope, "metric": r.metric, "passed": r.passed, "reason": r.reason} for r in report.rules
     ]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from typing import Any
 
 from ragjudge.report.model import CaseBlock, Report
 
@@ -34,27 +33,19 @@ def _message(text: str) -> str:
     return flat if len(flat) <= MESSAGE_CHARS else flat[: MESSAGE_CHARS - 1] + "…"
 
 
-def _field(block: Any, name: str) -> Any:
-    """A field another part of ragjudge may add (extra keys are kept by the report model)."""
-    return getattr(block, name, None)
-
-
 def _seconds(ms: float | None) -> str:
     return f"{(ms or 0.0) / 1000:.3f}"
 
 
 def _case_details(case: CaseBlock) -> str:
     lines = [f"question: {case.question}"]
-    change = _field(case, "change")
-    if change:
-        lines.append(f"change against the baseline: {change}")
-    baseline = _field(case, "baseline")
-    if isinstance(baseline, dict) and baseline.get("status"):
-        was = "; ".join(baseline.get("failed_conditions") or [])
-        lines.append(f"baseline: {baseline['status']}" + (f" ({was})" if was else ""))
-    k_of_n = _field(case, "k_of_n")
-    if k_of_n:
-        lines.append(f"runs: {k_of_n}")
+    if case.change:
+        lines.append(f"change against the baseline: {case.change}")
+    if case.baseline and case.baseline.get("status"):
+        was = "; ".join(case.baseline.get("failed_conditions") or [])
+        lines.append(f"baseline: {case.baseline['status']}" + (f" ({was})" if was else ""))
+    if case.k_of_n:
+        lines.append(f"runs: {case.k_of_n}")
     if case.trace.answer is not None:
         lines.append(f"answer: {case.trace.answer}")
     if case.trace.retrieved_ids:
@@ -90,22 +81,16 @@ def _properties(parent: ET.Element, report: Report) -> None:
     for name, value in report.suite.model_dump().items():
         if value is None or isinstance(value, int | float | str | bool):
             add(f"suite.{name}", value)
-    comparison = _field(report, "comparison")
-    deltas = comparison.get("deltas") if isinstance(comparison, dict) else None
-    for delta in deltas or []:
-        if isinstance(delta, dict) and delta.get("metric"):
-            add(f"delta.{delta['metric']}", delta.get("delta"))
+    for delta in report.comparison.deltas if report.comparison else []:
+        add(f"delta.{delta.metric}", delta.delta)
 
 
 def _rule_cases(parent: ET.Element, report: Report) -> tuple[int, int]:
     rules: list[tuple[str, bool | None, str]] = [
         (f"{r.metric} {r.op} {r.threshold:g}", r.passed, r.reason) for r in report.rules if r.scope == "suite"
     ]
-    comparison = _field(report, "comparison")
-    for rule in (comparison.get("rules") if isinstance(comparison, dict) else None) or []:
-        if isinstance(rule, dict) and rule.get("metric"):
-            name = f"regression {rule['metric']} {rule.get('op', '')} {rule.get('threshold', '')}".strip()
-            rules.append((name, rule.get("passed"), str(rule.get("reason", ""))))
+    for r in report.comparison.rules if report.comparison else []:
+        rules.append((f"regression {r.metric} {r.op} {r.threshold:g}", r.passed, r.reason))
     failures = 0
     for name, passed, reason in rules:
         element = ET.SubElement(parent, "testcase", classname="ragjudge.rules", name=_text(name), time="0")

@@ -33,10 +33,12 @@ class SuiteBlock(_Model):
     judge_error_rate: float | None
     endpoint_error_rate: float | None
     cost_usd: float | None
+    flaky_cases: int = 0
+    """Cases that passed only after repeats (`repeat`)."""
 
 
 class RuleBlock(_Model):
-    scope: Literal["case", "suite"]
+    scope: Literal["case", "suite", "regression"]
     metric: str
     op: str
     threshold: float
@@ -83,6 +85,25 @@ class CaseBlock(_Model):
     should_answer: bool | None = None
     """None in reports written before it was recorded: read it as the category implies."""
 
+    change: str | None = None
+    """Against the baseline: regression, fixed, still_failing, still_passing, flaky, baseline_flaky, new,
+    removed or not_comparable; None without a baseline."""
+    flaky: bool = False
+    """Passed, but only after repeats."""
+    runs: list[dict[str, Any]] = Field(default_factory=list)
+    """Every run ({status, failed_conditions, latency_ms, ...}) when the case was repeated; else empty."""
+    k_of_n: str | None = None
+    """`1 of 3 passed`, when the case was repeated."""
+    baseline: dict[str, Any] | None = None
+    """The baseline's result for this case: {status, failed_conditions}."""
+
+    def first_latency_ms(self) -> float | None:
+        """The first run's latency: latency percentiles use first runs only."""
+        if self.runs:
+            value = self.runs[0].get("latency_ms")
+            return float(value) if isinstance(value, int | float) else None
+        return self.trace.latency_ms
+
 
 class ShardBlock(_Model):
     """Which part of the case set a `run --shard i/n` evaluated, so `merge` can tell a missing shard."""
@@ -93,6 +114,50 @@ class ShardBlock(_Model):
     """Cases in the whole set, before sharding."""
     positions: list[int] = Field(default_factory=list)
     """Each case's place in the whole set, parallel to `cases`: `merge` restores the set's order."""
+
+
+class DeltaBlock(_Model):
+    """One metric now against the baseline, with its uncertainty."""
+
+    metric: str
+    """`pass_rate`, `faithfulness`, `judge.<dimension>` (deltas) or `p95_latency`, `cost` (ratios)."""
+    base: float | None
+    now: float | None
+    delta: float | None
+    """now - base for deltas; now / base for ratios."""
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    significant: bool | None
+    test: str
+    """How the interval and p-value were made, in words."""
+    comparable: bool
+    reason: str
+    """The sentence the comment shows; for a metric not comparable, why not."""
+    kind: Literal["delta", "ratio"] = "delta"
+    cases: int = 0
+    """Paired cases the figure is computed over."""
+
+
+class ComparisonBlock(_Model):
+    """The run against the baseline (`--baseline`)."""
+
+    baseline: dict[str, Any]
+    """{commit, ref, created_at, age_days, path}."""
+    judge_comparable: bool
+    judge_not_comparable_reason: str | None = None
+    regressions: list[dict[str, Any]] = Field(default_factory=list)
+    """The `regression` cases first, in report order: {id, category, failed_conditions, k_of_n, baseline}."""
+    new_cases: list[str] = Field(default_factory=list)
+    removed_cases: list[str] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict)
+    """Cases per `change` value."""
+    deltas: list[DeltaBlock] = Field(default_factory=list)
+    rules: list[RuleBlock] = Field(default_factory=list)
+    """The regression rules' outcomes (scope `regression`)."""
+    notices: list[str] = Field(default_factory=list)
+    confidence: float = 0.95
+    """Two-sided level of every interval (1 - gate.significance)."""
 
 
 class Report(_Model):
@@ -108,6 +173,16 @@ class Report(_Model):
     tool: dict[str, str] = Field(default_factory=lambda: {"name": "ragjudge", "version": __version__})
     generated_at: str = ""
     shard: ShardBlock | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
+    """ragjudge_version, created_at, git_commit, git_ref, case_set_hash, rules_hash, judge_fingerprint, endpoint."""
+    comparison: ComparisonBlock | None = None
+
+
+def _k_of_n(result: CaseResult) -> str | None:
+    if not result.runs:
+        return None
+    passed = sum(run.status == "pass" for run in result.runs)
+    return f"{passed} of {len(result.runs)} passed"
 
 
 def _case_block(result: CaseResult) -> CaseBlock:
@@ -137,6 +212,21 @@ def _case_block(result: CaseResult) -> CaseBlock:
             if trace
             else [],
         ),
+        flaky=result.flaky,
+        runs=[
+            {
+                "status": run.status,
+                "failed_conditions": list(run.failed_conditions),
+                "latency_ms": run.latency_ms,
+                "cost_usd": run.endpoint_cost_usd,
+                "judge_calls": run.judge_calls,
+                "judge_tokens": run.judge_tokens,
+                "judge_cost_usd": run.judge_cost_usd,
+                "judge_cache_hits": run.judge_cache_hits,
+            }
+            for run in result.runs
+        ],
+        k_of_n=_k_of_n(result),
     )
 
 
