@@ -6,9 +6,10 @@ from __future__ import annotations
 import html as htmllib
 import re
 
+import pytest
 from tests.report.samples import HOSTILE, sample_report
 
-from ragjudge.report.html import build_view, histogram, rates, render_html
+from ragjudge.report.html import build_view, delta_rows, histogram, rates, render_html
 
 
 def test_self_contained_no_network() -> None:
@@ -77,3 +78,27 @@ def test_score_distributions_and_deltas() -> None:
 def test_without_a_baseline_it_says_so() -> None:
     page = render_html(sample_report())
     assert 'id="no-baseline"' in page and 'id="deltas"' not in page
+
+
+def test_a_ratio_centres_on_one() -> None:
+    [row] = delta_rows(
+        {
+            "deltas": [
+                {
+                    "metric": "p95_latency",
+                    "kind": "ratio",
+                    "base": 400.0,
+                    "now": 440.0,
+                    "delta": 1.1,
+                    "ci_low": 0.9,
+                    "ci_high": 1.3,
+                    "p_value": None,
+                    "significant": False,
+                    "comparable": True,
+                }
+            ]
+        }
+    )
+    assert (row.delta, row.interval) == ("×1.1", "[0.9, 1.3]")
+    assert row.zero_x == 120 and row.low_x == pytest.approx(120 - 112 / 3) and row.high_x == 232
+    assert row.dot_x == pytest.approx(120 + 112 / 3)

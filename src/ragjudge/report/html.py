@@ -225,26 +225,30 @@ def distributions(report: Report, height: float = 80.0) -> list[Distribution]:
 
 
 def delta_rows(comparison: dict[str, Any] | None, width: float = 240.0) -> list[DeltaRow]:
+    """Deltas centre on 0; ratios (p95 latency, cost) on 1. Each row has its own scale: metrics differ in units."""
     rows = []
     for d in (comparison or {}).get("deltas") or []:
         if not isinstance(d, dict):
             continue
+        ratio = d.get("kind") == "ratio"
+        centre = 1.0 if ratio else 0.0
         nums = [d.get(k) for k in ("delta", "ci_low", "ci_high")]
-        finite = [abs(float(v)) for v in nums if isinstance(v, int | float) and math.isfinite(v)]
+        finite = [abs(float(v) - centre) for v in nums if isinstance(v, int | float) and math.isfinite(v)]
         span = max(finite, default=0.0) or 1.0
 
-        def at(value: Any, span: float = span) -> float | None:
+        def at(value: Any, span: float = span, centre: float = centre) -> float | None:
             if not isinstance(value, int | float) or not math.isfinite(value):
                 return None
-            return width / 2 + (float(value) / span) * (width / 2 - 8)
+            return width / 2 + ((float(value) - centre) / span) * (width / 2 - 8)
 
         low, high = d.get("ci_low"), d.get("ci_high")
+        shown = _num(d.get("delta"))
         rows.append(
             DeltaRow(
                 metric=str(d.get("metric", "")),
                 base=_num(d.get("base")),
                 now=_num(d.get("now")),
-                delta=_num(d.get("delta")),
+                delta=f"×{shown}" if ratio and d.get("delta") is not None else shown,
                 interval=f"[{_num(low)}, {_num(high)}]" if low is not None or high is not None else "n/a",
                 p_value=_num(d.get("p_value")),
                 significant=d.get("significant"),
