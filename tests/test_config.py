@@ -442,6 +442,16 @@ def test_cli_never_prints_secrets(tmp_path, capsys, monkeypatch):
     assert SECRET not in out + err
 
 
+def test_a_config_nested_thousands_of_levels_deep_is_exit_2_naming_the_file(tmp_path, capsys):
+    from ragjudge.cli import main
+
+    path = tmp_path / "ragjudge.yml"
+    path.write_text("endpoint:\n  headers: " + "[" * 2000 + "]" * 2000 + "\n", encoding="utf-8")
+    assert main(["run", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"ragjudge: error: {path}: nested too deeply to read" in err
+
+
 # --- baseline, repeat and the regression rules ------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ from ragjudge.rules import Rule
 from ragjudge.runner import RunPlan
 from ragjudge.scoring import CaseResult, score_case
 from ragjudge.suite import suite_metrics
+from ragjudge.transport import deadline
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers_rag import RagServer, Reply, Seen, answer, make_case, make_report, make_trace, ok_result
 from tests.judge.openai_helpers import PASSAGES, LogSink, by_kind, make_judge
@@ -164,3 +165,30 @@ def _fresh_samples(fake: FakeOpenAI, cache: Path, sink: LogSink) -> None:
     assert [b["seed"] for b in fake.bodies] == [7, 7, 207, 207]
     assert sorted(cache.rglob("*.json")) == stored  # the cache keeps the first run's replies
     assert FreshJudge(judge, 2).name == judge.name and FreshJudge(judge, 2).lexical is False
+
+
+class StopsOnRepeat(Scripted):
+    """Stops the run (as SIGINT would) when a question is asked a second time."""
+
+    def record_and_lookup(self, seen: Seen) -> Reply:
+        reply = super().record_and_lookup(seen)
+        if seen.question is not None and self.count[seen.question] == 2:
+            deadline.stop("SIGINT")
+        return reply
+
+
+def test_a_stop_during_the_repeats_starts_no_further_round(tmp_path: Path) -> None:
+    cases = [
+        make_case("q0", "question 0?", must_mention=["5 days"]),
+        make_case("q1", "question 1?", must_mention=["5 days"]),
+    ]
+    try:
+        with StopsOnRepeat({"question 0?": [GOOD], "question 1?": [BAD, GOOD, GOOD]}) as service:
+            client = EndpointClient(EndpointConfig(retries=0, timeout_s=5), service.url)
+            plan = RunPlan(cases, RULES, 2, 2)
+            results = run_repeated(plan, client, OfflineJudge(), EventLog(None), 3, 2)
+        assert service.count == {"question 0?": 1, "question 1?": 2}  # no third run after the stop
+    finally:
+        deadline.reset()
+    # The first round finished before the stop; the repeat it cut off is not kept.
+    assert [(r.case.id, r.status, r.runs) for r in results] == [("q0", "pass", ()), ("q1", "fail", ())]

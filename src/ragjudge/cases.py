@@ -97,6 +97,10 @@ class Case:
         }
 
 
+TOO_DEEP = "nested too deeply to read (lists or mappings hundreds of levels deep)"
+TOO_DEEP_TIP = "a case is a flat mapping of fields; check how the file was generated"
+
+
 @dataclass(frozen=True)
 class RawItem:
     """One item of a case file before validation, with where it stood."""
@@ -121,9 +125,12 @@ def read_items(path: Path) -> list[RawItem]:
         raise CaseFileError(
             f"{path}:{line}: not UTF-8 (invalid byte at offset {exc.start})", tip="re-save the file as UTF-8"
         ) from None
-    if path.suffix.lower() in {".jsonl", ".ndjson"}:
-        return _read_jsonl(path, text)
-    return _read_yaml(path, text)
+    try:
+        if path.suffix.lower() in {".jsonl", ".ndjson"}:
+            return _read_jsonl(path, text)
+        return _read_yaml(path, text)
+    except RecursionError:
+        raise CaseFileError(f"{path}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
 
 
 def _read_jsonl(path: Path, text: str) -> list[RawItem]:
@@ -225,7 +232,10 @@ def load_cases(paths: Sequence[Path]) -> CaseSet:
     seen_ids: dict[str, str] = {}
     for path in paths:
         for item in read_items(path):
-            case = _to_case(path, item)
+            try:
+                case = _to_case(path, item)
+            except RecursionError:
+                raise CaseFileError(f"{_where(path, item)}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
             if case.id in seen_ids:
                 raise CaseFileError(
                     f"{_where(path, item, case.id)}: duplicate id (first used at {seen_ids[case.id]})",

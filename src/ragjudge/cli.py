@@ -81,4 +81,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    raise SystemExit(main())
+    code = main()
+    from ragjudge.transport import deadline
+
+    if deadline.stopped():
+        # Calls abandoned after a signal may still hold worker threads; the outputs are written, so leave now
+        # rather than wait for them at interpreter exit.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)

@@ -24,6 +24,10 @@ DEFAULT_SUITE_RULES: dict[str, str] = {
 }
 
 
+_TOO_DEEP = "nested too deeply to read (lists or mappings hundreds of levels deep)"
+_TOO_DEEP_TIP = "see the README's config section: no key nests more than a few levels"
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -55,6 +59,11 @@ class EndpointConfig(_Strict):
     retries: int = Field(2, ge=0, le=10)
     concurrency: int = Field(8, ge=1, le=256)
     max_response_bytes: int = Field(5_000_000, gt=0)
+    max_wait_s: float = Field(60.0, ge=0, description="A longer Retry-After ends the call at once instead.")
+    follow_redirects: bool = Field(False, description="Off: a 3xx reply is a case error naming its Location.")
+    allow_cross_origin: bool = Field(
+        False, description="With follow_redirects: follow a hop to another origin (without headers or body)."
+    )
     response: ResponseMapping = Field(default_factory=ResponseMapping)
 
     @field_validator("method", mode="before")
@@ -90,6 +99,10 @@ class JudgeConfig(_Strict):
     concurrency: int = Field(8, ge=1, le=256)
     timeout_s: float = Field(60.0, gt=0)
     max_retries: int = Field(4, ge=0, le=20)
+    max_wait_s: float = Field(60.0, ge=0, description="A longer Retry-After ends the call at once instead.")
+    max_retry_time_s: float = Field(
+        300.0, ge=0, description="Run-wide: time spent waiting to retry; past it, later judgements are unscored."
+    )
     samples: int = Field(1, ge=1, le=15)
     combined: bool = Field(
         True,
@@ -287,9 +300,14 @@ def load_config(path: Path | None) -> Config:
         raise ConfigError(f"{target}: cannot read: {exc.strerror}") from None
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{target}: invalid YAML{where}: {problem}") from None
-    return parse_config(data, str(target), target.resolve().parent)
+    try:
+        return parse_config(data, str(target), target.resolve().parent)
+    except RecursionError:
+        raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None

@@ -19,13 +19,14 @@ from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
 from ragjudge.provenance import provenance
 from ragjudge.repeat import run_repeated
-from ragjudge.report.model import Report, ShardBlock, build_report, redact
+from ragjudge.report.model import Report, ShardBlock, build_report, mark_interrupted, redact
 from ragjudge.rules import parse_rules
 from ragjudge.runner import ReplySource, RunPlan
 from ragjudge.scoring import CaseResult
 from ragjudge.shard import Shard
 from ragjudge.suite import evaluate_suite
 from ragjudge.traces import latency_rules, load_traces
+from ragjudge.transport import deadline
 
 
 @dataclass(frozen=True)
@@ -125,7 +126,8 @@ def run_gate(request: GateRequest) -> Report:
             results = not_evaluated(cases, refusal)
         else:
             results = run_repeated(plan, source, judge, log, max_runs, pass_at)
-        if bias is not None and not refusal:
+        stopped = deadline.stop_reason()
+        if bias is not None and not refusal and not stopped:
             bias.run(results, log, warnings)
     finally:
         log.close()
@@ -139,21 +141,24 @@ def run_gate(request: GateRequest) -> Report:
         judge_info.update(
             model=config.judge.model, base_url_host=host_of(config.judge.base_url), combined=config.judge.combined
         )
-    # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     report = build_report(results, suite, judge_info, warnings)
     if bias is not None:
         report = bias.attach(report)
     if shard_block is not None:
         report = report.model_copy(update={"shard": shard_block})
     report = report.model_copy(update={"provenance": provenance(config, all_cases, url, os.environ)})
-    if baseline is not None and shard_block is not None:
+    if stopped:
+        report = mark_interrupted(report, stopped, len(cases))
+    elif baseline is not None and shard_block is not None:
         # A shard would list two thirds of the baseline as removed: the merge compares, over the whole set.
         report.warnings.append(
             f"shard {request.shard}: not compared with the baseline here; `ragjudge merge --baseline` compares the "
             "whole set"
         )
     elif baseline is not None:
+        # Not for a stopped run: its unfinished cases would read as removed.
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
+    # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(report, secrets)
 
 

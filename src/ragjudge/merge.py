@@ -117,6 +117,12 @@ def merge_reports(parts: Sequence[ShardReport]) -> Report:
 
 
 def _check_shards(parts: Sequence[ShardReport]) -> None:
+    for part in parts:
+        if part.report.interrupted is not None:
+            raise CaseFileError(
+                f"{part.path}: this run was interrupted ({part.report.interrupted.reason})",
+                tip="rerun that shard to the end before merging: a merge of part of the cases would gate on them",
+            )
     sharded = [p for p in parts if p.report.shard is not None]
     if not sharded:
         return

@@ -19,6 +19,7 @@ from ragjudge.judge.asking import fresh_samples
 from ragjudge.judge.interface import Judge, Judgement, LogFn
 from ragjudge.runner import ReplySource, RunPlan, run_cases
 from ragjudge.scoring import CaseResult
+from ragjudge.transport import deadline
 
 
 class FreshJudge:
@@ -63,21 +64,28 @@ def run_repeated(
     max_runs: int,
     pass_at: int,
 ) -> list[CaseResult]:
-    """Every case run once, and what fails run again per `max_runs`/`pass_at`; in case order."""
-    first = run_cases(plan, source, judge, log)
+    """Every case run once, and what fails run again per `max_runs`/`pass_at`; in case order.
+
+    A stopped run (`transport.deadline`) starts no further round; a case cut off in a round keeps
+    the runs it finished.
+    """
+    first = run_cases(plan, source, judge, log)  # after a stop, only the finished cases
     runs = [[result] for result in first]
     for rerun in range(1, max_runs):
-        pending = [i for i, done in enumerate(runs) if undecided(done, max_runs, pass_at)]
-        if not pending:
+        pending = [done for done in runs if undecided(done, max_runs, pass_at)]
+        if not pending or deadline.stopped():
             break
-        for i in pending:
-            log.write("repeat", first[i].case.id, {"run": rerun + 1, "of": max_runs})
+        for done in pending:
+            log.write("repeat", done[0].case.id, {"run": len(done) + 1, "of": max_runs})
         again = run_cases(
-            replace(plan, cases=[plan.cases[i] for i in pending]),
+            replace(plan, cases=[done[0].case for done in pending]),
             source,
             FreshJudge(judge, rerun) if judge is not None else None,
             log,
         )
-        for i, result in zip(pending, again, strict=True):
-            runs[i].append(result)
+        # Results keep the case objects they were asked for; one cut off by a stop is missing.
+        by_case = {id(result.case): result for result in again}
+        for done in pending:
+            if id(done[0].case) in by_case:
+                done.append(by_case[id(done[0].case)])
     return [final_result(done, pass_at) for done in runs]

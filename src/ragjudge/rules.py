@@ -62,6 +62,9 @@ class Rule:
     def failure(self, value: float) -> str:
         """`faithfulness 0.50 < 0.80`: the value, the broken comparison, the threshold, alike formatted."""
         shown = format_value(self.metric, value), format_value(self.metric, self.threshold)
+        if shown[0] == shown[1] and value != self.threshold:
+            # Rounded alike, the reason would read "3000 > 3000": show the digits that broke the rule.
+            shown = f"{value:.10g}", format_value(self.metric, self.threshold)
         return f"{self.metric} {shown[0]} {_NEGATION[self.op]} {shown[1]}"
 
 

@@ -55,7 +55,7 @@ class CaseResult:
         return RunRecord(
             status=self.status,
             failed_conditions=self.failed_conditions,
-            latency_ms=round(trace.latency_ms, 1) if trace else None,
+            latency_ms=trace.latency_ms if trace else None,
             endpoint_cost_usd=trace.cost_usd if trace else None,
             judge_calls=judgement.calls if judgement else 0,
             judge_tokens=judgement.tokens if judgement else 0,

@@ -104,7 +104,8 @@ def suite_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None
 
 
 def figures_metrics(cases: Sequence[CaseFigures]) -> dict[str, float | int | None]:
-    """Aggregates; percentiles are nearest-rank over first runs that got a reply; usage counts every run."""
+    """Aggregates, unrounded (rules compare these); percentiles are nearest-rank over first runs that got a
+    reply (repeats would bias them); usage counts every run."""
     n = len(cases)
     passed = sum(c.status == "pass" for c in cases)
     failed = sum(c.status == "fail" for c in cases)
@@ -125,8 +126,8 @@ def figures_metrics(cases: Sequence[CaseFigures]) -> dict[str, float | int | Non
         "pass_rate": passed / n if n else None,
         "faithfulness": fmean(faith) if faith else None,
         "rejection_accuracy": sum(correct) / len(correct) if correct else None,
-        "p50_latency_ms": round(p50, 1) if p50 is not None else None,
-        "p95_latency_ms": round(p95, 1) if p95 is not None else None,
+        "p50_latency_ms": p50,
+        "p95_latency_ms": p95,
         "judge_error_rate": sum(1 for c in judged if c.unscored) / len(judged) if judged else None,
         "endpoint_error_rate": (n - len(replied)) / n if n else None,
         "cost_usd": round(sum(costs) + sum(judge_costs), 6) if costs or judge_costs else None,
@@ -136,6 +137,14 @@ def figures_metrics(cases: Sequence[CaseFigures]) -> dict[str, float | int | Non
         "judge_cost_usd": round(sum(judge_costs), 6),
         "flaky_cases": sum(c.flaky for c in cases),
     }
+
+
+_ROUNDED_FOR_DISPLAY = ("p50_latency_ms", "p95_latency_ms")
+
+
+def shown(metrics: dict[str, float | int | None]) -> dict[str, float | int | None]:
+    """The metrics as the report shows them: latencies to 0.1 ms."""
+    return {k: round(v, 1) if k in _ROUNDED_FOR_DISPLAY and v is not None else v for k, v in metrics.items()}
 
 
 def _case_rule_outcome(rule: Rule, results: Sequence[CaseFigures]) -> RuleOutcome:
@@ -160,7 +169,8 @@ def _suite_rule_outcome(rule: Rule, metrics: dict[str, float | int | None]) -> R
         return RuleOutcome(rule, None, False, missing.reason)
     ok = rule.holds(float(value))
     reason = f"{rule.metric} {value:.4g} {rule.op} {rule.threshold:g}" if ok else rule.failure(float(value))
-    return RuleOutcome(rule, float(value), ok, reason)
+    display = shown({rule.metric: value})[rule.metric]
+    return RuleOutcome(rule, float(display if display is not None else value), ok, reason)
 
 
 def evaluate_suite(
@@ -173,9 +183,11 @@ def evaluate_figures(
     cases: Sequence[CaseFigures], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]
 ) -> SuiteResult:
     """The suite metrics, every rule's outcome and the verdict: the one place the rules are applied."""
-    metrics = figures_metrics(cases)
+    exact = figures_metrics(cases)
     outcomes = [_case_rule_outcome(r, cases) for r in case_rules]
-    outcomes += [_suite_rule_outcome(r, metrics) for r in suite_rules]
+    # Rules compare the exact value: a p95 of 3000.04 ms fails "<= 3000" although the report shows 3000.0.
+    outcomes += [_suite_rule_outcome(r, exact) for r in suite_rules]
+    metrics = shown(exact)
     verdict: Verdict
     if not cases or all(c.status == "error" for c in cases):
         verdict = "error"

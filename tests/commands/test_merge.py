@@ -243,3 +243,17 @@ def test_merge_with_a_missing_baseline_warns_and_gates_on_the_absolute_rules(
         f"no baseline: {tmp_path / 'nope.json'} not found; the gate applied the absolute rules only"
         in (merged["warnings"])
     )
+
+
+def test_an_interrupted_shard_is_exit_2(example_runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = load(example_runs / "s2.json")
+    data["interrupted"] = {
+        "signal": "SIGTERM",
+        "cases_done": 5,
+        "cases_total": 12,
+        "reason": "interrupted after 5 of 12 cases",
+    }
+    (example_runs / "s2-stopped.json").write_text(json.dumps(data), encoding="utf-8")
+    assert merge(example_runs, shards=("s1", "s2-stopped", "s3")) == 2
+    err = capsys.readouterr().err
+    assert f"{example_runs / 's2-stopped.json'}: this run was interrupted (interrupted after 5 of 12 cases)" in err

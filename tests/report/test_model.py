@@ -76,9 +76,11 @@ def test_top_level_keys(report: Report) -> None:
         "shard",
         "provenance",
         "comparison",
+        "interrupted",
     }
     assert data["shard"] is None  # set only by `run --shard`
     assert data["provenance"] == {} and data["comparison"] is None  # filled by `ragjudge run`
+    assert data["interrupted"] is None  # set only when a signal stopped the run
     assert data["schema_version"] == 1
     assert data["verdict"] == "fail"
     assert data["warnings"] == ["a warning"]

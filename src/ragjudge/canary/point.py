@@ -90,16 +90,6 @@ def broken(rule: CanaryRule, treatment: PointArm, control: PointArm) -> str | No
     raise AssertionError(rule.metric)
 
 
-def judge_canary(rules: tuple[CanaryRule, ...], treatment: PointArm, control: PointArm) -> tuple[bool, list[str]]:
-    """The seed's `judgeCanary`: (promote, reasons), the latency reason given once."""
-    reasons: list[str] = []
-    for rule in rules:
-        reason = broken(rule, treatment, control)
-        if reason is not None and reason not in reasons:
-            reasons.append(reason)
-    return not reasons, reasons
-
-
 def _figures(rule: CanaryRule, evidence: Evidence) -> tuple[float | None, float | None]:
     """The treatment's and control's point estimates for a rule; None where there is no data."""
     t, c = evidence.treatment, evidence.control

@@ -40,6 +40,7 @@ from ragjudge.gate import secrets_of
 from ragjudge.judge.bias import MAX_FLIP_RATE, BiasResult, length_bias, position_bias
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
+from ragjudge.outpaths import check_output_paths
 from ragjudge.rules import Rule
 
 if TYPE_CHECKING:
@@ -132,6 +133,7 @@ def handle(args: argparse.Namespace) -> int:
     report: dict[str, Any] = dict.fromkeys(REPORT_KEYS)
     reasons: list[str] = []
     fit = True
+    check_output_paths((("--report", args.report), ("--log", args.log)))
     log = EventLog(args.log, secrets_of(config))
     try:
         if args.labels:

@@ -15,6 +15,7 @@ from pydantic import SecretStr
 from ragjudge.config import Config, load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
+from ragjudge.outpaths import check_output_paths
 from ragjudge.report.comment import check_template, render_comment
 from ragjudge.report.model import Report, write_report
 from ragjudge.shard import parse_shard
@@ -113,6 +114,15 @@ def print_summary(report: Report, out: TextIO) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ragjudge.interrupt import exit_code, stop_on_signals
+
+    with stop_on_signals():
+        code = _run(args)
+        # A stopped run still wrote its outputs; its exit code says it was stopped (130 SIGINT, 143 SIGTERM).
+        return exit_code() or code
+
+
+def _run(args: argparse.Namespace) -> int:
     config = with_judge_overrides(
         load_config(args.config), args.judge_model, args.judge_base_url, args.judge_api_key_env
     )
@@ -124,6 +134,7 @@ def handle(args: argparse.Namespace) -> int:
     template = args.template or config.template
     if args.comment_file is not None:
         check_template(template)
+    check_output_paths((("--report", args.report), ("--comment-file", args.comment_file), ("--log", args.log)))
     request = GateRequest(
         config=config,
         endpoint=args.endpoint,

@@ -10,17 +10,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ragjudge.config import JudgeConfig
-from ragjudge.endpoint.client import MAX_RETRY_AFTER_S, parse_retry_after
+from ragjudge.endpoint.client import parse_retry_after
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.prompting import Message
+from ragjudge.transport import deadline
 
 if TYPE_CHECKING:
     import openai
 
 MODES = ("json_schema", "json_object", "prompt")
+INTERRUPTED = f"judge call {deadline.INTERRUPTED}"
 
 
 class CallFailed(Exception):
@@ -43,9 +46,9 @@ class Throttle:
         while True:
             with self._lock:
                 delay = self._until - time.monotonic()
-            if delay <= 0:
+            if delay <= 0 or deadline.stopped():
                 return
-            time.sleep(min(delay, 1.0))
+            deadline.sleep(min(delay, 1.0))
 
     def pause(self, seconds: float) -> None:
         with self._lock:
@@ -74,7 +77,7 @@ class Target:
 class ChatCaller:
     """Chat completions with transport retries, response-format fallback and the shared throttle."""
 
-    def __init__(self, config: JudgeConfig, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, config: JudgeConfig, sleep: Callable[[float], None] = deadline.sleep) -> None:
         self.config = config
         api_key = config.api_key.get_secret_value() if config.api_key else None
         if not api_key:
@@ -88,6 +91,8 @@ class ChatCaller:
         self._modes: dict[tuple[str | None, str], int] = {}
         self._no_seed: set[tuple[str | None, str]] = set()
         self._fatal: str | None = None
+        self._waited = 0.0
+        """Retry waits asked for so far, run-wide (judge.max_retry_time_s bounds it)."""
         self.throttle = Throttle()
         self._sleep = sleep
 
@@ -96,10 +101,16 @@ class ChatCaller:
         # waiting for its import, and commands that never call a judge never pay for it.
         import openai
 
+        from ragjudge.transport.judge_http import judge_http_client
+
         with self._lock:
             if base_url not in self._clients:
                 self._clients[base_url] = openai.OpenAI(
-                    api_key=self._api_key, base_url=base_url or None, timeout=self.config.timeout_s, max_retries=0
+                    api_key=self._api_key,
+                    base_url=base_url or None,
+                    timeout=self.config.timeout_s,
+                    max_retries=0,
+                    http_client=judge_http_client(self.config.timeout_s),
                 )
             return self._clients[base_url]
 
@@ -142,9 +153,26 @@ class ChatCaller:
             elif mode == "json_object":
                 kwargs["response_format"] = {"type": "json_object"}
             self.throttle.wait()
+            if deadline.stopped():
+                raise CallFailed(INTERRUPTED, fatal=True)
             started = time.monotonic()
+            client = self.client(target.base_url)
             try:
-                reply = self.client(target.base_url).chat.completions.create(**kwargs)
+                # The deadline covers the whole call, body included: a judge that drips its reply is cut off.
+                with deadline.limit(self.config.timeout_s) as limit:
+                    reply = client.chat.completions.create(**kwargs)
+            except openai.APIConnectionError as exc:  # APITimeoutError included
+                if limit.fired == deadline.STOPPED:
+                    raise CallFailed(INTERRUPTED, fatal=True) from None
+                timed_out = limit.fired is not None or isinstance(exc, openai.APITimeoutError)
+                if attempt >= attempts:
+                    if timed_out:
+                        raise CallFailed(
+                            f"judge call failed: timeout after {self.config.timeout_s:g} s ({attempt} attempts)"
+                        ) from None
+                    raise CallFailed(f"judge call failed: cannot connect to {host_of(target.base_url)}") from None
+                self._wait(self._backoff(attempt))
+                continue
             except openai.BadRequestError as exc:
                 text = str(exc).lower()
                 rejects_format = any(w in text for w in ("response_format", "json_schema", "json_object", "structured"))
@@ -168,30 +196,25 @@ class ChatCaller:
                     self._fatal = "judge call failed: insufficient_quota (the account has no credit left)"
                     raise CallFailed(self._fatal, fatal=True) from None
                 wait = parse_retry_after(exc.response.headers.get("retry-after"))
-                delay = min(MAX_RETRY_AFTER_S, wait if wait is not None else self._backoff(attempt))
-                self.throttle.pause(delay)
+                if wait is not None and wait > self.config.max_wait_s:
+                    raise CallFailed(f"judge rate-limited: {self._asked(wait)}") from None
                 if attempt >= attempts:
                     raise CallFailed(f"judge call failed: HTTP 429 after {attempt} attempts") from None
+                delay = wait if wait is not None else self._backoff(attempt)
+                self._spend(delay)
+                self.throttle.pause(delay)
                 continue
             except openai.APIStatusError as exc:
+                if 300 <= exc.status_code < 400:
+                    raise CallFailed(_redirect_reason(exc)) from None
                 if exc.status_code < 500 or attempt >= attempts:
                     raise CallFailed(
                         f"judge call failed: HTTP {exc.status_code} after {attempt} attempt{'s' if attempt > 1 else ''}"
                     ) from None
                 wait = parse_retry_after(exc.response.headers.get("retry-after"))
-                self._sleep(min(MAX_RETRY_AFTER_S, wait if wait is not None else self._backoff(attempt)))
-                continue
-            except openai.APITimeoutError:
-                if attempt >= attempts:
-                    raise CallFailed(
-                        f"judge call failed: timeout after {self.config.timeout_s:g} s ({attempt} attempts)"
-                    ) from None
-                self._sleep(self._backoff(attempt))
-                continue
-            except openai.APIConnectionError:
-                if attempt >= attempts:
-                    raise CallFailed(f"judge call failed: cannot connect to {host_of(target.base_url)}") from None
-                self._sleep(self._backoff(attempt))
+                if wait is not None and wait > self.config.max_wait_s:
+                    raise CallFailed(f"judge call failed: HTTP {exc.status_code}: {self._asked(wait)}") from None
+                self._wait(wait if wait is not None else self._backoff(attempt))
                 continue
             latency = (time.monotonic() - started) * 1000
             if not reply.choices:
@@ -208,6 +231,27 @@ class ChatCaller:
                 mode=mode,
             )
 
+    def _asked(self, wait: float) -> str:
+        return f"the server asked to wait {wait:.0f} s, over judge.max_wait_s {self.config.max_wait_s:g}"
+
+    def _spend(self, delay: float) -> None:
+        """Count a retry wait against the run-wide budget; past it, every later call fails at once."""
+        budget = self.config.max_retry_time_s
+        with self._lock:
+            if self._waited + delay > budget:
+                self._fatal = (
+                    f"judge retries stopped: waiting {delay:.0f} s more would pass judge.max_retry_time_s "
+                    f"{budget:g} s for the run"
+                )
+                raise CallFailed(self._fatal, fatal=True)
+            self._waited += delay
+
+    def _wait(self, delay: float) -> None:
+        self._spend(delay)
+        self._sleep(delay)
+        if deadline.stopped():
+            raise CallFailed(INTERRUPTED, fatal=True)
+
     def _said(self, exc: openai.APIStatusError) -> str:
         """What the server said, trimmed, without the key: some proxies echo the key they were sent."""
         return _message(exc).replace(self._api_key, "***")[:200]
@@ -215,6 +259,16 @@ class ChatCaller:
     @staticmethod
     def _backoff(attempt: int) -> float:
         return min(8.0, 0.5 * 2.0 ** (attempt - 1))
+
+
+def _redirect_reason(exc: openai.APIStatusError) -> str:
+    location = exc.response.headers.get("location", "")
+    parts = urlsplit(location)
+    where = parts.hostname or parts.path or "an unnamed place"
+    return (
+        f"judge call failed: HTTP {exc.status_code} redirect to {where} not followed "
+        "(the judge never follows redirects: set judge.base_url to where the API really is)"
+    )
 
 
 def _message(exc: openai.APIStatusError) -> str:

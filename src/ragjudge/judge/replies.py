@@ -34,6 +34,8 @@ def _decode(text: str) -> Any:
         return json.loads(cleaned)
     except json.JSONDecodeError as exc:
         raise ReplyError(f"the reply is not a JSON object ({exc.msg} at character {exc.pos})") from None
+    except RecursionError:
+        raise ReplyError("the reply is nested too deeply to read") from None
 
 
 def _explain(exc: ValidationError) -> str:

@@ -160,6 +160,15 @@ class ComparisonBlock(_Model):
     """Two-sided level of every interval (1 - gate.significance)."""
 
 
+class InterruptedBlock(_Model):
+    """Present when a signal stopped the run: the report holds only the cases finished before it."""
+
+    signal: str
+    cases_done: int
+    cases_total: int
+    reason: str
+
+
 class Report(_Model):
     """The whole report as written by `--report`."""
 
@@ -173,6 +182,7 @@ class Report(_Model):
     tool: dict[str, str] = Field(default_factory=lambda: {"name": "ragjudge", "version": __version__})
     generated_at: str = ""
     shard: ShardBlock | None = None
+    interrupted: InterruptedBlock | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
     """ragjudge_version, created_at, git_commit, git_ref, case_set_hash, rules_hash, judge_fingerprint, endpoint."""
     comparison: ComparisonBlock | None = None
@@ -217,7 +227,7 @@ def _case_block(result: CaseResult) -> CaseBlock:
             {
                 "status": run.status,
                 "failed_conditions": list(run.failed_conditions),
-                "latency_ms": run.latency_ms,
+                "latency_ms": round(run.latency_ms, 1) if run.latency_ms is not None else None,
                 "cost_usd": run.endpoint_cost_usd,
                 "judge_calls": run.judge_calls,
                 "judge_tokens": run.judge_tokens,
@@ -257,6 +267,19 @@ def build_report(
         judge_info=judge_info,
         warnings=list(warnings),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def mark_interrupted(report: Report, signal: str, total: int) -> Report:
+    """The verdict of a stopped run is `error`, whatever the finished cases say; the reason says how far it got."""
+    done = len(report.cases)
+    reason = f"interrupted after {done} of {total} cases"
+    return report.model_copy(
+        update={
+            "verdict": "error",
+            "warnings": [f"{reason} ({signal}): the report holds the finished cases only", *report.warnings],
+            "interrupted": InterruptedBlock(signal=signal, cases_done=done, cases_total=total, reason=reason),
+        }
     )
 
 
