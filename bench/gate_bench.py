@@ -194,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         "judge_tokens_per_case": round((served["prompt_tokens"] + served["completion_tokens"]) / n, 1),
         "report_judge_calls": suite.get("judge_calls"),
         "judged_cases_unscored": round((suite.get("judge_error_rate") or 0) * n),
+        "judge_in_flight_per_half_s": " ".join(str(n) for n in served["in_flight_max"]),
         "peak_rss_mb": round(m["peak_rss_mb"], 1),
         "first_request_s": round(first - m["started_epoch"], 3) if first else None,
         "exit": m["exit"],

@@ -55,9 +55,13 @@ class Counters:
         self.judge_429 = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.in_flight = 0
+        self.started_at = time.monotonic()
+        self.in_flight_max: list[int] = []
+        """Judge calls in flight, the most seen in each half second since the reset."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if k != "lock"}
+        return {k: v for k, v in vars(self).items() if k not in ("lock", "started_at", "in_flight")}
 
 
 def instance(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -> Any:
@@ -147,7 +151,15 @@ class Handler(BaseHTTPRequestHandler):
             error = {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}
             self._reply(429, {"error": {**error, "param": None}})
             return
+        with counters.lock:
+            counters.in_flight += 1
+            bucket = int((time.monotonic() - counters.started_at) * 2)
+            peaks = counters.in_flight_max
+            peaks.extend([0] * (bucket + 1 - len(peaks)))
+            peaks[bucket] = max(peaks[bucket], counters.in_flight)
         time.sleep(self.server.judge_s)
+        with counters.lock:
+            counters.in_flight -= 1
         fmt = body.get("response_format") or {}
         schema = fmt.get("json_schema", {}).get("schema", {}) if fmt.get("type") == "json_schema" else {}
         content = json.dumps(instance(schema, schema.get("$defs", {}))) if schema else '{"claims": []}'

@@ -24,6 +24,7 @@ COMMANDS = {
     "canary": "compare a canary with the stable version: promote, rollback or inconclusive",
     "calibrate": "measure the judge against human labels, and check it for bias",
     "cases": "test-set tools: stats, import production's bad cases",
+    "serve": "run canary analyses over HTTP (Flagger webhooks, Argo Rollouts, /metrics)",
 }
 ALL = "*"
 

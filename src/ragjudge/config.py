@@ -204,6 +204,16 @@ class CanaryConfig(_Strict):
     seed: int = Field(12345, description="Bootstrap seed: the same data gives the same intervals.")
 
 
+class ServeConfig(_Strict):
+    """`ragjudge serve`: the analysis service for Flagger and Argo Rollouts."""
+
+    max_concurrent: int = Field(2, ge=1, le=64, description="Analyses running at once; more is HTTP 429.")
+    reanalyse_s: float = Field(
+        300.0, ge=0, description="Flagger `rollout` hook: start a fresh analysis once the last is this old (s)."
+    )
+    keep: int = Field(20, ge=1, le=1000, description="Analyses remembered per canary name (latest first).")
+
+
 class Config(_Strict):
     """The whole `ragjudge.yml`."""
 
@@ -215,6 +225,7 @@ class Config(_Strict):
     canary: CanaryConfig | None = None
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     repeat: RepeatConfig = Field(default_factory=RepeatConfig)
+    serve: ServeConfig = Field(default_factory=ServeConfig)
 
     def case_rules(self) -> dict[str, str]:
         return dict(DEFAULT_CASE_RULES if self.gate.case is None else self.gate.case)

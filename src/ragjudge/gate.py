@@ -120,7 +120,15 @@ def run_gate(request: GateRequest) -> Report:
     secrets = secrets_of(config)
     log = EventLog(request.log, secrets)
     try:
-        plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
+        plan = RunPlan(
+            cases,
+            case_rules,
+            config.endpoint.concurrency,
+            # The model judge's calls in flight are capped by its adaptive limit (judge.concurrency at most); the
+            # extra workers wait out a 429's backoff without taking a place from the calls that can go.
+            config.judge.concurrency * (2 if config.judge.provider == "openai" else 1),
+            keep_passage_text=request.bias_check > 0,  # the bias check re-reads sampled cases' passages
+        )
         max_runs, pass_at = request.repeat or (config.repeat.max, config.repeat.pass_at)
         if refusal:
             results = not_evaluated(cases, refusal)

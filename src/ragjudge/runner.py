@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from ragjudge.cases import Case
@@ -32,6 +32,9 @@ class RunPlan:
     case_rules: Sequence[Rule]
     endpoint_concurrency: int
     judge_concurrency: int
+    keep_passage_text: bool = True
+    """False: a passage's text is dropped once the judge has it (ids and titles stay), so a large run does
+    not hold every reply's passages until the end. Only the bias check reads them after the run."""
 
 
 def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLog) -> Judgement | None:
@@ -50,6 +53,14 @@ def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLo
         reason = f"judge failed: {type(exc).__name__}: {exc}"
         log.write("judge", case.id, {"error": reason})
         return Judgement(judge=judge.name, unscored=(Unscored("faithfulness", reason), Unscored("rubric", reason)))
+
+
+def _without_passage_text(result: EndpointResult) -> EndpointResult:
+    trace = result.trace
+    if trace is None or not any(p.text for p in trace.passages):
+        return result
+    passages = tuple(replace(p, text="") for p in trace.passages)
+    return replace(result, trace=replace(trace, passages=passages))
 
 
 class ReplySource(Protocol):
@@ -112,7 +123,7 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
                 return None  # cut off, or finished as the stop came: either way not kept
             if result.trace is not None and judge is not None:
                 judged[case.id] = judges.submit(_judge_safely, judge, case, result, log)
-            return result
+            return result if plan.keep_passage_text else _without_passage_text(result)
 
         calls = [(case, endpoints.submit(call, case)) for case in plan.cases]
         replies = [(case, _outcome(future)) for case, future in calls]

@@ -113,3 +113,24 @@ def test_the_judge_does_not_follow_a_redirect_to_another_host() -> None:
         "(the judge never follows redirects: set judge.base_url to where the API really is)"
     )
     assert KEY not in failed.value.reason
+
+
+def test_a_proxy_from_the_environment_is_used_and_watched(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The SDK's own client honours HTTP(S)_PROXY; the watched client must too, and bound the proxied call.
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    base = "http://judge.invalid/v1"  # unresolvable: only the proxy can answer
+    with FakeOpenAI(Reply(content="{}")) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        caller = _caller(base)
+        completion = caller.complete(Target("m", base), MESSAGES, response_format("rubric", ("grounding",)))
+        assert completion.content == "{}"
+        assert proxy.call_count == 1
+    with DripServer(http_reply(COMPLETION), every_s=0.2) as dripping_proxy:
+        monkeypatch.setenv("HTTP_PROXY", dripping_proxy.url)
+        caller = _caller(base, timeout_s=1, max_retries=0)
+        started = time.monotonic()
+        with pytest.raises(CallFailed) as failed:
+            _complete(caller, base)
+    assert failed.value.reason == "judge call failed: timeout after 1 s (1 attempts)"
+    assert time.monotonic() - started < 2.0

@@ -319,3 +319,24 @@ def test_redact_replaces_secrets_in_every_text_value() -> None:
 
 def test_redact_without_secrets_is_the_same_report(report: Report) -> None:
     assert redact(report, []) is report
+
+
+def test_redact_returns_a_report_that_holds_no_secret_unchanged(report: Report) -> None:
+    assert redact(report, ["sk-not-in-this-report-0000"]) is report
+
+
+def test_redact_finds_a_secret_that_only_appears_json_escaped() -> None:
+    token = 'tok"en\\with-quotes'
+    result = score_case(make_case("c1"), ok_result(make_trace(f"echo {token}")), None, [])
+    redacted = redact(make_report([result]), [token])
+    assert redacted.cases[0].trace.answer == "echo ***"
+
+
+@pytest.mark.parametrize("cases", [0, 1, 3])
+def test_the_report_is_written_a_case_at_a_time_exactly_as_one_dump(cases: int, tmp_path: Path) -> None:
+    results = [_judged(f"c{i}", '运费 "quoted"\nline', ["d1"], {"d1": "运费"}) for i in range(cases)]
+    report = make_report(results, CASE_RULES, SUITE_RULES, warnings=["w"])
+    report = report.model_copy(update={"judge_info": {"judge": "offline", "nested": [1, {"a": None}]}})
+    write_report(report, tmp_path / "r.json")
+    assert (tmp_path / "r.json").read_text(encoding="utf-8") == report.model_dump_json(indent=2) + "\n"
+    assert not (tmp_path / "r.json.tmp").exists()

@@ -16,6 +16,7 @@ from ragjudge.config import JudgeConfig
 from ragjudge.endpoint.client import parse_retry_after
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import host_of
+from ragjudge.judge.limiter import AdaptiveLimit
 from ragjudge.judge.prompting import Message
 from ragjudge.transport import deadline
 
@@ -94,6 +95,7 @@ class ChatCaller:
         self._waited = 0.0
         """Retry waits asked for so far, run-wide (judge.max_retry_time_s bounds it)."""
         self.throttle = Throttle()
+        self.limit = AdaptiveLimit(config.concurrency)
         self._sleep = sleep
 
     def client(self, base_url: str | None) -> openai.OpenAI:
@@ -158,9 +160,12 @@ class ChatCaller:
             started = time.monotonic()
             client = self.client(target.base_url)
             try:
-                # The deadline covers the whole call, body included: a judge that drips its reply is cut off.
-                with deadline.limit(self.config.timeout_s) as limit:
-                    reply = client.chat.completions.create(**kwargs)
+                with self.limit.slot():
+                    if self._fatal:  # set by another call while this one waited for its place
+                        raise CallFailed(self._fatal, fatal=True)
+                    # The deadline covers the whole call, body included: a judge that drips its reply is cut off.
+                    with deadline.limit(self.config.timeout_s) as limit:
+                        reply = client.chat.completions.create(**kwargs)
             except openai.APIConnectionError as exc:  # APITimeoutError included
                 if limit.fired == deadline.STOPPED:
                     raise CallFailed(INTERRUPTED, fatal=True) from None
@@ -195,14 +200,17 @@ class ChatCaller:
                 if _code(exc) == "insufficient_quota":
                     self._fatal = "judge call failed: insufficient_quota (the account has no credit left)"
                     raise CallFailed(self._fatal, fatal=True) from None
+                self.limit.throttled()
                 wait = parse_retry_after(exc.response.headers.get("retry-after"))
                 if wait is not None and wait > self.config.max_wait_s:
                     raise CallFailed(f"judge rate-limited: {self._asked(wait)}") from None
                 if attempt >= attempts:
                     raise CallFailed(f"judge call failed: HTTP 429 after {attempt} attempts") from None
-                delay = wait if wait is not None else self._backoff(attempt)
-                self._spend(delay)
-                self.throttle.pause(delay)
+                if wait is not None:  # the server said when: every call waits that long
+                    self._spend(wait)
+                    self.throttle.pause(wait)
+                else:  # no hint: this call backs off, and the smaller limit slows the others
+                    self._wait(self._backoff(attempt))
                 continue
             except openai.APIStatusError as exc:
                 if 300 <= exc.status_code < 400:
@@ -216,6 +224,7 @@ class ChatCaller:
                     raise CallFailed(f"judge call failed: HTTP {exc.status_code}: {self._asked(wait)}") from None
                 self._wait(wait if wait is not None else self._backoff(attempt))
                 continue
+            self.limit.succeeded()
             latency = (time.monotonic() - started) * 1000
             if not reply.choices:
                 raise CallFailed("judge reply had no choices")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -291,6 +291,11 @@ def redact(report: ReportT, secrets: Sequence[str]) -> ReportT:
     ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
     if not ordered:
         return report
+    # Serialising is fast (pydantic-core); walking and re-validating every value is not. Only a report that
+    # holds a secret (raw or JSON-escaped) pays for the walk.
+    text = report.model_dump_json()
+    if not any(s in text or json.dumps(s, ensure_ascii=False)[1:-1] in text for s in ordered):
+        return report
 
     def clean(node: Any) -> Any:
         if isinstance(node, str):
@@ -310,8 +315,30 @@ def write_report(report: BaseModel, path: Path) -> None:
     """Written whole or not at all: a reader never sees half a report."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    with tmp.open("w", encoding="utf-8") as out:
+        for chunk in json_chunks(report):
+            out.write(chunk)
     tmp.replace(path)
+
+
+def json_chunks(model: BaseModel) -> Iterator[str]:
+    """`model.model_dump_json(indent=2)` and a newline, a field or a list item at a time: a report of many
+    cases is never one string in memory."""
+    names = [*type(model).model_fields, *(model.model_extra or {})]
+    yield "{\n"
+    for i, name in enumerate(names):
+        end = ",\n" if i < len(names) - 1 else "\n"
+        value = getattr(model, name)
+        if isinstance(value, list) and value and all(isinstance(item, BaseModel) for item in value):
+            yield f"  {json.dumps(name)}: [\n"
+            for j, item in enumerate(value):
+                text = item.model_dump_json(indent=2).replace("\n", "\n    ")
+                yield f"    {text}{',' if j < len(value) - 1 else ''}\n"
+            yield f"  ]{end}"
+        else:
+            # '{\n  "name": value\n}' -> '  "name": value'
+            yield model.model_dump_json(include={name}, indent=2)[2:-2] + end
+    yield "}\n"
 
 
 def load_report(path: Path) -> Report:

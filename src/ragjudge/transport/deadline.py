@@ -97,6 +97,8 @@ class _Watchdog:
         self._active: set[Deadline] = set()
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._next = float("inf")
+        """When the thread wakes next: a deadline expiring later needs no wake-up call (most do)."""
 
     def add(self, deadline: Deadline) -> None:
         with self._wake:
@@ -106,7 +108,9 @@ class _Watchdog:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="ragjudge-watchdog", daemon=True)
                 self._thread.start()
-            self._wake.notify()
+            if deadline.expires < self._next:
+                self._next = deadline.expires
+                self._wake.notify()
 
     def remove(self, deadline: Deadline) -> None:
         with self._wake:
@@ -126,8 +130,8 @@ class _Watchdog:
                 for deadline in [d for d in self._active if d.expires <= now]:
                     deadline.fire(EXPIRED)
                     self._active.discard(deadline)
-                upcoming = min((d.expires for d in self._active), default=now + 60.0)
-                self._wake.wait(max(0.005, upcoming - now))
+                self._next = min((d.expires for d in self._active), default=now + 60.0)
+                self._wake.wait(max(0.005, self._next - now))
 
 
 _WATCHDOG = _Watchdog()

@@ -81,17 +81,35 @@ class _Backend(httpcore2.NetworkBackend):
 
 
 def judge_http_client(timeout_s: float) -> httpx2.Client:
-    """An httpx client for `openai.OpenAI(http_client=...)`; calls must run under `deadline.limit`."""
-    transport = httpx2.HTTPTransport(trust_env=False)
+    """An httpx client for `openai.OpenAI(http_client=...)`; calls must run under `deadline.limit`.
+
+    Proxies from the environment (HTTPS_PROXY, NO_PROXY, ...) apply as they do for the SDK's own client;
+    the proxy's sockets are watched too.
+    """
+    mounts: dict[str, httpx2.BaseTransport | None] = {
+        pattern: None if url is None else _watched(httpx2.HTTPTransport(proxy=url))
+        for pattern, url in _environment_proxies().items()
+    }
+    return httpx2.Client(
+        transport=_watched(httpx2.HTTPTransport()),
+        mounts=mounts,
+        timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
+        limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
+        follow_redirects=False,
+    )
+
+
+def _watched(transport: httpx2.HTTPTransport) -> httpx2.HTTPTransport:
     pool = getattr(transport, "_pool", None)
     # httpx has no public way to pass a network backend; a changed internal must fail loudly, not go unwatched.
     if not isinstance(pool, httpcore2.ConnectionPool) or not hasattr(pool, "_network_backend"):
         raise RuntimeError("httpx's transport changed: cannot install the deadline backend")
     pool._network_backend = _Backend()
-    return httpx2.Client(
-        transport=transport,
-        timeout=httpx2.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
-        limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100),
-        follow_redirects=False,
-        trust_env=False,
-    )
+    return transport
+
+
+def _environment_proxies() -> dict[str, str | None]:
+    """httpx's own reading of the proxy variables (a client given its own transport does not read them)."""
+    from httpx2._utils import get_environment_proxies
+
+    return get_environment_proxies()
