@@ -151,6 +151,8 @@ def test_not_a_report_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 def _traces_from(report: dict[str, Any], cases_file: Path, out: Path) -> None:
     """Recorded traces of the example service: fixed latencies, so two runs over them agree to the digit."""
     cases = {c["id"]: c for c in yaml.safe_load(cases_file.read_text(encoding="utf-8"))}
+    # The passages' full text from the example corpus (the report keeps them trimmed), as the service sent them.
+    corpus = {d["id"]: d for d in json.loads((ROOT / "examples" / "corpus" / "docs.json").read_text(encoding="utf-8"))}
     lines = []
     for k, block in enumerate(report["cases"]):
         case = {key: v for key, v in cases[block["id"]].items() if key != "tags"}
@@ -161,7 +163,9 @@ def _traces_from(report: dict[str, Any], cases_file: Path, out: Path) -> None:
                 "answer": t["answer"],
                 "refused": t["refused"],
                 "confidence": t["confidence"],
-                "retrieved": [{"id": p["id"], "title": p["title"], "text": p["text"]} for p in t["passages"]],
+                "retrieved": [
+                    {"id": p["id"], "title": p["title"], "text": corpus.get(p["id"], p)["text"]} for p in t["passages"]
+                ],
                 "latencyMs": 40.0 + (k * 37) % 400,
             }
         )
