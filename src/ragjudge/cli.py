@@ -18,6 +18,7 @@ from ragjudge.errors import ExitCode, RagjudgeError
 COMMANDS = {
     "run": "evaluate the endpoint against the case set and apply the gate",
     "merge": "merge the reports of `run --shard i/n` into one and apply the rules once",
+    "probe": "send one request and show what every response mapping key extracts",
     "dedupe": "drop duplicate questions (normalised), keeping the first",
     "demo": "run the gate on the bundled example service with the offline judge",
     "comment": "render the PR comment from a JSON report (and post it with --post)",

@@ -168,13 +168,24 @@ def test_case_entries(report: Report) -> None:
             "question",
             "difficulty",
             "should_answer",
+            "expected",
+            "golden_context_ids",
+            "must_mention",
+            "must_not_mention",
             "change",
             "flaky",
             "runs",
             "k_of_n",
             "baseline",
         }
-        assert set(case["trace"]) == TRACE_KEYS | {"attempts", "retry_wait_ms", "server_latency_ms", "passages"}
+        assert set(case["trace"]) == TRACE_KEYS | {
+            "attempts",
+            "retry_wait_ms",
+            "server_latency_ms",
+            "passages",
+            "refused_by",
+            "positional_ids",
+        }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
         "context_recall": 1.0,
@@ -195,6 +206,8 @@ def test_case_entries(report: Report) -> None:
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
         "passages": ok["trace"]["passages"],
+        "refused_by": None,
+        "positional_ids": False,
     }
     assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
     assert (ok["difficulty"], ok["should_answer"]) == (None, True)
@@ -210,7 +223,7 @@ def test_case_entries(report: Report) -> None:
     ]
     assert bad["status"] == "fail"
     assert bad["failed_conditions"] == [
-        "context_recall 0.00 < 1.00",
+        "context_recall 0.00 < 1.00 (missing d1, d2; retrieved d9)",
         'faithfulness 0.00 < 0.50 (1 of 1 claims unsupported: "Shipping is always free.")',
     ]
 
@@ -218,7 +231,9 @@ def test_case_entries(report: Report) -> None:
 def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> None:
     err = _json(report)["cases"][2]
     assert (err["status"], err["failed_conditions"]) == ("error", ["endpoint error: HTTP 500 after 3 attempts"])
-    assert err["metrics"] == {}
+    assert err["metrics"] == dict.fromkeys(
+        ["context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"]
+    )
     assert err["judge"] == {}
     assert err["trace"] == {
         "answer": None,
@@ -232,6 +247,8 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
         "passages": [],
+        "refused_by": None,
+        "positional_ids": False,
     }
 
 

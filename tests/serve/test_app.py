@@ -147,7 +147,7 @@ def test_the_token_is_never_logged(service: Service) -> None:
         (b'{"name": "Not A Name!"}', "request body: name: String should match pattern"),
         (
             b'{"name": "rag", "treatment": "ftp://x/y"}',
-            "request body: treatment: Value error, the URL must be an http:// or https:// URL",
+            "request body: treatment: the URL must be an http:// or https:// URL",
         ),
         (b"\xff\xfe", "the body is not UTF-8"),
     ],

@@ -70,6 +70,10 @@ class TraceBlock(_Model):
     retry_wait_ms: float = 0.0
     server_latency_ms: float | None = None
     passages: list[PassageBlock] = Field(default_factory=list)
+    refused_by: Literal["field", "empty", "pattern", "builtin", "judge"] | None = None
+    """How the refusal was decided; null when the reply answered (or there was no reply)."""
+    positional_ids: bool = False
+    """True when the reply's passages had no ids and ragjudge numbered them S1, S2, ..."""
 
 
 class CaseBlock(_Model):
@@ -84,7 +88,10 @@ class CaseBlock(_Model):
     difficulty: str | None = None
     should_answer: bool | None = None
     """None in reports written before it was recorded: read it as the category implies."""
-
+    expected: str | None = None
+    golden_context_ids: list[str] = Field(default_factory=list)
+    must_mention: list[str] = Field(default_factory=list)
+    must_not_mention: list[str] = Field(default_factory=list)
     change: str | None = None
     """Against the baseline: regression, fixed, still_failing, still_passing, flaky, baseline_flaky, new,
     removed or not_comparable; None without a baseline."""
@@ -207,6 +214,10 @@ def _case_block(result: CaseResult) -> CaseBlock:
         question=result.case.question,
         difficulty=result.case.difficulty,
         should_answer=result.case.should_answer,
+        expected=result.case.expected,
+        golden_context_ids=list(result.case.golden_context_ids),
+        must_mention=list(result.case.must_mention),
+        must_not_mention=list(result.case.must_not_mention),
         trace=TraceBlock(
             answer=trace.answer if trace else None,
             refused=trace.refused if trace else None,
@@ -221,6 +232,8 @@ def _case_block(result: CaseResult) -> CaseBlock:
             passages=[PassageBlock(id=p.id, title=p.title, text=p.text[:PASSAGE_CHARS]) for p in trace.passages]
             if trace
             else [],
+            refused_by=trace.refused_by if trace else None,
+            positional_ids=bool(trace and trace.read.positional_ids),
         ),
         flaky=result.flaky,
         runs=[
