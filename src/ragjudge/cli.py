@@ -8,7 +8,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from ragjudge import __version__
+from ragjudge import __version__, masking
 from ragjudge.commands import calibrate, canary, cases, comment, dedupe, demo, run
 from ragjudge.errors import ExitCode, RagjudgeError
 
@@ -32,6 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Every byte this run prints goes through the mask: secrets registered while it runs (config
+    # values from the environment, the judge key, the GitHub token) never reach stdout or stderr.
+    with masking.scope(), masking.masked_std():
+        masking.register_environ()
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

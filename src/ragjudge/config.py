@@ -10,13 +10,27 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from ragjudge import masking, safeyaml
 from ragjudge.envsubst import substitute
 from ragjudge.errors import ConfigError
+from ragjudge.headers import Headers
 
 DEFAULT_BODY = '{"question": {{ question | tojson }}}'
 DEFAULT_CASE_RULES: dict[str, str] = {"context_recall": ">= 1.0", "latency_ms": "<= 10000"}
+MAX_TIMEOUT_S = 3600.0
+"""An hour: a longer per-call timeout is a typo, and a gate must end."""
+DEFAULT_MAX_CASE_FILE_BYTES = 50_000_000
 DEFAULT_SUITE_RULES: dict[str, str] = {
     "pass_rate": ">= 0.9",
     "rejection_accuracy": ">= 0.9",
@@ -25,7 +39,9 @@ DEFAULT_SUITE_RULES: dict[str, str] = {
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # `.inf` and `.nan` are valid YAML floats: refused here, naming the key, rather than
+    # ending as an OverflowError in a socket timeout or a rule that never fails.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ResponseMapping(_Strict):
@@ -49,9 +65,9 @@ class EndpointConfig(_Strict):
 
     url: str | None = None
     method: Literal["POST", "PUT", "GET"] = "POST"
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: Headers = Field(default_factory=dict)
     body: str = DEFAULT_BODY
-    timeout_s: float = Field(30.0, gt=0)
+    timeout_s: float = Field(30.0, gt=0, le=MAX_TIMEOUT_S)
     retries: int = Field(2, ge=0, le=10)
     concurrency: int = Field(8, ge=1, le=256)
     max_response_bytes: int = Field(5_000_000, gt=0)
@@ -81,6 +97,8 @@ class PriceConfig(_Strict):
 class JudgeConfig(_Strict):
     """Which judge scores the answers, and how it is called."""
 
+    model_config = ConfigDict(populate_by_name=True)
+
     provider: Literal["offline", "openai"] = "offline"
     model: str = "gpt-4o-mini"
     base_url: str | None = None
@@ -88,11 +106,18 @@ class JudgeConfig(_Strict):
     temperature: float = Field(0.0, ge=0, le=2)
     seed: int | None = 7
     concurrency: int = Field(8, ge=1, le=256)
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(60.0, gt=0, le=MAX_TIMEOUT_S)
     max_retries: int = Field(4, ge=0, le=20)
     samples: int = Field(1, ge=1, le=15)
     cache: Path | None = Path(".ragjudge/cache")
-    excerpt_chars: int = Field(1200, ge=50)
+    max_passages: int = Field(20, ge=1, le=1000, description="Passages shown to the judge, in retrieval order.")
+    max_passage_chars: int = Field(
+        4000,
+        ge=50,
+        le=1_000_000,
+        validation_alias=AliasChoices("max_passage_chars", "excerpt_chars"),
+        description="Each passage is trimmed to this for the judge (`excerpt_chars` is its older name).",
+    )
     escalate: EscalateConfig | None = None
     prices: dict[str, PriceConfig] = Field(default_factory=dict)
     calibration: Path | None = None
@@ -117,7 +142,7 @@ class FeedbackPrometheus(_Strict):
     treatment_responses: str
     control_dislikes: str
     control_responses: str
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: Headers = Field(default_factory=dict)
 
 
 class FeedbackConfig(_Strict):
@@ -125,7 +150,7 @@ class FeedbackConfig(_Strict):
 
     file: Path | None = Field(None, description='JSON: {"treatment": {"dislikes", "responses"}, "control": {...}}.')
     url: str | None = Field(None, description="The same JSON over HTTP (GET).")
-    headers: dict[str, str] = Field(default_factory=dict, description="Sent with `url`.")
+    headers: Headers = Field(default_factory=dict, description="Sent with `url`.")
     prometheus: FeedbackPrometheus | None = None
 
     @model_validator(mode="after")
@@ -170,6 +195,9 @@ class Config(_Strict):
     gate: GateConfig = Field(default_factory=GateConfig)
     template: Path | None = None
     canary: CanaryConfig | None = None
+    max_case_file_bytes: int = Field(
+        DEFAULT_MAX_CASE_FILE_BYTES, gt=0, description="A larger case file is refused before it is read."
+    )
 
     def case_rules(self) -> dict[str, str]:
         return dict(DEFAULT_CASE_RULES if self.gate.case is None else self.gate.case)
@@ -188,6 +216,8 @@ def format_validation_error(source: str, error: ValidationError) -> str:
         loc = ".".join(str(p) for p in item["loc"]) or "(top level)"
         if item["type"] == "extra_forbidden":
             lines.append(f"{source}: unknown key {loc!r}")
+        elif item["type"] == "value_error":
+            lines.append(f"{source}: {loc}: {item.get('ctx', {}).get('error', item['msg'])}")
         else:
             lines.append(f"{source}: {loc}: {item['msg']}")
     return "\n".join(lines)
@@ -213,6 +243,7 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
         raise ConfigError(
             format_validation_error(source, exc), tip="see the README's config section for every key"
         ) from None
+    register_secrets(config)
     judge = config.judge.model_copy(
         update={
             "cache": _resolve(base_dir, config.judge.cache),
@@ -235,6 +266,20 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
     )
 
 
+def register_secrets(config: Config) -> None:
+    """Header values (tokens) and the judge's key are secrets however they were written."""
+    headers = list(config.endpoint.headers.values())
+    feedback = config.canary.feedback if config.canary else None
+    if feedback is not None:
+        headers += feedback.headers.values()
+        if feedback.prometheus is not None:
+            headers += feedback.prometheus.headers.values()
+    # A literal short value (`Accept: json`) is not a credential; masking it would garble outputs.
+    masking.register(*(value for value in headers if len(value) >= 6))
+    if config.judge.api_key is not None:
+        masking.register(config.judge.api_key.get_secret_value())
+
+
 def load_config(path: Path | None) -> Config:
     """Load `path`, or `ragjudge.yml` in the working directory, or the defaults.
 
@@ -253,7 +298,10 @@ def load_config(path: Path | None) -> Config:
     except OSError as exc:
         raise ConfigError(f"{target}: cannot read: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = safeyaml.load(text).data
+    except safeyaml.YamlLimitError as exc:
+        where = f" (line {exc.line})" if exc.line else ""
+        raise ConfigError(f"{target}: refused{where}: {exc.message}", tip="write the config out plainly") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ragjudge.calibrate.gatehooks import RunExtras
 from ragjudge.cases import load_cases
-from ragjudge.config import Config
+from ragjudge.config import Config, register_secrets
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
@@ -31,17 +31,6 @@ class GateRequest:
     sample: int | None = None
     seed: int = 0
     bias_check: int = 0
-
-
-def secrets_of(config: Config) -> tuple[str, ...]:
-    """Every value that must never be printed: keys, and header values (tokens)."""
-    found = [v for v in config.endpoint.headers.values() if len(v) >= 6]
-    for value in list(found):
-        # "Bearer abc": the token alone must be masked too (the scheme word is not a secret).
-        found.extend(part for part in value.split()[1:] if len(part) >= 6)
-    if config.judge.api_key is not None:
-        found.append(config.judge.api_key.get_secret_value())
-    return tuple(sorted(set(found), key=len, reverse=True))
 
 
 def exit_code_for(verdict: str) -> ExitCode:
@@ -80,8 +69,8 @@ def run_gate(request: GateRequest) -> Report:
             "judge.* rules are not checked by the offline judge (it cannot assess rubric dimensions); "
             "set judge.provider: openai to apply them"
         )
-    secrets = secrets_of(config)
-    log = EventLog(request.log, secrets)
+    register_secrets(config)  # a config built in code was never loaded, so never registered
+    log = EventLog(request.log)
     try:
         plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
         results = extras.refused(cases) if extras.refusal else run_cases(plan, source, extras.judge, log)
@@ -97,4 +86,4 @@ def run_gate(request: GateRequest) -> Report:
     if config.judge.provider == "openai":
         judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
-    return redact(extras.attach(build_report(results, suite, judge_info, warnings)), secrets)
+    return redact(extras.attach(build_report(results, suite, judge_info, warnings)))

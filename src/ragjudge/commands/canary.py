@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from ragjudge import masking
 from ragjudge.canary.report import CanaryReport, render_comment
 from ragjudge.canary.run import CanaryRequest, run_canary
 from ragjudge.commands.run import with_judge_overrides
@@ -58,6 +59,6 @@ def handle(args: argparse.Namespace) -> int:
     if args.comment_file is not None:
         text = render_comment(outcome.report, report_path=str(args.report) if args.report else None)
         args.comment_file.parent.mkdir(parents=True, exist_ok=True)
-        args.comment_file.write_text(text, encoding="utf-8")
+        args.comment_file.write_text(masking.mask(text), encoding="utf-8")
     print_summary(outcome.report, sys.stdout)
     return int(outcome.exit_code)

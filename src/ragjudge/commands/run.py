@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from pydantic import SecretStr
 
+from ragjudge import masking
 from ragjudge.config import Config, load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
@@ -102,8 +103,10 @@ def with_judge_overrides(config: Config, model: str | None, base_url: str | None
         key = os.environ.get(key_env, "")
         if not key:
             raise UsageError(f"--judge-api-key-env {key_env}: the variable is not set or empty")
+        masking.register(key)
         update["api_key"] = SecretStr(key)
     elif config.judge.api_key is None and os.environ.get("OPENAI_API_KEY"):
+        masking.register(os.environ["OPENAI_API_KEY"])
         update["api_key"] = SecretStr(os.environ["OPENAI_API_KEY"])
     if not update:
         return config
@@ -117,6 +120,6 @@ def emit(report: Report, report_path: Path | None, comment_path: Path | None, te
     if comment_path is not None:
         comment = render_comment(report, template, report_path=str(report_path) if report_path else None)
         comment_path.parent.mkdir(parents=True, exist_ok=True)
-        comment_path.write_text(comment, encoding="utf-8")
+        comment_path.write_text(masking.mask(comment), encoding="utf-8")
     print_summary(report, sys.stdout)
     return int(exit_code_for(report.verdict))

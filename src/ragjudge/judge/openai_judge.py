@@ -21,6 +21,7 @@ from ragjudge.judge.prompting import (
     faithfulness_messages,
     rubric_messages,
     rubric_plan,
+    trim_notes,
 )
 from ragjudge.judge.replies import parse_claims, parse_rubric, response_format
 from ragjudge.rules import Rule
@@ -49,7 +50,7 @@ class OpenAIJudge:
         self, case: Case, trace: Trace, target: Target, log: LogFn, tally: Tally
     ) -> tuple[dict[str, float], dict[str, str], dict[str, float]]:
         plan = rubric_plan(case, trace)
-        messages = rubric_messages(case, trace, plan, self.config.excerpt_chars)
+        messages = rubric_messages(case, trace, plan, self.config.max_passage_chars, self.config.max_passages)
         schema = response_format("rubric", plan.dimensions)
         samples: list[tuple[dict[str, int], dict[str, str]]] = []
         failure: CallFailed | None = None
@@ -80,9 +81,9 @@ class OpenAIJudge:
         return scores, dict(samples[0][1]), spread if len(samples) > 1 else {}
 
     def _faithfulness(self, trace: Trace, target: Target, log: LogFn, tally: Tally) -> tuple[float | None, list[Claim]]:
-        messages = faithfulness_messages(trace, self.config.excerpt_chars)
+        messages = faithfulness_messages(trace, self.config.max_passage_chars, self.config.max_passages)
         schema = response_format("claims")
-        ids = [p.id for p in trace.evidence]
+        ids = [p.id for p in trace.evidence[: self.config.max_passages]]
         results: list[tuple[float | None, list[Claim]]] = []
         failure: CallFailed | None = None
         for i in range(self.config.samples):
@@ -120,6 +121,7 @@ class OpenAIJudge:
     def judge(self, case: Case, trace: Trace, log: LogFn, rubric: bool = True) -> Judgement:
         """Both judges; `rubric=False` asks only for faithfulness (calibrating binary labels needs no more)."""
         tally = Tally()
+        tally.notes.extend(trim_notes(trace, self.config.max_passage_chars, self.config.max_passages))
         plan = rubric_plan(case, trace)
         unscored: list[Unscored] = []
         escalated: list[str] = []

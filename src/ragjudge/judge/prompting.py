@@ -60,11 +60,29 @@ def rubric_plan(case: Case, trace: Trace) -> RubricPlan:
     return RubricPlan(RUBRIC_DIMENSIONS, (), False)
 
 
-def trimmed(passages: Sequence[Passage], excerpt_chars: int) -> list[Passage]:
-    return [Passage(p.id, p.title, p.text[:excerpt_chars]) for p in passages]
+def trimmed(passages: Sequence[Passage], max_chars: int, max_passages: int | None = None) -> list[Passage]:
+    """The passages the judge is shown: the first `max_passages`, each cut to `max_chars`."""
+    kept = passages if max_passages is None else passages[:max_passages]
+    return [Passage(p.id, p.title, p.text[:max_chars]) for p in kept]
 
 
-def rubric_messages(case: Case, trace: Trace, plan: RubricPlan, excerpt_chars: int) -> list[Message]:
+def trim_notes(trace: Trace, max_chars: int, max_passages: int) -> list[str]:
+    """What the judge was not shown, for the judgement's notes (an endpoint may return 100,000 passages)."""
+    evidence = trace.evidence
+    notes = []
+    if len(evidence) > max_passages:
+        notes.append(
+            f"the judge saw the first {max_passages} of {len(evidence)} passages (judge.max_passages)"
+        )
+    cut = sum(1 for p in evidence[:max_passages] if len(p.text) > max_chars)
+    if cut:
+        notes.append(f"{cut} passage(s) cut to {max_chars} characters for the judge (judge.max_passage_chars)")
+    return notes
+
+
+def rubric_messages(
+    case: Case, trace: Trace, plan: RubricPlan, max_chars: int, max_passages: int | None = None
+) -> list[Message]:
     system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
     system = template(system_name).render(dimensions=plan.dimensions, unassessable=plan.unassessable)
     user = template("rubric_user.j2").render(
@@ -74,15 +92,15 @@ def rubric_messages(case: Case, trace: Trace, plan: RubricPlan, excerpt_chars: i
         confidence=trace.confidence,
         answer=_untrusted(trace.answer),
         citations=list(trace.citations),
-        passages=trimmed(trace.evidence, excerpt_chars),
+        passages=trimmed(trace.evidence, max_chars, max_passages),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def faithfulness_messages(trace: Trace, excerpt_chars: int) -> list[Message]:
+def faithfulness_messages(trace: Trace, max_chars: int, max_passages: int | None = None) -> list[Message]:
     system = template("faithfulness_system.j2").render()
     user = template("faithfulness_user.j2").render(
-        answer=_untrusted(trace.answer), passages=trimmed(trace.evidence, excerpt_chars)
+        answer=_untrusted(trace.answer), passages=trimmed(trace.evidence, max_chars, max_passages)
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragjudge import __version__
+from ragjudge import __version__, masking
 from ragjudge.errors import CaseFileError
 from ragjudge.scoring import CaseResult
 from ragjudge.suite import SuiteResult
@@ -141,31 +141,22 @@ def build_report(
 ReportT = TypeVar("ReportT", bound=BaseModel)
 
 
-def redact(report: ReportT, secrets: Sequence[str]) -> ReportT:
-    """The report with every secret replaced by `***` in every text value (e.g. a token echoed in an answer)."""
-    ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
-    if not ordered:
+def redact(report: ReportT, secrets: Sequence[str] = ()) -> ReportT:
+    """The report with every secret replaced by `***` in every text value (e.g. a token echoed in an answer).
+
+    `secrets` are registered (`ragjudge.masking`) beside those already known.
+    """
+    masking.register(*secrets)
+    if not masking.secrets():
         return report
-
-    def clean(node: Any) -> Any:
-        if isinstance(node, str):
-            for secret in ordered:
-                node = node.replace(secret, "***")
-            return node
-        if isinstance(node, list):
-            return [clean(item) for item in node]
-        if isinstance(node, dict):
-            return {key: clean(value) for key, value in node.items()}
-        return node
-
-    return type(report).model_validate(clean(report.model_dump()))
+    return type(report).model_validate(masking.mask_data(report.model_dump()))
 
 
 def write_report(report: BaseModel, path: Path) -> None:
-    """Written whole or not at all: a reader never sees half a report."""
+    """Written whole or not at all: a reader never sees half a report; never a secret, even JSON-escaped."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(masking.mask(report.model_dump_json(indent=2)) + "\n", encoding="utf-8")
     tmp.replace(path)
 
 
