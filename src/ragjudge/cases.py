@@ -13,7 +13,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ragjudge import safeyaml
 from ragjudge.errors import CaseFileError
+
+DEFAULT_MAX_CASE_FILE_BYTES = 50_000_000
+"""50 MB: a larger case file is refused before it is parsed (`max_case_file_bytes` in ragjudge.yml)."""
 
 OUT_OF_SCOPE_CATEGORIES = frozenset({"out_of_scope", "超纲"})
 
@@ -106,10 +110,10 @@ class RawItem:
     line: int | None
 
 
-def read_items(path: Path) -> list[RawItem]:
+def read_items(path: Path, max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES) -> list[RawItem]:
     """Read a YAML list or JSONL file into raw items, with line numbers."""
     try:
-        raw = path.read_bytes()
+        raw = _read_capped(path, max_bytes)
     except FileNotFoundError:
         raise CaseFileError(f"{path}: file not found", tip="check the path in `cases:` or --cases") from None
     except OSError as exc:
@@ -126,6 +130,18 @@ def read_items(path: Path) -> list[RawItem]:
     return _read_yaml(path, text)
 
 
+def _read_capped(path: Path, max_bytes: int) -> bytes:
+    # Read at most one byte past the cap: a 1 GB file (or /dev/zero) costs nothing to refuse.
+    with path.open("rb") as handle:
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise CaseFileError(
+            f"{path}: over {max_bytes:,} bytes, the limit for a case file",
+            tip="split the file, or raise max_case_file_bytes in ragjudge.yml",
+        )
+    return raw
+
+
 def _read_jsonl(path: Path, text: str) -> list[RawItem]:
     items: list[RawItem] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -135,18 +151,23 @@ def _read_jsonl(path: Path, text: str) -> list[RawItem]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise CaseFileError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise CaseFileError(f"{path}:{lineno}: refused: JSON nested too deeply") from None
         items.append(RawItem(data, len(items), lineno))
     return items
 
 
 def _read_yaml(path: Path, text: str) -> list[RawItem]:
     try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text)
+        loaded = safeyaml.load(text)
+    except safeyaml.YamlLimitError as exc:
+        where = f":{exc.line}" if exc.line else ""
+        raise CaseFileError(f"{path}{where}: refused: {exc.message}", tip="write the cases out plainly") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise CaseFileError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    data, node = loaded.data, loaded.node
     if data is None:
         return []
     if isinstance(data, dict) and isinstance(data.get("cases"), list):
@@ -217,14 +238,14 @@ class CaseSet:
     warnings: tuple[str, ...]
 
 
-def load_cases(paths: Sequence[Path]) -> CaseSet:
+def load_cases(paths: Sequence[Path], max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES) -> CaseSet:
     """Load and validate every case file; ids must be unique across all of them."""
     if not paths:
         raise CaseFileError("no case files given", tip="set `cases:` in ragjudge.yml or pass --cases FILE")
     cases: list[Case] = []
     seen_ids: dict[str, str] = {}
     for path in paths:
-        for item in read_items(path):
+        for item in read_items(path, max_bytes):
             case = _to_case(path, item)
             if case.id in seen_ids:
                 raise CaseFileError(

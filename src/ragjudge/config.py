@@ -22,15 +22,16 @@ from pydantic import (
 )
 
 from ragjudge import masking, safeyaml
+from ragjudge.cases import DEFAULT_MAX_CASE_FILE_BYTES
 from ragjudge.envsubst import substitute
 from ragjudge.errors import ConfigError
 from ragjudge.headers import Headers
+from ragjudge.templatepath import check_contained, workspace
 
 DEFAULT_BODY = '{"question": {{ question | tojson }}}'
 DEFAULT_CASE_RULES: dict[str, str] = {"context_recall": ">= 1.0", "latency_ms": "<= 10000"}
 MAX_TIMEOUT_S = 3600.0
 """An hour: a longer per-call timeout is a typo, and a gate must end."""
-DEFAULT_MAX_CASE_FILE_BYTES = 50_000_000
 DEFAULT_SUITE_RULES: dict[str, str] = {
     "pass_rate": ">= 0.9",
     "rejection_accuracy": ">= 0.9",
@@ -230,6 +231,14 @@ def _resolve(base: Path, path: Path | None) -> Path | None:
     return path if path.is_absolute() else base / path
 
 
+def _template(base_dir: Path, path: Path | None, source: str) -> Path | None:
+    resolved = _resolve(base_dir, path)
+    if resolved is None:
+        return None
+    # A pull request can edit ragjudge.yml: its template must stay inside the repository.
+    return check_contained(resolved, [workspace(), base_dir], f"{source}: template")
+
+
 def parse_config(data: Any, source: str, base_dir: Path) -> Config:
     """Validate an already-parsed YAML tree and resolve its relative paths."""
     if data is None:
@@ -260,7 +269,7 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
         update={
             "judge": judge,
             "cases": [p for p in (_resolve(base_dir, c) for c in config.cases) if p is not None],
-            "template": _resolve(base_dir, config.template),
+            "template": _template(base_dir, config.template, source),
             "canary": canary,
         }
     )

@@ -58,7 +58,7 @@ def run_gate(request: GateRequest) -> Report:
             raise ConfigError(
                 "no endpoint URL", tip="set endpoint.url in ragjudge.yml (e.g. ${RAG_URL}) or pass --endpoint URL"
             )
-        case_set = load_cases(list(request.cases) or config.cases)
+        case_set = load_cases(list(request.cases) or config.cases, config.max_case_file_bytes)
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url)

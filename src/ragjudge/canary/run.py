@@ -90,7 +90,7 @@ def _run_arms(
         "treatment": _url(request.treatment, canary.treatment, "treatment"),
         "control": _url(request.control, canary.control, "control"),
     }
-    case_set = load_cases([canary.sample])
+    case_set = load_cases([canary.sample], config.max_case_file_bytes)
     clients = {arm: EndpointClient(config.endpoint, urls[arm]) for arm in ARMS}
     judge = make_judge(config.judge) if any(r.metric == FAITHFULNESS for r in rules) else None
     runs = run_sample(case_set.cases, clients, judge, config.endpoint.concurrency, config.judge.concurrency)
