@@ -157,7 +157,7 @@ def test_case_entries(report: Report) -> None:
     ok, bad, err = _json(report)["cases"]
     for case in (ok, bad, err):
         assert set(case) == CASE_KEYS | {"question"}
-        assert set(case["trace"]) == TRACE_KEYS | {"attempts", "retry_wait_ms", "server_latency_ms"}
+        assert set(case["trace"]) == TRACE_KEYS | {"attempts", "retry_wait_ms", "server_latency_ms", "warnings"}
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
         "context_recall": 1.0,
@@ -177,6 +177,7 @@ def test_case_entries(report: Report) -> None:
         "attempts": 1,
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
+        "warnings": [],
     }
     assert ok["judge"]["judge"] == "offline-lexical"
     assert ok["judge"]["faithfulness"] == 1.0
@@ -211,6 +212,7 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "attempts": 3,
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
+        "warnings": [],
     }
 
 

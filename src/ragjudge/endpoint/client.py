@@ -6,6 +6,7 @@ nothing here raises for a misbehaving endpoint.
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import json
 import threading
@@ -13,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import requests
 import urllib3
@@ -22,6 +23,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from ragjudge.cases import Case
 from ragjudge.config import EndpointConfig
+from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError
@@ -98,8 +100,13 @@ class EndpointClient:
         env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
         # `tojson` must fail on an undefined name the way `{{ name }}` does.
         env.policies["json.dumps_function"] = _strict_dumps
+        # What the URL template inserts is URL-encoded: a question with `&`, `#` or `/` in it
+        # stays one query value and cannot add parameters or change the path.
+        url_env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, finalize=_url_quote)
+        urlencode = url_env.filters["urlencode"]
+        url_env.filters["urlencode"] = lambda value: _Encoded(urlencode(value))  # encoded once, not twice
         try:
-            self._url = env.from_string(url)
+            self._url = url_env.from_string(url)
         except TemplateError as exc:
             raise ConfigError(f"endpoint.url: invalid template: {exc}") from None
         try:
@@ -141,9 +148,11 @@ class EndpointClient:
         for attempt in range(1, attempts_allowed + 1):
             t0 = time.monotonic()
             try:
-                status, data = self._once(url, body)
+                status, decoded = self._once(url, body)
                 elapsed_ms = (time.monotonic() - t0) * 1000
-                trace = parse_reply(data, self.config.response, elapsed_ms)
+                trace = parse_reply(decoded.data, self.config.response, elapsed_ms)
+                if decoded.duplicate_keys:
+                    trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
             except _Attempt as failure:
                 last = failure
                 status = failure.status
@@ -192,7 +201,7 @@ class EndpointClient:
             status=status,
         )
 
-    def _once(self, url: str, body: str | None) -> tuple[int, Any]:
+    def _once(self, url: str, body: str | None) -> tuple[int, Decoded]:
         cfg = self.config
         headers = {"Accept": "application/json", "User-Agent": "ragjudge"}
         if body is not None:
@@ -302,9 +311,32 @@ def _connection_detail(url: str, exc: Exception) -> str:
     return f"cannot connect to {host}"
 
 
-def _decode(raw: bytes, content_type: str | None) -> Any:
+def _decode(raw: bytes, content_type: str | None) -> Decoded:
     kind = (content_type or "no content type").split(";")[0].strip() or "no content type"
     try:
-        return json.loads(raw.decode("utf-8"))
+        decoded = decode(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise _Attempt("json", f"reply is not valid JSON ({kind}, {len(raw)} bytes)", retry=False) from None
+    except RecursionError:
+        raise _Attempt("json", f"reply JSON is nested too deeply ({len(raw)} bytes)", retry=False) from None
+    bad = non_finite(decoded.data)
+    if bad is not None:
+        path, value = bad
+        shown = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+        raise _Attempt("json", f'reply field "{path}" is not a finite number ({shown})', retry=False)
+    return decoded
+
+
+def _duplicate_warnings(decoded: Decoded) -> tuple[str, ...]:
+    return tuple(f'reply has duplicate key "{key}"; the last value was used' for key in decoded.duplicate_keys)
+
+
+class _Encoded(str):
+    """Text the template already URL-encoded (`| urlencode`)."""
+
+
+def _url_quote(value: Any) -> Any:
+    # `finalize` sees every `{{ ... }}` result; literal template text is left as written.
+    if value is None or isinstance(value, _Encoded):
+        return value
+    return quote(str(value), safe="")

@@ -30,6 +30,8 @@ class Trace:
     """What the endpoint said its latency was; never used by rules."""
     latency_ms: float
     """Measured by ragjudge: the round trip of the successful attempt."""
+    warnings: tuple[str, ...] = ()
+    """What was odd about the reply without making it unusable (duplicate JSON keys)."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

@@ -56,6 +56,7 @@ class TraceBlock(_Model):
     attempts: int = 0
     retry_wait_ms: float = 0.0
     server_latency_ms: float | None = None
+    warnings: list[str] = Field(default_factory=list)
 
 
 class CaseBlock(_Model):
@@ -104,6 +105,7 @@ def _case_block(result: CaseResult) -> CaseBlock:
             attempts=result.endpoint.attempts,
             retry_wait_ms=result.endpoint.retry_wait_ms,
             server_latency_ms=trace.server_latency_ms if trace else None,
+            warnings=list(trace.warnings) if trace else [],
         ),
     )
 
