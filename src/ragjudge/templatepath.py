@@ -38,7 +38,7 @@ def check_contained(path: Path, roots: Sequence[Path], key: str) -> Path:
     followed; whether it exists is checked when it is read (`check_readable`)."""
     resolved = path.resolve()
     if resolved.exists():
-        check_readable(resolved, key)
+        check_readable(path, key)
     if not any(resolved.is_relative_to(root.resolve()) for root in roots):
         where = " or ".join(str(r) for r in roots)
         raise ConfigError(
