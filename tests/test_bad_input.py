@@ -55,9 +55,7 @@ def test_a_recursive_alias_is_exit_2(ws: Path, capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.parametrize("name", ["ragjudge.yml", "deep.yaml", "deep.jsonl"])
-def test_deep_nesting_is_exit_2_not_a_recursion_error(
-    ws: Path, capsys: pytest.CaptureFixture[str], name: str
-) -> None:
+def test_deep_nesting_is_exit_2_not_a_recursion_error(ws: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
     deep = "[" * 5000 + "]" * 5000
     (ws / name).write_text(deep if name != "ragjudge.yml" else f"gate: {deep}\n", encoding="utf-8")
     args = ["run", "--endpoint", "http://127.0.0.1:9/ask"] + ([] if name == "ragjudge.yml" else ["--cases", name])

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from ragjudge import masking
 from ragjudge.cli import main
 from ragjudge.config import parse_config
-from ragjudge import masking
 from tests.helpers_rag import RagServer, Raw, answer, closed_port_url
 
 TOKEN = "tok-s3cr3t-4242"

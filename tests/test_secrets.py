@@ -85,13 +85,13 @@ def test_a_secret_echoed_by_the_endpoint_is_not_forwarded_to_the_judge(
             return Reply(content=claims_json())
         return Reply(content=rubric_json())
 
-    with RagServer({}, default=answer(echoed, ["p1"], {"p1": f"{URL_KEY} refunds take 5 days"})) as rag:
-        with FakeOpenAI(judge) as fake:
-            judge_cfg = {"provider": "openai", "base_url": fake.base_url, "api_key": "${JUDGE_KEY}", "cache": None}
-            _config(env, rag.url, "how long do refunds take?", judge_cfg)
-            code = main(["run", "--report", "r.json", "--log", "l.jsonl"])
-            sent = json.dumps(fake.bodies)
-            auth = {r["headers"]["authorization"] for r in fake.requests}
+    reply = answer(echoed, ["p1"], {"p1": f"{URL_KEY} refunds take 5 days"})
+    with RagServer({}, default=reply) as rag, FakeOpenAI(judge) as fake:
+        judge_cfg = {"provider": "openai", "base_url": fake.base_url, "api_key": "${JUDGE_KEY}", "cache": None}
+        _config(env, rag.url, "how long do refunds take?", judge_cfg)
+        code = main(["run", "--report", "r.json", "--log", "l.jsonl"])
+        sent = json.dumps(fake.bodies)
+        auth = {r["headers"]["authorization"] for r in fake.requests}
     out, err = capsys.readouterr()
     assert code in (0, 1), err
     assert sent and "The key is ***." in sent and "*** refunds take 5 days" in sent

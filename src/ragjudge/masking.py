@@ -159,9 +159,9 @@ def masked_std() -> Iterator[None]:
     """stdout and stderr masked for the duration (argparse, print, warnings: everything)."""
     saved = sys.stdout, sys.stderr
     if not isinstance(sys.stdout, MaskedStream):
-        sys.stdout = MaskedStream(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = MaskedStream(sys.stdout)
     if not isinstance(sys.stderr, MaskedStream):
-        sys.stderr = MaskedStream(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = MaskedStream(sys.stderr)
     try:
         yield
     finally:

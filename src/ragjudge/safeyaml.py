@@ -50,10 +50,12 @@ class _Loader(yaml.SafeLoader):
         if not alias:
             self._depth += 1
             if self._depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise YamlLimitError(f"nested deeper than {MAX_DEPTH} levels", mark.line + 1)
         try:
-            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+            node: Node | None = super().compose_node(parent, index)
+            assert node is not None  # compose_node is only called where a node starts
+            return node
         finally:
             if not alias:
                 self._depth -= 1
@@ -100,9 +102,7 @@ def _check_expansion(root: Node) -> None:
                 stack.append((child, False))
     added = sizes[id(root)] - len(distinct)
     if added > MAX_ALIAS_EXPANSION:
-        raise YamlLimitError(
-            f"aliases expand to over {MAX_ALIAS_EXPANSION:,} extra values (a YAML alias bomb?)", None
-        )
+        raise YamlLimitError(f"aliases expand to over {MAX_ALIAS_EXPANSION:,} extra values (a YAML alias bomb?)", None)
 
 
 def _children(node: Node) -> list[Node]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path

@@ -172,7 +172,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.report:
         try:
             args.report.parent.mkdir(parents=True, exist_ok=True)
-            args.report.write_text(masking.mask(json.dumps(report, indent=2, ensure_ascii=False)) + "\n", encoding="utf-8")
+            text = masking.mask(json.dumps(report, indent=2, ensure_ascii=False))
+            args.report.write_text(text + "\n", encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"{args.report}: cannot write the report ({exc.strerror})") from None
     where = f"; record written to {report['record']}" if "record" in report else ""

@@ -52,9 +52,10 @@ def _collect(node: Any, path: str, out: list[str]) -> None:
         node, path = stack.pop()
         if isinstance(node, _Pairs):
             out.extend(f"{path}.{k}" if path else k for k in dict.fromkeys(node.repeated))
-            stack.extend((v, f"{path}.{k}" if path else k) for k, v in node.items())
+            # Reversed onto the stack, so that keys are reported in document order.
+            stack.extend((v, f"{path}.{k}" if path else k) for k, v in reversed(node.items()))
         elif isinstance(node, list):
-            stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in enumerate(node))
+            stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in reversed(list(enumerate(node))))
 
 
 def non_finite(node: Any) -> tuple[str, float] | None:

@@ -71,9 +71,7 @@ def trim_notes(trace: Trace, max_chars: int, max_passages: int) -> list[str]:
     evidence = trace.evidence
     notes = []
     if len(evidence) > max_passages:
-        notes.append(
-            f"the judge saw the first {max_passages} of {len(evidence)} passages (judge.max_passages)"
-        )
+        notes.append(f"the judge saw the first {max_passages} of {len(evidence)} passages (judge.max_passages)")
     cut = sum(1 for p in evidence[:max_passages] if len(p.text) > max_chars)
     if cut:
         notes.append(f"{cut} passage(s) cut to {max_chars} characters for the judge (judge.max_passage_chars)")
