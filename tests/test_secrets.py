@@ -107,9 +107,12 @@ def test_the_github_token_is_masked_on_stdout_and_stderr(
     token = "ghp_0123456789abcdefTOKEN"
     monkeypatch.setenv("GITHUB_TOKEN", token)
     monkeypatch.chdir(tmp_path)
-    code = main(["run", "--endpoint", f"http://127.0.0.1:9/{token}", "--cases", "missing.yaml"])
+    # A case id is printed in the summary line of a failing case: here it happens to hold the token.
+    (tmp_path / "cases.yaml").write_text(f"- {{id: {token}, question: 'q?'}}\n", encoding="utf-8")
+    code = main(["run", "--endpoint", "http://127.0.0.1:9/ask", "--cases", "cases.yaml"])
     out, err = capsys.readouterr()
-    assert code == 2
+    assert code == 3
+    assert "  *** error: endpoint error: connection refused by 127.0.0.1:9 after 3 attempts" in out
     assert token not in out + err
 
 
