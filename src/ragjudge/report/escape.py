@@ -24,9 +24,9 @@ _ISSUE_REF = re.compile(r"#(?=\d)")
 # The other autolinks GitHub makes in comments: `GH-123`; a commit SHA (7 to 40 hex digits, split
 # every 6 so that no piece is long enough); and URLs (a bare issue or pull-request URL becomes a
 # cross-reference), whose scheme or `www.` is broken so that they stay text.
-_GH_REF = re.compile(r"(?i)\b(GH-)(?=\d)")
+_GH_REF = re.compile(r"(?i)(GH-)(?=\d)")
 _SHA = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{7,}(?![0-9A-Za-z])")
-_URL = re.compile(r"(?i)\b(https?:|www\.)")
+_URL = re.compile(r"(?i)(https?:|www\.)")
 # Markdown punctuation that could open emphasis, code, a link or image, a heading or a table cell.
 _MD = re.compile(r"([\\`*_\[\]|~#])")
 # At the start of a list item, these would open a nested list.
