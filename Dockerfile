@@ -20,16 +20,22 @@ ARG PIP_CERT
 
 WORKDIR /app
 
+# Runtime dependencies first, from the lock file: exact versions, every file checked against
+# its sha256 (`--require-hashes` also refuses any dependency the lock does not pin). A layer
+# of its own, so a change to ragjudge's code does not reinstall them.
+COPY requirements.lock /app/requirements.lock
+RUN pip install --require-hashes --no-deps -r /app/requirements.lock
+
 # Only what the package build needs; everything else is kept out by .dockerignore.
 # examples/ is shipped as the `ragjudge.examples` package (see [tool.setuptools] in pyproject.toml).
 COPY pyproject.toml README.md /app/src-copy/
 COPY src/ /app/src-copy/src/
 COPY examples/ /app/src-copy/examples/
 
-# Non-editable install of the local tree (no version pin applies: its dependencies are
-# bounded in pyproject.toml), then drop the build copy from the container filesystem
-# (its COPY layers, ~0.2 MB, stay in the image).
-RUN pip install /app/src-copy \
+# ragjudge itself, without resolving dependencies again (they are all installed above), then
+# drop the build copy from the container filesystem (its COPY layers, ~0.2 MB, stay in the image).
+RUN pip install --no-deps /app/src-copy \
+    && pip check \
     && rm -rf /app/src-copy
 
 COPY entrypoint.py /app/entrypoint.py

@@ -418,3 +418,19 @@ def test_cli_case_file_from_the_config_resolves_next_to_it(tmp_path, capsys, clo
 def closed_url() -> str:
     # Never called: bad case files are reported before the endpoint is.
     return "http://127.0.0.1:9/ask"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("deep.yaml", "- id: a\n  question: " + "[" * 2000 + "]" * 2000 + "\n"),
+        ("deep.jsonl", '{"id": "a", "question": ' + "[" * 2000 + "]" * 2000 + "}\n"),
+    ],
+)
+def test_a_case_file_nested_thousands_of_levels_deep_is_a_case_file_error(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CaseFileError) as refused:
+        load_cases([path])
+    assert refused.value.message == f"{path}: nested too deeply to read (lists or mappings hundreds of levels deep)"
+    assert refused.value.exit_code == 2

@@ -17,9 +17,12 @@ from tests.helpers_rag import RagServer, answer
 from tests.judge.openai_helpers import (
     KEY,
     PASSAGES,
+    by_kind,
     claim,
     claims_json,
     kind_of,
+    kinds,
+    merged,
     rubric_json,
     user_text,
 )
@@ -75,18 +78,30 @@ CLAIMS_BY_ANSWER: dict[str, str] = {
 }
 
 
-def judge_responder(body: dict[str, Any], call_index: int) -> Reply:
-    """Answers like a judge would, per question (rubric) or per answer (claims)."""
+def claims_responder(body: dict[str, Any], call_index: int) -> Reply:
     text = user_text(body)
-    if kind_of(body) == "faithfulness":
-        for ans, reply in CLAIMS_BY_ANSWER.items():
-            if f"<answer>\n{ans}\n</answer>" in text:
-                return Reply(content=reply)
-        raise AssertionError(f"unexpected faithfulness request: {text[-200:]}")
+    for ans, reply in CLAIMS_BY_ANSWER.items():
+        if f"<answer>\n{ans}\n</answer>" in text:
+            return Reply(content=reply)
+    raise AssertionError(f"unexpected faithfulness request: {text[-200:]}")
+
+
+def rubric_responder(body: dict[str, Any], call_index: int) -> Reply:
+    text = user_text(body)
     for question, reply in RUBRIC_BY_QUESTION.items():
         if f"## Question\n{question}\n" in text:
             return Reply(content=reply)
     raise AssertionError(f"unexpected rubric request: {text[:200]}")
+
+
+def judge_responder(body: dict[str, Any], call_index: int) -> Reply:
+    """Answers like a judge would, per question (rubric) or per answer (claims); both at once when combined."""
+    kind = kind_of(body)
+    if kind == "faithfulness":
+        return claims_responder(body, call_index)
+    if kind == "combined":
+        return merged(rubric_responder, claims_responder)(body, call_index)
+    return rubric_responder(body, call_index)
 
 
 @pytest.fixture
@@ -198,28 +213,31 @@ def test_verdicts_and_reasons_with_an_openai_compatible_judge(
         'faithfulness 0.50 < 0.80 (1 of 2 claims unsupported: "运费由商家承担")'
     ]
     assert r.case("ground")["failed_conditions"] == [f"judge.grounding 2 < 3: {GROUND_REASON}"]
-    [broken_reason] = r.case("broken")["failed_conditions"]
-    assert broken_reason.startswith(
-        "judge.grounding unscored: judge reply invalid after 2 attempts: the reply is not a JSON object"
-    )
-    # The unscored judgement is never a number, and the case is an error, never a pass.
+    # One combined reply carries both judgements: when it stays invalid, neither is scored.
+    invalid = "judge reply invalid after 2 attempts: the reply is not a JSON object"
     broken = r.case("broken")
+    assert [c.split(" (")[0] for c in broken["failed_conditions"]] == [
+        f"faithfulness unscored: {invalid}",
+        f"judge.grounding unscored: {invalid}",
+    ]
+    # The unscored judgement is never a number, and the case is an error, never a pass.
     assert broken["judge"]["scores"] == {} and "judge.grounding" not in broken["metrics"]
-    assert broken["judge"]["unscored"][0]["judgement"] == "rubric"
-    assert broken["judge"]["faithfulness"] == 1.0
+    assert [u["judgement"] for u in broken["judge"]["unscored"]] == ["rubric", "faithfulness"]
+    assert broken["judge"]["faithfulness"] is None and broken["judge"]["claims"] == []
 
     suite = r.report["suite"]
     assert (suite["cases"], suite["passed"], suite["failed"], suite["errored"]) == (5, 2, 2, 1)
     assert suite["judge_error_rate"] == pytest.approx(0.2)
-    assert suite["faithfulness"] == pytest.approx((1.0 + 0.5 + 1.0 + 1.0) / 4)  # oos refused: not applicable
-    assert suite["judge_calls"] == 10  # 2 per answered case, +1 retry for the broken one, 1 for the refusal
+    assert suite["faithfulness"] == pytest.approx((1.0 + 0.5 + 1.0) / 3)  # oos refused: not applicable
+    assert suite["judge_calls"] == 6  # 1 per answered case, +1 retry for the broken one, 1 for the refusal
     assert suite["judge_cache_hits"] == 0
-    assert suite["judge_tokens"] == 10 * 120
-    assert suite["judge_cost_usd"] == pytest.approx(10 * (100 * 1.0 + 20 * 2.0) / 1e6)
+    assert suite["judge_tokens"] == 6 * 120
+    assert suite["judge_cost_usd"] == pytest.approx(6 * (100 * 1.0 + 20 * 2.0) / 1e6)
     assert suite["cost_usd"] == pytest.approx(suite["judge_cost_usd"])
-    assert r.case("good")["judge"]["cost_usd"] == pytest.approx(2 * 140 / 1e6)
-    assert r.case("good")["judge"]["tokens"] == 240
-    assert judge_server.call_count == 10
+    assert r.case("good")["judge"]["cost_usd"] == pytest.approx(140 / 1e6)
+    assert r.case("good")["judge"]["tokens"] == 120
+    assert judge_server.call_count == 6
+    assert kinds(judge_server).count("combined") == 5 and kinds(judge_server).count("negative") == 1
 
     # The out-of-scope refusal: only grounding and calibration asked, no claim audit, rule skipped.
     oos = r.case("oos")["judge"]
@@ -228,6 +246,7 @@ def test_verdicts_and_reasons_with_an_openai_compatible_judge(
     assert r.report["judge_info"]["model"] == "gpt-4o-mini"
     assert r.report["judge_info"]["base_url_host"] == "127.0.0.1"
     assert r.report["judge_info"]["lexical"] is False
+    assert r.report["judge_info"]["combined"] is True
 
     # The comment: verdict, the failing conditions, unsupported claims, the judge's reasons, unscored ones.
     assert r.comment.startswith("## ❌ ragjudge: FAIL")
@@ -241,7 +260,29 @@ def test_verdicts_and_reasons_with_an_openai_compatible_judge(
 
     # stdout names each failing case and why.
     assert "ragjudge: FAIL: 2/5 cases passed, 2 failed, 1 errored (judge: gpt-4o-mini)" in r.out
-    assert "broken error: judge.grounding unscored" in r.out
+    assert "broken error: faithfulness unscored" in r.out and "; judge.grounding unscored" in r.out
+
+
+def test_with_combined_false_each_judgement_has_its_own_call_and_fails_alone(
+    tmp_path: Path, rag: RagServer, judge_server: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    r = run(write_config(tmp_path, rag.url, judge_server.base_url, judge={"combined": False}), capsys)
+    assert r.code == 1, r.err
+    statuses = {c["id"]: c["status"] for c in r.report["cases"]}
+    assert statuses == {"good": "pass", "faith": "fail", "ground": "fail", "broken": "error", "oos": "pass"}
+    [broken_reason] = r.case("broken")["failed_conditions"]
+    assert broken_reason.startswith(
+        "judge.grounding unscored: judge reply invalid after 2 attempts: the reply is not a JSON object"
+    )
+    broken = r.case("broken")
+    assert broken["judge"]["unscored"][0]["judgement"] == "rubric"
+    assert broken["judge"]["faithfulness"] == 1.0  # its own call, its own verdict
+    suite = r.report["suite"]
+    assert suite["faithfulness"] == pytest.approx((1.0 + 0.5 + 1.0 + 1.0) / 4)
+    assert suite["judge_calls"] == judge_server.call_count == 10  # 2 per answered case, +1 retry, 1 refusal
+    assert suite["judge_tokens"] == 10 * 120
+    assert r.case("good")["judge"]["tokens"] == 240
+    assert "combined" not in kinds(judge_server) and r.report["judge_info"]["combined"] is False
 
 
 def test_the_log_has_one_line_per_judge_call_with_what_was_sent_and_received(
@@ -249,7 +290,7 @@ def test_the_log_has_one_line_per_judge_call_with_what_was_sent_and_received(
 ) -> None:
     r = run(write_config(tmp_path, rag.url, judge_server.base_url), capsys)
     judge_lines = [line for line in r.log if line["type"] == "judge"]
-    assert len(judge_lines) == judge_server.call_count == 10
+    assert len(judge_lines) == judge_server.call_count == 6
     required = {
         "case_id", "timestamp", "judge_kind", "model", "base_url_host", "messages", "raw_reply", "parsed",
         "validation_error", "tokens", "latency_ms", "cache_hit",
@@ -259,12 +300,16 @@ def test_the_log_has_one_line_per_judge_call_with_what_was_sent_and_received(
         assert line["model"] == "gpt-4o-mini" and line["base_url_host"] == "127.0.0.1"
         assert line["tokens"] == {"prompt": 100, "completion": 20} and line["cache_hit"] is False
         assert line["messages"][0]["role"] == "system" and line["latency_ms"] > 0
-    broken = [line for line in judge_lines if line["case_id"] == "broken" and line["judge_kind"] == "rubric"]
+    broken = [line for line in judge_lines if line["case_id"] == "broken"]
+    assert [line["judge_kind"] for line in broken] == ["combined", "combined"]
     assert [line["raw_reply"] for line in broken] == [PROSE, PROSE]
     assert all(line["parsed"] is None and line["validation_error"] for line in broken)
-    good = [line for line in judge_lines if line["case_id"] == "good"]
-    assert {line["judge_kind"] for line in good} == {"rubric", "faithfulness"}
-    assert all(line["validation_error"] is None and line["parsed"] for line in good)
+    [good] = [line for line in judge_lines if line["case_id"] == "good"]
+    assert good["judge_kind"] == "combined" and good["validation_error"] is None
+    # What was parsed: the scores, the reasons and the claim verdicts, from one reply.
+    assert good["parsed"][0]["grounding"] == 4 and good["parsed"][1]["tone"] == "tone: fine"
+    assert good["parsed"][2] == [json.loads(CLAIMS_BY_ANSWER[A_GOOD])["claims"][0]]
+    assert [line["judge_kind"] for line in judge_lines if line["case_id"] == "oos"] == ["rubric"]
     assert {line["case_id"] for line in r.log if line["type"] == "endpoint"} == {c["id"] for c in CASES}
 
 
@@ -285,30 +330,30 @@ def test_a_rerun_makes_no_judge_calls_but_calls_the_endpoint_again(
 ) -> None:
     config = write_config(tmp_path, rag.url, judge_server.base_url)
     first = run(config, capsys, name="first")
-    assert judge_server.call_count == 10 and len(rag.seen) == 5
+    assert judge_server.call_count == 6 and len(rag.seen) == 5
 
     # Second run: everything validated is cached; the judgement that failed validation is asked again.
     second = run(config, capsys, name="second")
-    assert judge_server.call_count == 12 and len(rag.seen) == 10
+    assert judge_server.call_count == 8 and len(rag.seen) == 10
     assert second.report["suite"]["judge_calls"] == 2
-    assert second.report["suite"]["judge_cache_hits"] == 8
+    assert second.report["suite"]["judge_cache_hits"] == 4
     assert [c["status"] for c in second.report["cases"]] == [c["status"] for c in first.report["cases"]]
     assert second.case("faith")["failed_conditions"] == first.case("faith")["failed_conditions"]
     hits = [line for line in second.log if line["type"] == "judge" and line["cache_hit"]]
-    assert len(hits) == 8
+    assert len(hits) == 4
 
     # The judge behaves now: its verdict is stored, and the next run costs nothing.
     def fixed(body: dict[str, Any], i: int) -> Reply:
         if kind_of(body) != "faithfulness" and f"## Question\n{Q_BROKEN}\n" in user_text(body):
-            return Reply(content=rubric_json())
+            return merged(lambda b, k: Reply(content=rubric_json()), claims_responder)(body, i)
         return judge_responder(body, i)
 
     judge_server.responder = fixed
     third = run(config, capsys, name="third")
-    assert judge_server.call_count == 13 and third.case("broken")["status"] == "pass"
+    assert judge_server.call_count == 9 and third.case("broken")["status"] == "pass"
     fourth = run(config, capsys, name="fourth")
-    assert judge_server.call_count == 13
-    assert fourth.report["suite"]["judge_calls"] == 0 and fourth.report["suite"]["judge_cache_hits"] == 9
+    assert judge_server.call_count == 9
+    assert fourth.report["suite"]["judge_calls"] == 0 and fourth.report["suite"]["judge_cache_hits"] == 5
     assert fourth.report["suite"]["judge_cost_usd"] == 0 and len(rag.seen) == 20
     # Latency is measured afresh every run.
     assert all(c["trace"]["latency_ms"] > 0 for c in fourth.report["cases"])
@@ -345,10 +390,11 @@ def test_escalation_is_reported_with_the_model(
     tmp_path: Path, rag: RagServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def responder(body: dict[str, Any], i: int) -> Reply:
-        if body["model"] == "strong" and kind_of(body) == "rubric":
-            return Reply(content=rubric_json({"grounding": 5}, {"grounding": "strong: p1 supports it"}))
-        if kind_of(body) == "rubric" and f"## Question\n{Q_GOOD}\n" in user_text(body):
-            return Reply(content=rubric_json({"grounding": 3}))
+        if body["model"] == "strong":
+            strong = Reply(content=rubric_json({"grounding": 5}, {"grounding": "strong: p1 supports it"}))
+            return merged(lambda b, k: strong, claims_responder)(body, i)
+        if f"## Question\n{Q_GOOD}\n" in user_text(body):
+            return merged(lambda b, k: Reply(content=rubric_json({"grounding": 3})), claims_responder)(body, i)
         return judge_responder(body, i)
 
     with FakeOpenAI(responder) as fake:
@@ -363,7 +409,8 @@ def test_escalation_is_reported_with_the_model(
         r = run(config, capsys)
         assert [b["model"] for b in fake.bodies].count("strong") == 1
     good = r.case("good")
-    assert good["judge"]["escalated"] == ["rubric by strong"]
+    # One combined call re-judged both; the stronger model's verdict stands for both.
+    assert good["judge"]["escalated"] == ["rubric by strong", "faithfulness by strong"]
     assert good["judge"]["scores"]["grounding"] == 5 and good["status"] == "pass"
     assert any(line.get("model") == "strong" for line in r.log if line["type"] == "judge")
 
@@ -374,10 +421,9 @@ def test_without_passage_text_the_report_lists_grounding_and_citations_as_unasse
     question = "How do I reset my password?"
     reply = {"answer": "Use the reset link on the login page.", "retrievedIds": ["acc-1"], "confidence": "high"}
 
-    def responder(body: dict[str, Any], i: int) -> Reply:
-        if kind_of(body) == "faithfulness":
-            return Reply(content=claims_json(claim("Use the reset link.", False, None, "no passage text")))
-        return Reply(content=rubric_json(dims=("relevance", "calibration", "tone")))
+    claims = Reply(content=claims_json(claim("Use the reset link.", False, None, "no passage text")))
+    rubric = Reply(content=rubric_json(dims=("relevance", "calibration", "tone")))
+    responder = by_kind(rubric=rubric, faithfulness=claims)
 
     with RagServer({question: reply}) as rag, FakeOpenAI(responder) as fake:
         config = write_config(
@@ -388,8 +434,10 @@ def test_without_passage_text_the_report_lists_grounding_and_citations_as_unasse
             case={"judge.grounding": ">= 3", "judge.relevance": ">= 3"},
         )
         r = run(config, capsys)
-        rubric = next(b for b in fake.bodies if kind_of(b) == "rubric")
-    assert rubric["response_format"]["json_schema"]["schema"]["$defs"]["Scores"]["required"] == [
+        [body] = fake.bodies
+    assert kind_of(body) == "combined"
+    assert "(none recorded: no claim can be supported)" in user_text(body)
+    assert body["response_format"]["json_schema"]["schema"]["$defs"]["Scores"]["required"] == [
         "relevance",
         "calibration",
         "tone",
@@ -397,6 +445,7 @@ def test_without_passage_text_the_report_lists_grounding_and_citations_as_unasse
     judge = r.case("pw")["judge"]
     assert judge["unassessable"] == ["grounding", "citations"]
     assert "grounding" not in judge["scores"] and judge["unscored"] == []
+    assert judge["faithfulness"] == 0.0
     # Not assessable is not an error: the rule does not apply, and nothing is guessed.
     assert r.case("pw")["status"] == "pass" and r.report["suite"]["judge_error_rate"] == 0.0
 
@@ -435,7 +484,7 @@ def test_recorded_traces_are_judged_without_calling_the_endpoint(
         'faithfulness 0.50 < 0.80 (1 of 2 claims unsupported: "运费由商家承担")'
     ]
     assert r.case("t-1")["status"] == "pass" and r.case("t-4")["status"] == "pass"
-    assert judge_server.call_count == 7
+    assert judge_server.call_count == 4  # one combined call per answer, the negative rubric for the refusal
     [warning] = [w for w in r.report["warnings"] if "recorded" in w]
     assert "latency figures are the recorded ones, not measured by ragjudge" in warning
     assert "latency figures are the recorded ones" in r.out and "latency figures are the recorded ones" in r.comment

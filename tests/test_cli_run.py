@@ -221,7 +221,9 @@ def test_suite_block(mixed: MixedRun) -> None:
         "judge_cache_hits",
         "judge_tokens",
         "judge_cost_usd",
+        "flaky_cases",
     }
+    assert suite["flaky_cases"] == 0
     assert (suite["cases"], suite["passed"], suite["failed"], suite["errored"]) == (12, 5, 5, 2)
     assert suite["pass_rate"] == pytest.approx(5 / 12)
     # 10 replies; wrong: "declined" (in scope, refused), "oos-high" and "oos-none" (out of scope, answered).

@@ -440,3 +440,66 @@ def test_cli_never_prints_secrets(tmp_path, capsys, monkeypatch):
     )
     assert TOKEN not in out + err
     assert SECRET not in out + err
+
+
+def test_a_config_nested_thousands_of_levels_deep_is_exit_2_naming_the_file(tmp_path, capsys):
+    from ragjudge.cli import main
+
+    path = tmp_path / "ragjudge.yml"
+    path.write_text("endpoint:\n  headers: " + "[" * 2000 + "]" * 2000 + "\n", encoding="utf-8")
+    assert main(["run", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"ragjudge: error: {path}: nested too deeply to read" in err
+
+
+# --- baseline, repeat and the regression rules ------------------------------------------------------
+
+
+def test_baseline_repeat_and_regression_defaults(tmp_path):
+    config = load_config(write(tmp_path / "ragjudge.yml", "{}\n"))
+    assert (config.baseline.report, config.baseline.max_age_days) == (None, 7.0)
+    assert (config.repeat.max, config.repeat.pass_at) == (1, 1)
+    assert (config.gate.regression, config.gate.significance) == (None, 0.05)
+
+
+def test_the_issue_example_for_baseline_repeat_and_regression(tmp_path, monkeypatch):
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    write(
+        tmp_path / "conf" / "ragjudge.yml",
+        "baseline: {report: artifacts/main.json, max_age_days: 3}\n"
+        "repeat: {max: 3, pass_at: 2}\n"
+        "gate:\n"
+        "  regression:\n"
+        '    newly_failing: "<= 0"\n'
+        '    pass_rate_delta: ">= -0.02"\n'
+        '    faithfulness_delta: ">= -0.02"\n'
+        '    judge.grounding_delta: ">= -0.3"\n'
+        '    p95_latency_ratio: "<= 1.2"\n'
+        '    cost_ratio: "<= 1.25"\n'
+        "  significance: 0.05\n",
+    )
+    config = load_config(Path("../conf/ragjudge.yml"))
+    assert config.baseline.report == (tmp_path / "conf").resolve() / "artifacts/main.json"
+    assert config.baseline.max_age_days == 3
+    assert (config.repeat.max, config.repeat.pass_at) == (3, 2)
+    assert config.gate.regression is not None and len(config.gate.regression) == 6
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("repeat: {max: 2, pass_at: 3}\n", "ragjudge.yml: repeat: Value error, pass_at (3) must not exceed max (2)"),
+        ("repeat: {max: 0}\n", "ragjudge.yml: repeat.max: Input should be greater than or equal to 1"),
+        ("repeat: {max: 11}\n", "ragjudge.yml: repeat.max: Input should be less than or equal to 10"),
+        ("repeat: {tries: 3}\n", "ragjudge.yml: unknown key 'repeat.tries'"),
+        ("baseline: {max_age_days: 0}\n", "ragjudge.yml: baseline.max_age_days: Input should be greater than 0"),
+        ("baseline: {path: x.json}\n", "ragjudge.yml: unknown key 'baseline.path'"),
+        ("gate: {significance: 0.9}\n", "ragjudge.yml: gate.significance: Input should be less than or equal to 0.5"),
+    ],
+)
+def test_bad_baseline_and_repeat_values_name_the_key(tmp_path, text, line):
+    path = write(tmp_path / "ragjudge.yml", text)
+    error = config_error(path)
+    assert error.message.splitlines() == [line.replace("ragjudge.yml", str(path), 1)]

@@ -182,3 +182,33 @@ def test_an_unscored_judgement_is_not_counted_as_failing_the_case_rule() -> None
     (outcome,) = evaluate_suite(results, [faith], []).rules
     assert (outcome.value, outcome.passed) == (1.0, False)
     assert outcome.reason == "1 case(s) failed faithfulness >= 0.8: low"
+
+
+@pytest.mark.parametrize("n", [100, 137, 250])
+def test_p50_and_p95_over_many_latencies_equal_an_independent_reference(n: int) -> None:
+    numpy = pytest.importorskip("numpy")
+    # Deterministic, unsorted, with ties and sub-millisecond parts.
+    latencies = [round(50 + ((i * 7919) % 1013) * 2.37, 2) for i in range(n)]
+    results = [_ok(f"c{i}", latency=x) for i, x in enumerate(latencies)]
+    m = suite_metrics(results)
+    assert m["p50_latency_ms"] == float(numpy.percentile(latencies, 50, method="inverted_cdf"))
+    assert m["p95_latency_ms"] == float(numpy.percentile(latencies, 95, method="inverted_cdf"))
+
+
+@pytest.mark.parametrize(
+    ("p95", "passed", "reason"),
+    [
+        (3000.04, False, "p95_latency_ms 3000.04 > 3000"),
+        (3000.0, True, "p95_latency_ms 3000 <= 3000"),
+        (2999.96, True, "p95_latency_ms 3000 <= 3000"),
+    ],
+)
+def test_rounding_never_flips_a_suite_rule_at_its_threshold(p95: float, passed: bool, reason: str) -> None:
+    # 20 replies: the 19th smallest is the p95. The report shows 3000.0 for all three; the rule sees the exact value.
+    results = [_ok(f"c{i}", latency=100.0) for i in range(18)] + [_ok("p95", latency=p95), _ok("max", latency=9000)]
+    rule = Rule("suite", "p95_latency_ms", "<=", 3000.0)
+    suite = evaluate_suite(results, [], [rule])
+    (outcome,) = suite.rules
+    assert (outcome.passed, outcome.reason) == (passed, reason)
+    assert suite.metrics["p95_latency_ms"] == 3000.0
+    assert suite.verdict == ("pass" if passed else "fail")

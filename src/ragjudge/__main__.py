@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ragjudge.cli import main
+from ragjudge.cli import entry
 
-raise SystemExit(main())
+entry()

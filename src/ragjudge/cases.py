@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import string
 from collections.abc import Iterable, Sequence
@@ -101,6 +102,10 @@ class Case:
         }
 
 
+TOO_DEEP = "nested too deeply to read (lists or mappings hundreds of levels deep)"
+TOO_DEEP_TIP = "a case is a flat mapping of fields; check how the file was generated"
+
+
 @dataclass(frozen=True)
 class RawItem:
     """One item of a case file before validation, with where it stood."""
@@ -125,16 +130,21 @@ def read_items(path: Path, max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES) -> list
         raise CaseFileError(
             f"{path}:{line}: not UTF-8 (invalid byte at offset {exc.start})", tip="re-save the file as UTF-8"
         ) from None
-    if path.suffix.lower() in {".jsonl", ".ndjson"}:
-        return _read_jsonl(path, text)
-    return _read_yaml(path, text)
+    try:
+        if path.suffix.lower() in {".jsonl", ".ndjson"}:
+            return _read_jsonl(path, text)
+        return _read_yaml(path, text)
+    except RecursionError:
+        raise CaseFileError(f"{path}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
 
 
 def _read_capped(path: Path, max_bytes: int) -> bytes:
-    # Read at most one byte past the cap: a 1 GB file (or /dev/zero) costs nothing to refuse.
+    # A regular file's size says it at once; anything else (a pipe, /dev/zero) is read at most one byte
+    # past the cap. Either way a 1 GB file costs nothing to refuse.
     with path.open("rb") as handle:
-        raw = handle.read(max_bytes + 1)
-    if len(raw) > max_bytes:
+        too_big = os.fstat(handle.fileno()).st_size > max_bytes
+        raw = b"" if too_big else handle.read(max_bytes + 1)
+    if too_big or len(raw) > max_bytes:
         raise CaseFileError(
             f"{path}: over {max_bytes:,} bytes, the limit for a case file",
             tip="split the file, or raise max_case_file_bytes in ragjudge.yml",
@@ -246,7 +256,10 @@ def load_cases(paths: Sequence[Path], max_bytes: int = DEFAULT_MAX_CASE_FILE_BYT
     seen_ids: dict[str, str] = {}
     for path in paths:
         for item in read_items(path, max_bytes):
-            case = _to_case(path, item)
+            try:
+                case = _to_case(path, item)
+            except RecursionError:
+                raise CaseFileError(f"{_where(path, item)}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
             if case.id in seen_ids:
                 raise CaseFileError(
                     f"{_where(path, item, case.id)}: duplicate id (first used at {seen_ids[case.id]})",

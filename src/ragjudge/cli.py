@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
 from collections.abc import Sequence
 
 from ragjudge import __version__, masking
-from ragjudge.commands import calibrate, canary, cases, comment, dedupe, demo, run
 from ragjudge.errors import ExitCode, RagjudgeError
 
-COMMANDS = (run, dedupe, demo, comment, canary, calibrate, cases)
+# name -> the one-line help `ragjudge --help` lists. Only the command being run is imported (its module
+# registers its own options), so `ragjudge --version` and every other command skip the openai SDK, Jinja, the
+# statistics and the GitHub code. tests/test_cli.py keeps these lines equal to the modules' own.
+COMMANDS = {
+    "run": "evaluate the endpoint against the case set and apply the gate",
+    "dedupe": "drop duplicate questions (normalised), keeping the first",
+    "demo": "run the gate on the bundled example service with the offline judge",
+    "comment": "render the PR comment from a JSON report (and post it with --post)",
+    "canary": "compare a canary with the stable version: promote, rollback or inconclusive",
+    "calibrate": "measure the judge against human labels, and check it for bias",
+    "cases": "test-set tools: stats, import production's bad cases",
+}
+ALL = "*"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -22,13 +34,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(ExitCode.BAD_INPUT, f"ragjudge: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
+    """The parser with `command`'s options in full (every command's for ALL); the others are names only."""
     parser = _Parser(prog="ragjudge", description="Evaluate a RAG endpoint against a case set and gate on rules.")
     parser.add_argument("--version", action="version", version=f"ragjudge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in COMMANDS:
-        module.add_parser(sub)
+    for name, help_text in COMMANDS.items():
+        if command in (name, ALL):
+            importlib.import_module(f"ragjudge.commands.{name}").add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_text)
     return parser
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The command named on the command line: the first word that is not an option (none takes a value)."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -40,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(chosen_command(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
@@ -66,4 +88,13 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def entry() -> None:
-    raise SystemExit(main())
+    code = main()
+    from ragjudge.transport import deadline
+
+    if deadline.stopped():
+        # Calls abandoned after a signal may still hold worker threads; the outputs are written, so leave now
+        # rather than wait for them at interpreter exit.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    raise SystemExit(code)

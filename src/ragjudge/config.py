@@ -39,6 +39,10 @@ DEFAULT_SUITE_RULES: dict[str, str] = {
 }
 
 
+_TOO_DEEP = "nested too deeply to read (lists or mappings hundreds of levels deep)"
+_TOO_DEEP_TIP = "see the README's config section: no key nests more than a few levels"
+
+
 class _Strict(BaseModel):
     # `.inf` and `.nan` are valid YAML floats: refused here, naming the key, rather than
     # ending as an OverflowError in a socket timeout or a rule that never fails.
@@ -72,6 +76,11 @@ class EndpointConfig(_Strict):
     retries: int = Field(2, ge=0, le=10)
     concurrency: int = Field(8, ge=1, le=256)
     max_response_bytes: int = Field(5_000_000, gt=0)
+    max_wait_s: float = Field(60.0, ge=0, description="A longer Retry-After ends the call at once instead.")
+    follow_redirects: bool = Field(False, description="Off: a 3xx reply is a case error naming its Location.")
+    allow_cross_origin: bool = Field(
+        False, description="With follow_redirects: follow a hop to another origin (without headers or body)."
+    )
     response: ResponseMapping = Field(default_factory=ResponseMapping)
 
     @field_validator("method", mode="before")
@@ -109,7 +118,15 @@ class JudgeConfig(_Strict):
     concurrency: int = Field(8, ge=1, le=256)
     timeout_s: float = Field(60.0, gt=0, le=MAX_TIMEOUT_S)
     max_retries: int = Field(4, ge=0, le=20)
+    max_wait_s: float = Field(60.0, ge=0, description="A longer Retry-After ends the call at once instead.")
+    max_retry_time_s: float = Field(
+        300.0, ge=0, description="Run-wide: time spent waiting to retry; past it, later judgements are unscored."
+    )
     samples: int = Field(1, ge=1, le=15)
+    combined: bool = Field(
+        True,
+        description="Ask the rubric and the claim-level verdicts in one call per answered case (false: two calls).",
+    )
     cache: Path | None = Path(".ragjudge/cache")
     max_passages: int = Field(20, ge=1, le=1000, description="Passages shown to the judge, in retrieval order.")
     max_passage_chars: int = Field(
@@ -129,10 +146,36 @@ class JudgeConfig(_Strict):
 
 
 class GateConfig(_Strict):
-    """Threshold rules: `metric: "OP number"` per case and per suite."""
+    """Threshold rules: `metric: "OP number"` per case and per suite, and against the baseline."""
 
     case: dict[str, str] | None = None
     suite: dict[str, str] | None = None
+    regression: dict[str, str] | None = Field(
+        None, description="Rules against the baseline (see docs/regressions.md); default newly_failing <= 0."
+    )
+    significance: float = Field(
+        0.05, gt=0, le=0.5, description="A delta or ratio rule fails only when the change is also significant."
+    )
+
+
+class BaselineConfig(_Strict):
+    """The report from main that a run is compared with."""
+
+    report: Path | None = None
+    max_age_days: float = Field(7.0, gt=0, description="An older baseline is compared, with a warning.")
+
+
+class RepeatConfig(_Strict):
+    """Re-running what fails, to tell a flaky case from a broken one."""
+
+    max: int = Field(1, ge=1, le=10, description="Runs at most per case; 1 runs every case once.")
+    pass_at: int = Field(1, ge=1, le=10, description="Passing runs a case needs.")
+
+    @model_validator(mode="after")
+    def _reachable(self) -> RepeatConfig:
+        if self.pass_at > self.max:
+            raise ValueError(f"pass_at ({self.pass_at}) must not exceed max ({self.max})")
+        return self
 
 
 class FeedbackPrometheus(_Strict):
@@ -199,6 +242,8 @@ class Config(_Strict):
     max_case_file_bytes: int = Field(
         DEFAULT_MAX_CASE_FILE_BYTES, gt=0, description="A larger case file is refused before it is read."
     )
+    baseline: BaselineConfig = Field(default_factory=BaselineConfig)
+    repeat: RepeatConfig = Field(default_factory=RepeatConfig)
 
     def case_rules(self) -> dict[str, str]:
         return dict(DEFAULT_CASE_RULES if self.gate.case is None else self.gate.case)
@@ -271,6 +316,7 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
             "cases": [p for p in (_resolve(base_dir, c) for c in config.cases) if p is not None],
             "template": _template(base_dir, config.template, source),
             "canary": canary,
+            "baseline": config.baseline.model_copy(update={"report": _resolve(base_dir, config.baseline.report)}),
         }
     )
 
@@ -311,9 +357,14 @@ def load_config(path: Path | None) -> Config:
     except safeyaml.YamlLimitError as exc:
         where = f" (line {exc.line})" if exc.line else ""
         raise ConfigError(f"{target}: refused{where}: {exc.message}", tip="write the config out plainly") from None
+    except RecursionError:
+        raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{target}: invalid YAML{where}: {problem}") from None
-    return parse_config(data, str(target), target.resolve().parent)
+    try:
+        return parse_config(data, str(target), target.resolve().parent)
+    except RecursionError:
+        raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None

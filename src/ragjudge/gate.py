@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragjudge.calibrate.gatehooks import RunExtras
-from ragjudge.cases import load_cases
+from ragjudge.bias_check import BiasCheck
+from ragjudge.calibrate.fingerprint import calibration_gate
+from ragjudge.cases import Case, load_cases
+from ragjudge.compare import Baseline, compare_with_baseline, load_baseline, regression_rules
 from ragjudge.config import Config, register_secrets
-from ragjudge.endpoint.client import EndpointClient
+from ragjudge.endpoint.client import EndpointClient, EndpointResult
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
-from ragjudge.report.model import Report, build_report, redact
+from ragjudge.provenance import provenance
+from ragjudge.repeat import run_repeated
+from ragjudge.report.model import Report, build_report, mark_interrupted, redact
 from ragjudge.rules import parse_rules
-from ragjudge.runner import ReplySource, RunPlan, run_cases
+from ragjudge.runner import ReplySource, RunPlan
+from ragjudge.scoring import CaseResult
 from ragjudge.suite import evaluate_suite
 from ragjudge.traces import latency_rules, load_traces
+from ragjudge.transport import deadline
 
 
 @dataclass(frozen=True)
@@ -31,18 +38,31 @@ class GateRequest:
     sample: int | None = None
     seed: int = 0
     bias_check: int = 0
+    baseline: Path | None = None
+    """Overrides baseline.report."""
+    repeat: tuple[int, int] | None = None
+    """(max, pass_at), overriding `repeat`."""
 
 
 def exit_code_for(verdict: str) -> ExitCode:
     return {"pass": ExitCode.PASSED, "fail": ExitCode.GATE_FAILED}.get(verdict, ExitCode.COULD_NOT_EVALUATE)
 
 
+def not_evaluated(cases: Sequence[Case], reason: str) -> list[CaseResult]:
+    """Every case as an error with the reason the gate refused to evaluate: nothing was called."""
+    empty = EndpointResult(None, reason, 0, 0.0, 0.0, None)
+    return [CaseResult(case, "error", (reason,), {}, empty, None) for case in cases]
+
+
 def run_gate(request: GateRequest) -> Report:
     config = request.config
     case_rules = parse_rules(config.case_rules(), "case", "gate.case")
     suite_rules = parse_rules(config.suite_rules(), "suite", "gate.suite")
+    regression_rules(config)  # bad regression rules are exit 2 before any call
     warnings: list[str] = []
+    baseline = _baseline(request, warnings)
     source: ReplySource
+    url: str | None = None
     if request.traces is not None:
         need_latency = latency_rules([r.metric for r in (*case_rules, *suite_rules)])
         cases, source = load_traces(
@@ -62,8 +82,10 @@ def run_gate(request: GateRequest) -> Report:
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url)
+    # The one thing the gate takes from `calibrate/`: the check of the calibration record.
+    refusal = calibration_gate(config.judge, warnings)
     judge = make_judge(config.judge, case_rules)
-    extras = RunExtras.prepare(config, case_rules, judge, request.bias_check, request.seed, warnings)
+    bias = BiasCheck.prepare(config.judge, judge, request.bias_check, request.seed, warnings)
     if judge.lexical and any(r.metric.startswith("judge.") for r in case_rules):
         warnings.append(
             "judge.* rules are not checked by the offline judge (it cannot assess rubric dimensions); "
@@ -72,9 +94,23 @@ def run_gate(request: GateRequest) -> Report:
     register_secrets(config)  # a config built in code was never loaded, so never registered
     log = EventLog(request.log)
     try:
-        plan = RunPlan(cases, case_rules, config.endpoint.concurrency, config.judge.concurrency)
-        results = extras.refused(cases) if extras.refusal else run_cases(plan, source, extras.judge, log)
-        extras.check_bias(results, log, warnings)
+        plan = RunPlan(
+            cases,
+            case_rules,
+            config.endpoint.concurrency,
+            # The model judge's calls in flight are capped by its adaptive limit (judge.concurrency at most); the
+            # extra workers wait out a 429's backoff without taking a place from the calls that can go.
+            config.judge.concurrency * (2 if config.judge.provider == "openai" else 1),
+            keep_passage_text=request.bias_check > 0,  # the bias check re-reads sampled cases' passages
+        )
+        max_runs, pass_at = request.repeat or (config.repeat.max, config.repeat.pass_at)
+        if refusal:
+            results = not_evaluated(cases, refusal)
+        else:
+            results = run_repeated(plan, source, judge, log, max_runs, pass_at)
+        stopped = deadline.stop_reason()
+        if bias is not None and not refusal and not stopped:
+            bias.run(results, log, warnings)
     finally:
         log.close()
     suite = evaluate_suite(results, case_rules, suite_rules)
@@ -84,6 +120,33 @@ def run_gate(request: GateRequest) -> Report:
         "lexical": judge.lexical,
     }
     if config.judge.provider == "openai":
-        judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
+        judge_info.update(
+            model=config.judge.model, base_url_host=host_of(config.judge.base_url), combined=config.judge.combined
+        )
+    report = build_report(results, suite, judge_info, warnings)
+    if bias is not None:
+        report = bias.attach(report)
+    report = report.model_copy(update={"provenance": provenance(config, cases, url, os.environ)})
+    if stopped:
+        report = mark_interrupted(report, stopped, len(cases))
+    elif baseline is not None:
+        # Not for a stopped run: its unfinished cases would read as removed.
+        report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
-    return redact(extras.attach(build_report(results, suite, judge_info, warnings)))
+    return redact(report)
+
+
+def _baseline(request: GateRequest, warnings: list[str]) -> Baseline | None:
+    """The baseline report, read before any call (a bad one is exit 2); a missing one is a notice."""
+    path = request.baseline or request.config.baseline.report
+    if path is None:
+        if request.config.gate.regression is not None:
+            warnings.append(
+                "gate.regression is set but no baseline was given (--baseline FILE or baseline.report): "
+                "the gate applied the absolute rules only"
+            )
+        return None
+    found = load_baseline(path)
+    if found is None:
+        warnings.append(f"no baseline: {path} not found; the gate applied the absolute rules only")
+    return found

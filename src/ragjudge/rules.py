@@ -11,7 +11,7 @@ from typing import Literal
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import RUBRIC_DIMENSIONS
 
-Scope = Literal["case", "suite"]
+Scope = Literal["case", "suite", "regression"]
 
 CASE_METRICS = frozenset(
     {"context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"}
@@ -29,6 +29,12 @@ SUITE_METRICS = frozenset(
         "cost_usd",
     }
 )
+REGRESSION_METRICS = frozenset(
+    {"newly_failing", "pass_rate_delta", "faithfulness_delta", "p95_latency_ratio", "cost_ratio"}
+    | {f"judge.{d}_delta" for d in RUBRIC_DIMENSIONS}
+)
+"""Rules against the baseline (`gate.regression`); see `ragjudge.compare`."""
+_ALLOWED: dict[Scope, frozenset[str]] = {"case": CASE_METRICS, "suite": SUITE_METRICS, "regression": REGRESSION_METRICS}
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -56,6 +62,9 @@ class Rule:
     def failure(self, value: float) -> str:
         """`faithfulness 0.50 < 0.80`: the value, the broken comparison, the threshold, alike formatted."""
         shown = format_value(self.metric, value), format_value(self.metric, self.threshold)
+        if shown[0] == shown[1] and value != self.threshold:
+            # Rounded alike, the reason would read "3000 > 3000": show the digits that broke the rule.
+            shown = f"{value:.10g}", format_value(self.metric, self.threshold)
         return f"{self.metric} {shown[0]} {_NEGATION[self.op]} {shown[1]}"
 
 
@@ -68,6 +77,10 @@ class Missing:
 
 
 def format_value(metric: str, value: float) -> str:
+    if metric == "newly_failing":
+        return f"{value:.0f}"
+    if metric.endswith("_delta"):
+        return f"{value:+.3f}"
     if metric.endswith("_ms"):
         return f"{value:.0f}"
     if metric.startswith("judge.") and float(value).is_integer():
@@ -79,7 +92,7 @@ def format_value(metric: str, value: float) -> str:
 
 def parse_rules(rules: Mapping[str, str], scope: Scope, key: str) -> list[Rule]:
     """Parse a mapping of rules; errors name `key.metric` and what to write instead."""
-    allowed = CASE_METRICS if scope == "case" else SUITE_METRICS
+    allowed = _ALLOWED[scope]
     parsed = []
     for metric, text in rules.items():
         if metric not in allowed:

@@ -6,10 +6,12 @@ with the remaining endpoint calls.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Protocol
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeVar
 
 from ragjudge.cases import Case
 from ragjudge.endpoint.client import EndpointResult
@@ -17,6 +19,11 @@ from ragjudge.eventlog import EventLog
 from ragjudge.judge.interface import Judge, Judgement, Unscored
 from ragjudge.rules import Rule
 from ragjudge.scoring import CaseResult, score_case
+from ragjudge.transport import deadline
+
+_T = TypeVar("_T")
+STOP_GRACE_S = 1.0
+"""After a stop, how long a call in flight may take to notice it before it is abandoned."""
 
 
 @dataclass(frozen=True)
@@ -25,16 +32,35 @@ class RunPlan:
     case_rules: Sequence[Rule]
     endpoint_concurrency: int
     judge_concurrency: int
+    keep_passage_text: bool = True
+    """False: a passage's text is dropped once the judge has it (ids and titles stay), so a large run does
+    not hold every reply's passages until the end. Only the bias check reads them after the run."""
 
 
-def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLog) -> Judgement:
+def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLog) -> Judgement | None:
+    """The judgement; None when the run was stopped before it was made (an unfinished case is not scored).
+
+    A judgement finished just as the stop came is kept; one with a call cut off by the stop is not.
+    """
     assert result.trace is not None
+    if deadline.stopped():
+        return None
     try:
-        return judge.judge(case, result.trace, lambda fields: log.write("judge", case.id, fields))
+        judgement = judge.judge(case, result.trace, lambda fields: log.write("judge", case.id, fields))
+        cut_off = any(u.reason.endswith(deadline.INTERRUPTED) for u in judgement.unscored)
+        return None if cut_off else judgement
     except Exception as exc:  # a judge bug must become an unscored judgement, not a crash or a pass
         reason = f"judge failed: {type(exc).__name__}: {exc}"
         log.write("judge", case.id, {"error": reason})
         return Judgement(judge=judge.name, unscored=(Unscored("faithfulness", reason), Unscored("rubric", reason)))
+
+
+def _without_passage_text(result: EndpointResult) -> EndpointResult:
+    trace = result.trace
+    if trace is None or not any(p.text for p in trace.passages):
+        return result
+    passages = tuple(replace(p, text="") for p in trace.passages)
+    return replace(result, trace=replace(trace, passages=passages))
 
 
 class ReplySource(Protocol):
@@ -45,18 +71,38 @@ class ReplySource(Protocol):
     def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult: ...
 
 
+def _outcome(future: Future[_T | None]) -> _T | None:
+    """The future's value; None if the run is stopped and the call does not end within the grace period."""
+    stopped_at: float | None = None
+    while True:
+        try:
+            return future.result(timeout=0.1)
+        except FutureTimeout:
+            if not deadline.stopped():
+                continue
+            stopped_at = stopped_at or time.monotonic()
+            if time.monotonic() - stopped_at > STOP_GRACE_S:
+                return None
+
+
 def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: EventLog) -> list[CaseResult]:
-    """Evaluate every case; the result order is the case order."""
+    """Evaluate every case; the result order is the case order.
+
+    When the run is stopped (`transport.deadline.stop`), only the cases finished
+    before it are returned: no call starts after it, and calls in flight are cut off.
+    """
     # Render every request first: a template error is bad input, found before any call.
     for case in plan.cases:
         client.render(case)
-    judged: dict[str, Future[Judgement]] = {}
-    with (
-        ThreadPoolExecutor(plan.judge_concurrency, thread_name_prefix="judge") as judges,
-        ThreadPoolExecutor(plan.endpoint_concurrency, thread_name_prefix="endpoint") as endpoints,
-    ):
+    judged: dict[str, Future[Judgement | None]] = {}
+    judges = ThreadPoolExecutor(plan.judge_concurrency, thread_name_prefix="judge")
+    endpoints = ThreadPoolExecutor(plan.endpoint_concurrency, thread_name_prefix="endpoint")
+    try:
 
-        def call(case: Case) -> EndpointResult:
+        def call(case: Case) -> EndpointResult | None:
+            if deadline.stopped():
+                return None
+
             def on_attempt(fields: dict[str, Any]) -> None:
                 log.write("endpoint", case.id, fields)
 
@@ -73,14 +119,25 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
                     "error": result.error,
                 },
             )
+            if deadline.stopped():
+                return None  # cut off, or finished as the stop came: either way not kept
             if result.trace is not None and judge is not None:
                 judged[case.id] = judges.submit(_judge_safely, judge, case, result, log)
-            return result
+            return result if plan.keep_passage_text else _without_passage_text(result)
 
         calls = [(case, endpoints.submit(call, case)) for case in plan.cases]
-        replies = [(case, future.result()) for case, future in calls]
+        replies = [(case, _outcome(future)) for case, future in calls]
         results = []
-        for case, result in replies:
-            judgement = judged[case.id].result() if case.id in judged else None
-            results.append(score_case(case, result, judgement, plan.case_rules))
+        for case, reply in replies:
+            if reply is None:
+                continue
+            judgement = _outcome(judged[case.id]) if case.id in judged else None
+            if case.id in judged and judgement is None:
+                continue
+            results.append(score_case(case, reply, judgement, plan.case_rules))
+    finally:
+        # After a stop, calls still in flight are abandoned rather than waited for.
+        stopping = deadline.stopped()
+        endpoints.shutdown(wait=not stopping, cancel_futures=stopping)
+        judges.shutdown(wait=not stopping, cancel_futures=stopping)
     return results

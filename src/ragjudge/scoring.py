@@ -18,6 +18,20 @@ Status = Literal["pass", "fail", "error"]
 
 
 @dataclass(frozen=True)
+class RunRecord:
+    """One run of a case that was repeated (`repeat.max` > 1): enough to show it and count its cost."""
+
+    status: Status
+    failed_conditions: tuple[str, ...]
+    latency_ms: float | None
+    endpoint_cost_usd: float | None
+    judge_calls: int = 0
+    judge_tokens: int = 0
+    judge_cost_usd: float = 0.0
+    judge_cache_hits: int = 0
+
+
+@dataclass(frozen=True)
 class CaseResult:
     """The outcome of one case."""
 
@@ -30,6 +44,24 @@ class CaseResult:
     judgement: Judgement | None
     skipped_rules: tuple[str, ...] = ()
     """Rules not applicable to this case, with why."""
+    runs: tuple[RunRecord, ...] = ()
+    """Every run, in order, when the case was run more than once; empty otherwise."""
+    flaky: bool = False
+    """Passed, but only after repeats."""
+
+    def record(self) -> RunRecord:
+        """This result as one run among several."""
+        trace, judgement = self.endpoint.trace, self.judgement
+        return RunRecord(
+            status=self.status,
+            failed_conditions=self.failed_conditions,
+            latency_ms=trace.latency_ms if trace else None,
+            endpoint_cost_usd=trace.cost_usd if trace else None,
+            judge_calls=judgement.calls if judgement else 0,
+            judge_tokens=judgement.tokens if judgement else 0,
+            judge_cost_usd=judgement.cost_usd if judgement else 0.0,
+            judge_cache_hits=judgement.cache_hits if judgement else 0,
+        )
 
 
 def _excerpt(text: str, limit: int = 80) -> str:

@@ -16,8 +16,8 @@ import yaml
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score
 from statsmodels.stats.proportion import proportion_confint
-from tests.calibrate.fake_evidence import KEY, by_marker, evidence_responder, first_wins, other_judges, passage
 from tests.fakes.openai_server import FakeOpenAI
+from tests.judge.fake_evidence import KEY, by_marker, evidence_responder, first_wins, other_judges, passage
 
 from ragjudge.calibrate.fingerprint import fingerprint_of
 from ragjudge.cli import main
@@ -285,7 +285,8 @@ def test_labels_scored_by_the_model_judge_through_the_command(ws: Path, capsys: 
         ]
         log = ws / "calibrate.jsonl"
         r = calibrate(ws, capsys, "--config", "ragjudge.yml", "--log", str(log), rows=rows)
-        assert fake.call_count == 20  # one faithfulness call per label: the rubric is not asked
+        assert fake.call_count == 20  # one call per label: the combined call the gate makes
+        assert all(str(b["messages"][0]["content"]).startswith("You judge one answer") for b in fake.bodies)
     assert r.code == 0 and r.report["n"] == 20 and r.report["judged"] == 20
     assert r.report["faithfulness_rule"] == "faithfulness >= 0.8"
     lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.calibrate.fake_evidence import KEY, evidence_responder, other_judges, run_config
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers_rag import RagServer, answer
+from tests.judge.fake_evidence import KEY, evidence_responder, other_judges, run_config
 
 from ragjudge.calibrate import fingerprint as fp
 from ragjudge.calibrate.fingerprint import (
@@ -39,12 +39,18 @@ def _judge(**kw: Any) -> JudgeConfig:
 # --- the fingerprint ------------------------------------------------------------------------------
 
 
-def test_fingerprint_is_stable_and_covers_model_host_prompts_and_temperature() -> None:
+def test_fingerprint_is_stable_and_covers_model_host_prompts_temperature_and_combined() -> None:
     base = fingerprint_of(_judge())
     assert base.digest == fingerprint_of(_judge()).digest and len(base.digest) == 64
-    assert set(base.components) == {"provider", "model", "base_url_host", "temperature", "prompts_sha256"}
-    assert base.components["base_url_host"] == "127.0.0.1"
-    for change in ({"model": "gpt-4o"}, {"base_url": "http://judge.example/v1"}, {"temperature": 0.2}):
+    assert set(base.components) == {"provider", "model", "base_url_host", "temperature", "combined", "prompts_sha256"}
+    assert base.components["base_url_host"] == "127.0.0.1" and base.components["combined"] is True
+    changes: list[dict[str, Any]] = [
+        {"model": "gpt-4o"},
+        {"base_url": "http://judge.example/v1"},
+        {"temperature": 0.2},
+        {"combined": False},
+    ]
+    for change in changes:
         assert fingerprint_of(_judge(**change)).digest != base.digest, change
 
 
@@ -120,6 +126,15 @@ def test_changed_prompts_and_temperature_are_stale(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(fp, "prompt_sources", lambda: "another prompt")
     status = check_calibration(_judge(calibration=tmp_path / "calibration.json", temperature=0.3))
     assert status.state == "stale" and status.reason.endswith("(temperature 0.0 → 0.3, prompt templates changed)")
+
+
+@pytest.mark.parametrize(("calibrated", "now"), [(True, False), (False, True)])
+def test_a_calibration_made_with_the_other_call_shape_is_stale(tmp_path: Path, calibrated: bool, now: bool) -> None:
+    _calibrated(tmp_path, combined=calibrated)
+    status = check_calibration(_judge(calibration=tmp_path / "calibration.json", combined=now))
+    assert status.state == "stale"
+    assert status.reason.endswith(f"(judge.combined {str(calibrated).lower()} → {str(now).lower()})")
+    assert check_calibration(_judge(calibration=tmp_path / "calibration.json", combined=calibrated)).state == "ok"
 
 
 def test_an_unfit_record_is_unfit_with_its_reasons(tmp_path: Path) -> None:
@@ -260,6 +275,15 @@ def test_an_unfit_calibration_is_refused_or_warned(world: World) -> None:
     assert "agreement ci95 lower bound 0.670 < 0.8" in report["cases"][0]["failed_conditions"][0]
     code, report, _ = world.run()
     assert code == 0 and "judge calibration unfit" in _calibration_warnings(report)[0]
+
+
+def test_switching_to_separate_calls_after_calibrating_combined_warns(world: World) -> None:
+    world.calibrate(agree=50)
+    code, report, comment = world.run(combined=False)
+    assert code == 0
+    (warning,) = _calibration_warnings(report)
+    assert "judge calibration stale" in warning and "(judge.combined true → false)" in warning
+    assert "judge.combined true → false" in comment
 
 
 def test_recalibrating_after_a_change_clears_the_warning(world: World) -> None:

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.calibrate.fake_evidence import KEY, by_marker, evidence_responder, other_judges, passage
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.judge.fake_evidence import KEY, by_marker, evidence_responder, other_judges, passage
 
-from ragjudge.calibrate.evidence import EvidenceScorer
 from ragjudge.calibrate.labels import (
     DEFAULT_FAITHFULNESS,
     Label,
@@ -25,6 +24,7 @@ from ragjudge.calibrate.labels import (
 )
 from ragjudge.config import Config, JudgeConfig, parse_config
 from ragjudge.errors import CaseFileError, ConfigError
+from ragjudge.judge.evidence import EvidenceScorer
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge
 from ragjudge.rules import Rule
@@ -165,13 +165,18 @@ def test_given_scores_are_not_asked_for() -> None:
     assert (scored.judge, scored.raw, scored.source) == (1.0, 0.9, "label")
 
 
-def test_binary_items_are_scored_by_the_model_judge_with_the_threshold() -> None:
+@pytest.mark.parametrize(("combined", "prompt"), [(True, "You judge one answer"), (False, "You are a strict auditor")])
+def test_binary_items_are_scored_by_the_model_judge_with_the_threshold(combined: bool, prompt: str) -> None:
     labels = [_label(i, 1, "Refunds take 5 days.", ("Refunds take 5 days.",)) for i in range(3)]
     with FakeOpenAI(other_judges, api_key=KEY) as fake:
-        config = JudgeConfig(provider="openai", base_url=fake.base_url, api_key=KEY, cache=None, max_retries=0)
+        config = JudgeConfig(
+            provider="openai", base_url=fake.base_url, api_key=KEY, cache=None, max_retries=0, combined=combined
+        )
         factory = cache(lambda: make_judge(config))
         scored = score_labels(labels, True, DEFAULT_FAITHFULNESS, factory, _no_evidence, _log([]), 3)
-        assert fake.call_count == 3  # faithfulness only: the rubric is not asked when calibrating
+        # One call per label either way: the combined call the gate makes, or faithfulness alone.
+        assert fake.call_count == 3
+        assert all(str(b["messages"][0]["content"]).startswith(prompt) for b in fake.bodies)
     assert [s.judge for s in scored] == [1.0, 1.0, 1.0]
 
 

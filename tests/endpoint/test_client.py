@@ -10,7 +10,7 @@ from email.utils import format_datetime
 import pytest
 
 from ragjudge.config import load_config
-from ragjudge.endpoint.client import MAX_RETRY_AFTER_S, EndpointClient, parse_retry_after
+from ragjudge.endpoint.client import EndpointClient, parse_retry_after
 from ragjudge.errors import ConfigError
 
 OK = {"answer": "Refunds take 7 days.", "refused": False, "confidence": "high"}
@@ -81,11 +81,27 @@ def test_retry_after_replaces_the_backoff(serve, make_client, make_case, sleeps)
     assert result.retry_wait_ms == 6000.0
 
 
-def test_retry_after_is_capped(serve, make_client, make_case, sleeps):
+def test_retry_after_over_max_wait_ends_the_call_at_once(serve, make_client, make_case, sleeps):
+    # Waiting 60 s per attempt and then failing anyway cost 543 s for one case: end it now, and say why.
     server = serve(lambda ex: ex.json({}, status=429, headers={"Retry-After": "3600"}) if ex.n == 0 else ex.json(OK))
-    result = make_client(server.url, retries=1).call(make_case())
+    result = make_client(server.url, retries=3).call(make_case())
+    assert result.error == "endpoint rate-limited: the server asked to wait 3600 s, over endpoint.max_wait_s 60"
+    assert sleeps.delays == []
+    assert len(server.requests) == 1
+
+
+def test_retry_after_over_max_wait_on_a_503_names_the_status(serve, make_client, make_case, sleeps):
+    server = serve(lambda ex: ex.json({}, status=503, headers={"Retry-After": "120"}))
+    result = make_client(server.url, retries=3, max_wait_s=30).call(make_case())
+    assert result.error == "endpoint error: HTTP 503: the server asked to wait 120 s, over endpoint.max_wait_s 30"
+    assert sleeps.delays == []
+
+
+def test_retry_after_up_to_max_wait_is_waited_in_full(serve, make_client, make_case, sleeps):
+    server = serve(lambda ex: ex.json({}, status=429, headers={"Retry-After": "90"}) if ex.n == 0 else ex.json(OK))
+    result = make_client(server.url, retries=1, max_wait_s=90).call(make_case())
     assert result.error is None
-    assert sleeps.delays == [MAX_RETRY_AFTER_S] == [60.0]
+    assert sleeps.delays == [90.0]
 
 
 def test_429_after_the_last_retry_is_reported(serve, make_client, make_case, sleeps):

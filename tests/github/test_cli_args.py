@@ -148,3 +148,11 @@ def test_missing_key_variable_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) 
 def test_run_accepts_the_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", "--config", str(tmp_path / "none.yml"), "--judge-model", "m", "--judge-base-url", "u"])
     assert code == 2 and "config file not found" in capsys.readouterr().err
+
+
+def test_repeat_goes_to_run_and_only_to_run() -> None:
+    argv = cli_argv(ActionInputs(repeat="3/2"), Path("c.md"), RUN)
+    assert argv[-2:] == ["--repeat", "3/2"]
+    assert main(["run", "--repeat", "3/2", "--config", "/nonexistent/r.yml"]) == 2  # the flag parses
+    with pytest.raises(InputError, match="input `repeat` does not apply to mode canary"):
+        cli_argv(ActionInputs(mode=Mode.CANARY, repeat="3/2"), Path("c.md"), subcommand_options("canary") or set())

@@ -70,3 +70,16 @@ def test_other_boolean_spellings_are_errors(value: str) -> None:
 def test_choices_are_exact(name: str, value: str) -> None:
     with pytest.raises(InputError, match=f"input `{name.lower()}` must be one of"):
         read_inputs({f"INPUT_{name}": value})
+
+
+@pytest.mark.parametrize(("value", "kept"), [("3/2", "3/2"), ("3", "3"), (" 10/10 ", "10/10"), ("", None)])
+def test_repeat_input(value: str, kept: str | None) -> None:
+    assert read_inputs({"INPUT_REPEAT": value}).repeat == kept
+
+
+@pytest.mark.parametrize("value", ["3/4", "0/0", "11/1", "3/", "three", "3/2/1", "-1"])
+def test_a_bad_repeat_input_is_exit_2_naming_it(value: str) -> None:
+    with pytest.raises(InputError) as err:
+        read_inputs({"INPUT_REPEAT": value})
+    assert err.value.message == f"input `repeat` must be MAX/PASS_AT with 1 <= PASS_AT <= MAX <= 10, got {value!r}"
+    assert err.value.exit_code is ExitCode.BAD_INPUT

@@ -27,8 +27,11 @@ def test_delimiters_are_random_per_value() -> None:
     assert all(h.split("<<")[1].startswith("ghadelimiter_") for h in heads)
 
 
-def test_no_output_file_outside_actions() -> None:
+def test_no_output_file_outside_actions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "github_output"))  # the path given wins, even when None
     write_outputs(None, {"a": "1"})  # nothing to write to, and no error
+    assert list(tmp_path.iterdir()) == []  # and nothing written anywhere instead
 
 
 def test_step_outputs_from_a_gate_report() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ragjudge.github.rest import GitHubClient, GitHubError
 from ragjudge.github.sticky import ACTIONS_BOT, MAX_BODY_CHARS, compose, marker, token_login, upsert
+from tests.fakes._http import Incoming, LoopbackServer, Outgoing
 from tests.fakes.github_server import MAX_COMMENT_LENGTH, FakeGitHub
 
 REPO = "octo-org/octo-repo"
@@ -117,3 +120,38 @@ def test_write_errors_surface(fake_github: FakeGitHub) -> None:
     with pytest.raises(GitHubError) as err:
         upsert(gh_client(fake_github), REPO, 5, "gate", "x")
     assert err.value.status == 403
+
+
+class _OddGitHub(LoopbackServer):
+    """Replies GitHub would not send: list items that are not objects, a created comment without html_url."""
+
+    def __init__(self, comments: list[Any]) -> None:
+        super().__init__()
+        self.comments = comments
+        self.posted: list[Any] = []
+
+    def handle(self, req: Incoming) -> Outgoing:
+        if req.path == "/user":
+            return Outgoing(403, {"message": "Resource not accessible by integration"})
+        if req.method == "GET":
+            return Outgoing(200, self.comments)
+        if req.method == "POST":
+            self.posted.append(req.json())
+            return Outgoing(201, {"id": 99})
+        return Outgoing(200, {"id": 7})
+
+
+def test_a_comment_list_holding_non_objects_and_a_reply_without_html_url_are_warnings() -> None:
+    odd = [1, "x", None, ["y"], {"id": 3, "user": "not-an-object", "body": marker("gate")}]
+    with _OddGitHub(odd) as gh:
+        result = upsert(GitHubClient(gh.url, TOKEN, sleep=lambda s: None), REPO, 5, "gate", "body")
+        assert len(gh.posted) == 1  # none of the odd items was taken for ours
+    assert (result.action, result.url, result.comment_id) == ("created", "", 99)
+    assert result.warnings == (
+        "GitHub's comment list held 4 item(s) that are not comment objects; skipped them",
+        "GitHub's reply had no html_url: the comment was created, but its link is unknown",
+    )
+
+
+def test_a_normal_reply_gives_no_warning(fake_github: FakeGitHub) -> None:
+    assert upsert(gh_client(fake_github), REPO, 5, "gate", "one").warnings == ()

@@ -50,10 +50,12 @@ def claims_json(*claims: dict[str, Any]) -> str:
 
 
 def kind_of(body: dict[str, Any]) -> str:
-    """Which judge a chat request comes from: `rubric`, `negative` or `faithfulness` (by its system prompt)."""
+    """Which judge a chat request is for: `rubric`, `negative`, `faithfulness` or `combined` (by its system prompt)."""
     system = body["messages"][0]["content"]
     if system.startswith("You are a strict auditor"):
         return "faithfulness"
+    if system.startswith("You judge one answer"):
+        return "combined"
     if "do NOT cover" in system:
         return "negative"
     assert system.startswith("You grade one answer"), system[:80]
@@ -75,17 +77,55 @@ GOOD_RUBRIC = Reply(content=rubric_json())
 GOOD_CLAIMS = Reply(content=claims_json(claim("Refunds take 5 working days.")))
 
 
+def is_negative(body: dict[str, Any]) -> bool:
+    """A request for the negative rubric (out-of-scope case), separate or combined."""
+    return "do NOT cover" in str(body["messages"][0]["content"])
+
+
+def merged(rubric: Responder, faithfulness: Responder, negative: Responder | None = None) -> Responder:
+    """Answers a combined request with the rubric reply and the claims reply merged into one object.
+
+    A reply that is not a 200 with a JSON object (an error, prose, a truncation) is returned as it
+    is, so that what breaks a separate reply breaks the combined one too.
+    """
+
+    def responder(body: dict[str, Any], call_index: int) -> Reply:
+        first = (negative if negative is not None and is_negative(body) else rubric)(body, call_index)
+        second = faithfulness(body, call_index)
+        parts = []
+        for reply in (first, second):
+            try:
+                part = json.loads(reply.content or "")
+            except ValueError:
+                return reply
+            if reply.status != 200 or reply.finish_reason != "stop" or not isinstance(part, dict):
+                return reply
+            parts.append(part)
+        return Reply(content=json.dumps({**parts[0], **parts[1]}, ensure_ascii=False))
+
+    return responder
+
+
 def by_kind(
     rubric: Reply | Responder = GOOD_RUBRIC,
     faithfulness: Reply | Responder = GOOD_CLAIMS,
     negative: Reply | Responder | None = None,
+    combined: Reply | Responder | None = None,
 ) -> Responder:
-    """Answer each judge kind with its own Reply or Responder (a queue keeps its own count per kind)."""
+    """Answer each judge kind with its own Reply or Responder (a queue keeps its own count per kind).
+
+    A combined request gets `combined`, or else the rubric (or negative) and claims replies merged.
+    """
     table = {
         "rubric": _responder(rubric),
         "faithfulness": _responder(faithfulness),
         "negative": _responder(negative or Reply(content=rubric_json(dims=("grounding", "calibration"), default=5))),
     }
+    table["combined"] = (
+        _responder(combined)
+        if combined is not None
+        else merged(table["rubric"], table["faithfulness"], table["negative"])
+    )
 
     def responder(body: dict[str, Any], call_index: int) -> Reply:
         return table[kind_of(body)](body, call_index)
@@ -108,7 +148,10 @@ class Sleeps:
 
 
 def judge_config(base_url: str, cache: Path | None, **overrides: Any) -> JudgeConfig:
+    """A model judge on `base_url`. Separate calls unless `combined=True` is passed: most judge tests
+    check one judgement at a time; tests/judge/test_combined.py covers the default, combined call."""
     values: dict[str, Any] = {
+        "combined": False,
         "provider": "openai",
         "base_url": base_url,
         "api_key": KEY,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ragjudge.judge.interface import NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS
-from ragjudge.judge.replies import ReplyError, parse_claims, parse_rubric, response_format, strip_fence
+from ragjudge.judge.replies import ReplyError, parse_claims, parse_combined, parse_rubric, response_format, strip_fence
 from tests.judge.openai_helpers import claim, claims_json, rubric_json
 
 IDS = ("p1", "p2")
@@ -241,3 +241,57 @@ def test_claims_response_format_requires_every_field_of_every_claim() -> None:
     assert verdict["required"] == ["claim", "supported", "evidence_id", "reason"]
     assert verdict["additionalProperties"] is False
     assert {"type": "null"} in verdict["properties"]["evidence_id"]["anyOf"]
+
+
+# ---------------------------------------------------------------------------------------- combined
+def _combined(**parts: Any) -> str:
+    data: dict[str, Any] = json.loads(rubric_json())
+    data["claims"] = [claim("Refunds take 5 days.", True, "p1"), claim("Shipping is free.", False, None, "p2: no")]
+    data.update(parts)
+    return json.dumps(data)
+
+
+def test_a_valid_combined_reply_gives_the_rubric_and_the_claims() -> None:
+    scores, reasons, claims = parse_combined(_combined(), RUBRIC_DIMENSIONS, IDS)
+    assert scores == dict.fromkeys(RUBRIC_DIMENSIONS, 4) and reasons["tone"] == "tone: fine"
+    assert [(c.claim, c.supported, c.evidence_id) for c in claims] == [
+        ("Refunds take 5 days.", True, "p1"),
+        ("Shipping is free.", False, None),
+    ]
+
+
+def test_a_combined_reply_is_checked_like_both_separate_replies() -> None:
+    # Every problem is named at once, from either half, so that the one retry can fix them all.
+    bad = json.loads(_combined())
+    bad["scores"]["tone"] = 0
+    bad["claims"][1]["reason"] = " "
+    with pytest.raises(ReplyError) as err:
+        parse_combined(json.dumps(bad), RUBRIC_DIMENSIONS, IDS)
+    assert str(err.value) == (
+        "scores.tone: Input should be greater than or equal to 1; claims.1.reason: Value error, must not be blank"
+    )
+    with pytest.raises(ReplyError, match=r"^claims\.0\.evidence_id: 'p9' is not one of the passages shown \(p1, p2\)$"):
+        parse_combined(_combined(claims=[claim("x", True, "p9")]), RUBRIC_DIMENSIONS, IDS)
+    with pytest.raises(ReplyError, match=r"^claims: Field required$"):
+        parse_combined(rubric_json(), RUBRIC_DIMENSIONS, IDS)
+    with pytest.raises(ReplyError, match=r"^verdict: Extra inputs are not permitted$"):
+        parse_combined(_combined(verdict="pass"), RUBRIC_DIMENSIONS, IDS)
+
+
+def test_a_combined_reply_drops_unasked_dimensions_and_reads_unclear_as_unsupported() -> None:
+    text = _combined(claims=[claim("Shipping is free.", "unclear", "", "p2 is vague")])
+    scores, _, claims = parse_combined(text, NEGATIVE_DIMENSIONS, IDS)
+    assert scores == {"grounding": 4, "calibration": 4}
+    assert (claims[0].supported, claims[0].evidence_id) == (False, None)
+
+
+def test_combined_response_format_is_strict_with_the_asked_dimensions_and_the_claims() -> None:
+    rf = response_format("combined", NEGATIVE_DIMENSIONS)
+    assert rf["json_schema"]["name"] == "ragjudge_combined" and rf["json_schema"]["strict"] is True
+    schema = rf["json_schema"]["schema"]
+    assert schema["required"] == ["scores", "reasoning", "claims"] and schema["additionalProperties"] is False
+    assert schema["$defs"]["Scores"]["required"] == ["grounding", "calibration"]
+    verdict = schema["$defs"]["ClaimVerdict"]
+    assert verdict["required"] == ["claim", "supported", "evidence_id", "reason"]
+    assert verdict["additionalProperties"] is False
+    assert "title" not in json.dumps(rf)

@@ -30,8 +30,8 @@ SUITE_KEYS = {
     "endpoint_error_rate",
     "cost_usd",
 }
-# Added beside them (documented in the README): the judge's usage.
-SUITE_USAGE_KEYS = {"judge_calls", "judge_cache_hits", "judge_tokens", "judge_cost_usd"}
+# Added beside them (documented in the README): the judge's usage, and cases that passed only on a repeat.
+SUITE_USAGE_KEYS = {"judge_calls", "judge_cache_hits", "judge_tokens", "judge_cost_usd", "flaky_cases"}
 RULE_KEYS = {"scope", "metric", "op", "threshold", "value", "passed", "reason"}
 CASE_KEYS = {"id", "category", "status", "failed_conditions", "metrics", "judge", "trace"}
 TRACE_KEYS = {"answer", "refused", "confidence", "retrieved_ids", "latency_ms", "cost_usd", "error"}
@@ -73,7 +73,12 @@ def test_top_level_keys(report: Report) -> None:
         "warnings",
         "tool",
         "generated_at",
+        "provenance",
+        "comparison",
+        "interrupted",
     }
+    assert data["provenance"] == {} and data["comparison"] is None  # filled by `ragjudge run`
+    assert data["interrupted"] is None  # set only when a signal stopped the run
     assert data["schema_version"] == 1
     assert data["verdict"] == "fail"
     assert data["warnings"] == ["a warning"]
@@ -103,6 +108,7 @@ def test_suite_block_has_the_contract_keys_and_values(report: Report) -> None:
         "judge_cache_hits": 0,
         "judge_tokens": 0,
         "judge_cost_usd": 0.0,
+        "flaky_cases": 0,
     }
 
 
@@ -156,7 +162,7 @@ def test_rules_entries(report: Report) -> None:
 def test_case_entries(report: Report) -> None:
     ok, bad, err = _json(report)["cases"]
     for case in (ok, bad, err):
-        assert set(case) == CASE_KEYS | {"question"}
+        assert set(case) == CASE_KEYS | {"question", "change", "flaky", "runs", "k_of_n", "baseline"}
         assert set(case["trace"]) == TRACE_KEYS | {"attempts", "retry_wait_ms", "server_latency_ms", "warnings"}
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -290,3 +296,24 @@ def test_redact_replaces_secrets_in_every_text_value() -> None:
 
 def test_redact_without_secrets_is_the_same_report(report: Report) -> None:
     assert redact(report, []) is report
+
+
+def test_redact_returns_a_report_that_holds_no_secret_unchanged(report: Report) -> None:
+    assert redact(report, ["sk-not-in-this-report-0000"]) is report
+
+
+def test_redact_finds_a_secret_that_only_appears_json_escaped() -> None:
+    token = 'tok"en\\with-quotes'
+    result = score_case(make_case("c1"), ok_result(make_trace(f"echo {token}")), None, [])
+    redacted = redact(make_report([result]), [token])
+    assert redacted.cases[0].trace.answer == "echo ***"
+
+
+@pytest.mark.parametrize("cases", [0, 1, 3])
+def test_the_report_is_written_a_case_at_a_time_exactly_as_one_dump(cases: int, tmp_path: Path) -> None:
+    results = [_judged(f"c{i}", '运费 "quoted"\nline', ["d1"], {"d1": "运费"}) for i in range(cases)]
+    report = make_report(results, CASE_RULES, SUITE_RULES, warnings=["w"])
+    report = report.model_copy(update={"judge_info": {"judge": "offline", "nested": [1, {"a": None}]}})
+    write_report(report, tmp_path / "r.json")
+    assert (tmp_path / "r.json").read_text(encoding="utf-8") == report.model_dump_json(indent=2) + "\n"
+    assert not (tmp_path / "r.json.tmp").exists()

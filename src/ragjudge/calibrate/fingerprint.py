@@ -1,7 +1,9 @@
 """The judge fingerprint, the calibration record, and the gate's check of one against the other.
 
 A fingerprint is the sha256 of what decides how the model judge scores: the model, the host of
-`base_url`, the text of every prompt template and the temperature. `ragjudge calibrate`
+`base_url`, the text of every prompt template, the temperature, and whether the rubric and the
+claims are asked in one call (`judge.combined`): the combined reply is a different instrument
+from the two separate ones, so a calibration made one way is stale the other way. `ragjudge calibrate`
 writes it into the calibration record (`judge.calibration`, by default
 `.ragjudge/calibration.json` in the working directory) with its verdict. `ragjudge run` with
 `judge.provider: openai` compares the current fingerprint with the record: a missing record,
@@ -29,7 +31,13 @@ from ragjudge.judge.prompting import prompt_sources
 
 DEFAULT_RECORD = Path(".ragjudge/calibration.json")
 CALIBRATE_TIP = "run `ragjudge calibrate --config ragjudge.yml --labels LABELS.jsonl` (see docs/calibrate.md)"
-_NAMES = {"model": "model", "base_url_host": "base_url host", "temperature": "temperature", "provider": "provider"}
+_NAMES = {
+    "model": "model",
+    "base_url_host": "base_url host",
+    "temperature": "temperature",
+    "provider": "provider",
+    "combined": "judge.combined",
+}
 
 
 @dataclass(frozen=True)
@@ -39,7 +47,7 @@ class Fingerprint:
     digest: str
     """sha256 hex of the components."""
     components: Mapping[str, Any]
-    """model, base_url_host, temperature and prompts_sha256 (or the offline judge's settings)."""
+    """model, base_url_host, temperature, combined and prompts_sha256 (or the offline judge's settings)."""
 
 
 def fingerprint_of(judge: JudgeConfig) -> Fingerprint:
@@ -55,6 +63,7 @@ def fingerprint_of(judge: JudgeConfig) -> Fingerprint:
             "model": judge.model,
             "base_url_host": host_of(judge.base_url),
             "temperature": judge.temperature,
+            "combined": judge.combined,
             "prompts_sha256": hashlib.sha256(prompt_sources().encode("utf-8")).hexdigest(),
         }
     blob = json.dumps(components, sort_keys=True, separators=(",", ":"))
@@ -134,12 +143,17 @@ class CalibrationStatus:
 
 def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     out = []
-    for key in ("provider", "model", "base_url_host", "temperature"):
+    for key in ("provider", "model", "base_url_host", "temperature", "combined"):
         if key in new and old.get(key) != new.get(key):
-            out.append(f"{_NAMES[key]} {old.get(key, '?')} → {new[key]}")
+            out.append(f"{_NAMES[key]} {_shown(old.get(key, '?'))} → {_shown(new[key])}")
     if old.get("prompts_sha256") != new.get("prompts_sha256") and "prompts_sha256" in new:
         out.append("prompt templates changed")
     return out or ["fingerprint differs"]
+
+
+def _shown(value: Any) -> str:
+    # As written in ragjudge.yml: `true`/`false`, not Python's True/False.
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def check_calibration(judge: JudgeConfig) -> CalibrationStatus:

@@ -36,7 +36,7 @@ from ragjudge.judge.openai_judge import OpenAIJudge
 from ragjudge.rules import Rule, parse_rules
 
 if TYPE_CHECKING:
-    from ragjudge.calibrate.evidence import EvidenceScorer
+    from ragjudge.judge.evidence import EvidenceScorer
 
 FIELDS_TIP = (
     'each line is {"id", "human": 0|1 or 0..5, "judge": number} (or `judgeScore`), '

@@ -18,6 +18,7 @@ import requests
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragjudge.errors import EvaluationError, FeedbackError
+from ragjudge.transport.sessions import CutOff, bounded_request, watched_session
 
 ARMS = ("treatment", "control")
 TIMEOUT_S = 30.0
@@ -135,16 +136,16 @@ def public_url(url: str) -> str:
 
 def session() -> requests.Session:
     """A session that ignores proxy settings from the environment, like the endpoint client."""
-    s = requests.Session()
-    s.trust_env = False
-    return s
+    return watched_session()
 
 
 def from_url(url: str, headers: dict[str, str], timeout_s: float = TIMEOUT_S) -> Feedback:
     source = f"feedback url {public_url(url)}"
     try:
         with session() as s:
-            response = s.get(url, headers={"Accept": "application/json", **headers}, timeout=timeout_s)
+            response = bounded_request(s, "GET", url, timeout_s, headers={"Accept": "application/json", **headers})
+    except CutOff as exc:
+        raise EvaluationError(f"{source}: {exc}", tip="check that the metrics service is healthy") from None
     except requests.RequestException as exc:
         raise EvaluationError(
             f"{source}: cannot fetch the feedback counts ({type(exc).__name__})",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ragjudge.canary import stats
+from ragjudge import stats
 from ragjudge.canary.feedback import ArmFeedback
 from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
 from ragjudge.config import CanaryConfig

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-from ragjudge.canary import stats
+from ragjudge import stats
 from ragjudge.canary.model import Evidence, MetricDecision, MetricResult, Settings, metric_result, shortfall
 from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
 
@@ -88,16 +88,6 @@ def broken(rule: CanaryRule, treatment: PointArm, control: PointArm) -> str | No
     if rule.metric == FAITHFULNESS:
         return None if rule.holds(treatment.faithfulness) else faithfulness_reason(treatment.faithfulness, rule)
     raise AssertionError(rule.metric)
-
-
-def judge_canary(rules: tuple[CanaryRule, ...], treatment: PointArm, control: PointArm) -> tuple[bool, list[str]]:
-    """The seed's `judgeCanary`: (promote, reasons), the latency reason given once."""
-    reasons: list[str] = []
-    for rule in rules:
-        reason = broken(rule, treatment, control)
-        if reason is not None and reason not in reasons:
-            reasons.append(reason)
-    return not reasons, reasons
 
 
 def _figures(rule: CanaryRule, evidence: Evidence) -> tuple[float | None, float | None]:

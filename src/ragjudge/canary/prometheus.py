@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ragjudge.canary.feedback import ARMS, TIMEOUT_S, ArmFeedback, Feedback, check_arm, public_url, session
 from ragjudge.config import FeedbackPrometheus
 from ragjudge.errors import ConfigError, EvaluationError, FeedbackError
+from ragjudge.transport.sessions import CutOff, bounded_request
 
 _EMPTY_TIP = 'if no series means zero, end the query with "or vector(0)"'
 
@@ -85,12 +86,18 @@ class PrometheusSource:
         where = f"{self.source}: canary.feedback.prometheus.{key}"
         try:
             with session() as s:
-                response = s.get(
+                response = bounded_request(
+                    s,
+                    "GET",
                     f"{self.base}/api/v1/query",
+                    self.timeout_s,
                     params={"query": promql},
                     headers={"Accept": "application/json", **self.config.headers},
-                    timeout=self.timeout_s,
                 )
+        except CutOff as exc:
+            raise EvaluationError(
+                f"{self.source}: {exc}", tip="check that Prometheus is healthy and reachable from here"
+            ) from None
         except requests.RequestException as exc:
             raise EvaluationError(
                 f"{self.source}: cannot reach Prometheus ({type(exc).__name__})",

@@ -13,8 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge import __version__
-from ragjudge.canary import stats
+from ragjudge import __version__, stats
 from ragjudge.canary.feedback import ArmFeedback, public_url
 from ragjudge.canary.model import Decision, MetricResult
 from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from ragjudge.canary import stats
+from ragjudge import stats
 from ragjudge.canary.model import Evidence, MetricDecision, MetricResult, Settings, metric_result, shortfall
 from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
 

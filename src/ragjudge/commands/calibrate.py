@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragjudge import masking
-from ragjudge.calibrate.bias import MAX_FLIP_RATE, BiasResult, length_bias, load_bias_items, position_bias
 from ragjudge.calibrate.fingerprint import fingerprint_of, new_record, record_path, write_record
+from ragjudge.calibrate.items import load_bias_items
 from ragjudge.calibrate.labels import (
     ScoredLabel,
     check_given_scores,
@@ -37,12 +37,14 @@ from ragjudge.calibrate.verdict import (
 from ragjudge.config import Config, load_config
 from ragjudge.errors import EvaluationError, ExitCode, UsageError
 from ragjudge.eventlog import EventLog
+from ragjudge.judge.bias import MAX_FLIP_RATE, BiasResult, length_bias, position_bias
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
+from ragjudge.outpaths import check_output_paths
 from ragjudge.rules import Rule
 
 if TYPE_CHECKING:
-    from ragjudge.calibrate.evidence import EvidenceScorer
+    from ragjudge.judge.evidence import EvidenceScorer
 
 REPORT_KEYS = (
     "n",
@@ -114,7 +116,7 @@ class _Judges:
     @cache  # noqa: B019
     def evidence(self) -> EvidenceScorer:
         require_openai(self.config, "scoring claims (ordinal labels, bias checks)")
-        from ragjudge.calibrate.evidence import EvidenceScorer  # imports the SDK: only for the model judge
+        from ragjudge.judge.evidence import EvidenceScorer  # imports the SDK: only for the model judge
 
         return EvidenceScorer(self.config.judge, caller=getattr(self.judge(), "caller", None))
 
@@ -131,6 +133,7 @@ def handle(args: argparse.Namespace) -> int:
     report: dict[str, Any] = dict.fromkeys(REPORT_KEYS)
     reasons: list[str] = []
     fit = True
+    check_output_paths((("--report", args.report), ("--log", args.log)))
     log = EventLog(args.log)
     try:
         if args.labels:

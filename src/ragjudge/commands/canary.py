@@ -16,6 +16,7 @@ from ragjudge.canary.report import CanaryReport, render_comment
 from ragjudge.canary.run import CanaryRequest, run_canary
 from ragjudge.commands.run import with_judge_overrides
 from ragjudge.config import load_config
+from ragjudge.outpaths import check_output_paths
 from ragjudge.report.model import write_report
 
 _MARK = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "??  "}
@@ -51,6 +52,7 @@ def handle(args: argparse.Namespace) -> int:
     config = with_judge_overrides(
         load_config(args.config), args.judge_model, args.judge_base_url, args.judge_api_key_env
     )
+    check_output_paths((("--report", args.report), ("--comment-file", args.comment_file)))
     outcome = run_canary(
         CanaryRequest(config=config, treatment=args.treatment, control=args.control, feedback=args.feedback)
     )

@@ -19,6 +19,7 @@ from ragjudge.errors import UsageError
 from ragjudge.github.env import RunnerEnv
 from ragjudge.github.rest import GitHubClient
 from ragjudge.github.sticky import upsert
+from ragjudge.outpaths import check_output_paths
 from ragjudge.report.comment import render_comment
 from ragjudge.report.model import load_report
 
@@ -43,6 +44,7 @@ def add_parser(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     report = load_report(args.report)
+    check_output_paths((("--comment-file", args.comment_file),))
     text = render_comment(report, args.template, report_path=str(args.report))
     if args.comment_file:
         args.comment_file.write_text(masking.mask(text), encoding="utf-8")
@@ -66,4 +68,6 @@ def post(text: str, repo: str | None, pr: int | None, header: str) -> None:
     if pr is None or pr < 1:
         raise UsageError("--post needs --pr N (a pull request number)", tip="the fork example saves it in the artifact")
     result = upsert(GitHubClient(runner.api_url, token), repo, pr, header, text)
-    print(f"ragjudge: PR comment {result.action}: {result.url}")
+    for warning in result.warnings:
+        print(f"ragjudge: warning: {warning}", file=sys.stderr)
+    print(f"ragjudge: PR comment {result.action}: {result.url or '(no link)'}")

@@ -12,6 +12,7 @@ from typing import Any
 from ragjudge.config import load_config
 from ragjudge.errors import ExitCode
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
+from ragjudge.outpaths import check_output_paths
 from ragjudge.report.comment import render_comment
 from ragjudge.report.model import write_report
 
@@ -31,6 +32,7 @@ def handle(args: argparse.Namespace) -> int:
     # Imported by name: the example lives in examples/, mapped into the package at install time.
     serve_in_thread = importlib.import_module("ragjudge.examples.rag_service").serve_in_thread
 
+    check_output_paths((("--report", args.report),))
     config = load_config(examples_dir() / "ragjudge.yml")
     config = config.model_copy(update={"judge": config.judge.model_copy(update={"provider": "offline"})})
     server, url = serve_in_thread()

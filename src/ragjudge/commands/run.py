@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, TextIO
@@ -14,6 +15,7 @@ from ragjudge import masking
 from ragjudge.config import Config, load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
+from ragjudge.outpaths import check_output_paths
 from ragjudge.report.comment import check_template, render_comment
 from ragjudge.report.model import Report, write_report
 
@@ -37,6 +39,18 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="spend N extra evidence-judge calls on a position swap (sampled cases' passages reversed)",
     )
+    p.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="compare with this report from main (overrides baseline.report); a missing file is a notice",
+    )
+    p.add_argument(
+        "--repeat",
+        type=parse_repeat,
+        metavar="MAX/PASS_AT",
+        help="re-run a failing case up to MAX runs until PASS_AT of them pass (overrides `repeat`; e.g. 3/2)",
+    )
     p.add_argument("--judge-model", metavar="MODEL", help="judge model (overrides judge.model)")
     p.add_argument("--judge-base-url", metavar="URL", help="OpenAI-compatible base URL (overrides judge.base_url)")
     p.add_argument(
@@ -49,6 +63,17 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(handler=handle)
 
 
+def parse_repeat(text: str) -> tuple[int, int]:
+    """`3/2` -> (3, 2); `3` -> (3, 1)."""
+    match = re.fullmatch(r"(\d{1,2})(?:/(\d{1,2}))?", text.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not MAX/PASS_AT, e.g. 3/2")
+    max_runs, pass_at = int(match.group(1)), int(match.group(2) or 1)
+    if not 1 <= pass_at <= max_runs <= 10:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 1 <= PASS_AT <= MAX <= 10")
+    return max_runs, pass_at
+
+
 def print_summary(report: Report, out: TextIO) -> None:
     s = report.suite
     print(
@@ -58,16 +83,32 @@ def print_summary(report: Report, out: TextIO) -> None:
     )
     for w in report.warnings:
         print(f"  warning: {w}", file=out)
-    for rule in report.rules:
-        if rule.scope == "suite":
-            mark = "ok  " if rule.passed else "FAIL"
-            print(f"  [{mark}] {rule.reason}", file=out)
+    comparison = report.comparison
+    if comparison is not None:
+        for notice in comparison.notices:
+            print(f"  notice: {notice}", file=out)
+    rules = [r for r in report.rules if r.scope == "suite"] + (comparison.rules if comparison else [])
+    for rule in rules:
+        mark = "n/a " if rule.passed is None and rule.scope == "regression" else ("ok  " if rule.passed else "FAIL")
+        print(f"  [{mark}] {rule.reason}", file=out)
     for case in report.cases:
-        if case.status != "pass":
-            print(f"  {case.id} {case.status}: " + "; ".join(case.failed_conditions), file=out)
+        if case.status != "pass" or case.flaky:
+            change = f" [{case.change}]" if case.change else ""
+            runs = f" ({case.k_of_n})" if case.k_of_n else ""
+            why = ": " + "; ".join(case.failed_conditions) if case.failed_conditions else ""
+            print(f"  {case.id} {case.status}{change}{runs}{why}", file=out)
 
 
 def handle(args: argparse.Namespace) -> int:
+    from ragjudge.interrupt import exit_code, stop_on_signals
+
+    with stop_on_signals():
+        code = _run(args)
+        # A stopped run still wrote its outputs; its exit code says it was stopped (130 SIGINT, 143 SIGTERM).
+        return exit_code() or code
+
+
+def _run(args: argparse.Namespace) -> int:
     config = with_judge_overrides(
         load_config(args.config), args.judge_model, args.judge_base_url, args.judge_api_key_env
     )
@@ -78,6 +119,7 @@ def handle(args: argparse.Namespace) -> int:
     template = args.template or config.template
     if args.comment_file is not None:
         check_template(template)
+    check_output_paths((("--report", args.report), ("--comment-file", args.comment_file), ("--log", args.log)))
     request = GateRequest(
         config=config,
         endpoint=args.endpoint,
@@ -87,6 +129,8 @@ def handle(args: argparse.Namespace) -> int:
         sample=args.sample,
         seed=args.seed,
         bias_check=args.bias_check,
+        baseline=args.baseline,
+        repeat=args.repeat,
     )
     report = run_gate(request)
     return emit(report, args.report, args.comment_file, template)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import requests
 import urllib3
@@ -27,9 +27,11 @@ from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError
+from ragjudge.transport import deadline
+from ragjudge.transport.sessions import watched_session
 
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504}) | frozenset(range(505, 600))
-MAX_RETRY_AFTER_S = 60.0
+MAX_REDIRECTS = 5
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ class EndpointClient:
         config: EndpointConfig,
         url: str,
         *,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = deadline.sleep,
         backoff_base_s: float = 0.5,
     ) -> None:
         self.config = config
@@ -117,8 +119,7 @@ class EndpointClient:
     def _session(self) -> requests.Session:
         session: requests.Session | None = getattr(self._local, "session", None)
         if session is None:
-            session = requests.Session()
-            session.trust_env = False
+            session = watched_session()
             self._local.session = session
         return session
 
@@ -150,7 +151,10 @@ class EndpointClient:
             try:
                 status, decoded = self._once(url, body)
                 elapsed_ms = (time.monotonic() - t0) * 1000
-                trace = parse_reply(decoded.data, self.config.response, elapsed_ms)
+                try:
+                    trace = parse_reply(decoded.data, self.config.response, elapsed_ms)
+                except RecursionError:
+                    raise ReplyShapeError("reply is nested too deeply to read") from None
                 if decoded.duplicate_keys:
                     trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
             except _Attempt as failure:
@@ -169,9 +173,15 @@ class EndpointClient:
                     break
                 delay = self._backoff * 2 ** (attempt - 1)
                 if failure.retry_after is not None:
-                    delay = min(MAX_RETRY_AFTER_S, failure.retry_after)
+                    if failure.retry_after > self.config.max_wait_s:
+                        # Waiting it out would stall the run for nothing: end this call now.
+                        return self._result(None, self._too_long(failure), attempt, waited, started, status)
+                    delay = failure.retry_after
                 waited += delay
                 self._sleep(delay)
+                if deadline.stopped():
+                    last = _Attempt("interrupted", "interrupted", retry=False)
+                    break
                 continue
             except ReplyShapeError as exc:
                 return self._result(None, f"endpoint error: {exc}", attempt, waited, started, status)
@@ -180,6 +190,14 @@ class EndpointClient:
             return self._result(trace, None, attempt, waited, started, status)
         assert last is not None
         return self._result(None, self._reason(last, attempt), attempt, waited, started, status)
+
+    def _too_long(self, failure: _Attempt) -> str:
+        asked = (
+            f"the server asked to wait {failure.retry_after:.0f} s, over endpoint.max_wait_s {self.config.max_wait_s:g}"
+        )
+        if failure.status == 429:
+            return f"endpoint rate-limited: {asked}"
+        return f"endpoint error: {failure.detail}: {asked}"
 
     def _reason(self, failure: _Attempt, attempts: int) -> str:
         if failure.kind == "timeout":
@@ -202,21 +220,63 @@ class EndpointClient:
         )
 
     def _once(self, url: str, body: str | None) -> tuple[int, Decoded]:
+        """One attempt, redirects included, under one deadline for the whole of it."""
+        if deadline.stopped():
+            raise _Attempt("interrupted", "interrupted", retry=False)
         cfg = self.config
         headers = {"Accept": "application/json", "User-Agent": "ragjudge"}
         if body is not None:
             headers["Content-Type"] = "application/json"
         headers.update(cfg.headers)
-        deadline = time.monotonic() + cfg.timeout_s
+        with deadline.limit(cfg.timeout_s) as limit:
+            try:
+                return self._follow(cfg.method, url, body, headers, limit)
+            except _Attempt:
+                if limit.fired is not None:
+                    raise _cut_off(limit) from None
+                raise
+
+    def _follow(
+        self, method: str, url: str, body: str | None, headers: dict[str, str], limit: deadline.Deadline
+    ) -> tuple[int, Any]:
+        origin = _origin(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            response = self._send(method, url, body, headers, limit)
+            with response:
+                if response.is_redirect:
+                    method, url, body, headers = self._next_hop(response, method, url, body, headers, origin)
+                    continue
+                if response.status_code >= 400:
+                    retry = response.status_code in _RETRY_STATUSES
+                    raise _Attempt(
+                        "http",
+                        f"HTTP {response.status_code}",
+                        retry=retry,
+                        retry_after=parse_retry_after(response.headers.get("Retry-After")),
+                        status=response.status_code,
+                    )
+                try:
+                    raw = self._read_capped(response, limit.expires)
+                    if limit.fired is not None:
+                        raise _cut_off(limit)  # a cut-off body can look complete
+                    return response.status_code, _decode(raw, response.headers.get("Content-Type"))
+                except _Attempt as failure:
+                    failure.status = response.status_code
+                    raise
+        raise _Attempt("redirect", f"more than {MAX_REDIRECTS} redirects", retry=False)
+
+    def _send(
+        self, method: str, url: str, body: str | None, headers: dict[str, str], limit: deadline.Deadline
+    ) -> requests.Response:
         try:
-            response = self._session().request(
-                cfg.method,
+            return self._session().request(
+                method,
                 url,
                 data=body.encode("utf-8") if body is not None else None,
                 headers=headers,
-                timeout=cfg.timeout_s,
+                timeout=max(0.001, limit.remaining()),
                 stream=True,
-                allow_redirects=True,
+                allow_redirects=False,
             )
         except requests.Timeout:
             raise _Attempt("timeout", "timeout", retry=True) from None
@@ -224,24 +284,45 @@ class EndpointClient:
             raise _Attempt("connection", _connection_detail(url, exc), retry=True) from None
         except requests.RequestException as exc:
             raise _Attempt("request", f"request failed: {type(exc).__name__}", retry=False) from None
-        with response:
-            if response.status_code >= 400:
-                retry = response.status_code in _RETRY_STATUSES
-                raise _Attempt(
-                    "http",
-                    f"HTTP {response.status_code}",
-                    retry=retry,
-                    retry_after=parse_retry_after(response.headers.get("Retry-After")),
-                    status=response.status_code,
-                )
-            try:
-                raw = self._read_capped(response, deadline)
-                return response.status_code, _decode(raw, response.headers.get("Content-Type"))
-            except _Attempt as failure:
-                failure.status = response.status_code
-                raise
 
-    def _read_capped(self, response: requests.Response, deadline: float) -> bytes:
+    def _next_hop(
+        self,
+        response: requests.Response,
+        method: str,
+        url: str,
+        body: str | None,
+        headers: dict[str, str],
+        origin: str,
+    ) -> tuple[str, str, str | None, dict[str, str]]:
+        """Where a 3xx leads, and what may be sent there; refuses what the config does not allow."""
+        status = response.status_code
+        location = response.headers.get("Location", "")
+        if not self.config.follow_redirects:
+            raise _Attempt(
+                "redirect",
+                f"HTTP {status} redirect to {location} (set endpoint.follow_redirects: true to follow it)",
+                retry=False,
+                status=status,
+            )
+        target = urljoin(url, location)
+        if status == 303 or (status in (301, 302) and method == "POST"):
+            method, body = "GET", None  # what browsers and requests do
+        if _origin(target) != origin:
+            if not self.config.allow_cross_origin:
+                raise _Attempt(
+                    "redirect",
+                    f"HTTP {status} redirect to another origin refused: {location} "
+                    "(set endpoint.allow_cross_origin: true to follow it)",
+                    retry=False,
+                    status=status,
+                )
+            # Another origin never sees the team's headers (tokens) or the body.
+            return method, target, None, {"Accept": "application/json", "User-Agent": "ragjudge"}
+        if body is None:
+            headers = {k: v for k, v in headers.items() if k != "Content-Type"}
+        return method, target, body, headers
+
+    def _read_capped(self, response: requests.Response, expires: float) -> bytes:
         cap = self.config.max_response_bytes
         declared = response.headers.get("Content-Length")
         if declared and declared.isdigit() and int(declared) > cap:
@@ -254,13 +335,29 @@ class EndpointClient:
                 if size > cap:
                     raise _Attempt("size", f"reply over {cap} bytes", retry=False)
                 chunks.append(chunk)
-                if time.monotonic() > deadline:
+                if time.monotonic() > expires:
                     raise _Attempt("timeout", "timeout", retry=True)
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             if isinstance(exc, urllib3.exceptions.ReadTimeoutError) or "timed out" in str(exc).lower():
                 raise _Attempt("timeout", "timeout", retry=True) from None
             raise _Attempt("connection", "connection dropped while reading the reply", retry=True) from None
         return b"".join(chunks)
+
+
+def _cut_off(limit: deadline.Deadline) -> _Attempt:
+    if limit.fired == deadline.STOPPED:
+        return _Attempt("interrupted", "interrupted", retry=False)
+    return _Attempt("timeout", "timeout", retry=True)
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{port or default}"
 
 
 def _body_chunks(response: requests.Response) -> Iterator[bytes]:
@@ -315,10 +412,10 @@ def _decode(raw: bytes, content_type: str | None) -> Decoded:
     kind = (content_type or "no content type").split(";")[0].strip() or "no content type"
     try:
         decoded = decode(raw.decode("utf-8"))
+    except RecursionError:
+        raise _Attempt("json", f"reply is nested too deeply to read ({len(raw)} bytes)", retry=False) from None
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise _Attempt("json", f"reply is not valid JSON ({kind}, {len(raw)} bytes)", retry=False) from None
-    except RecursionError:
-        raise _Attempt("json", f"reply JSON is nested too deeply ({len(raw)} bytes)", retry=False) from None
     bad = non_finite(decoded.data)
     if bad is not None:
         path, value = bad

@@ -67,6 +67,18 @@ def _passage(item: Any, index: int, mapping: ResponseMapping, parallel_ids: list
     )
 
 
+_RETRIEVED_KEYS = ("retrieved", "sources", "contexts")
+_JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", list: "a list", type(None): "null"}
+
+
+def _check_passages(items: list[Any], field: str) -> None:
+    """A passage is an object or a string; a number or a null is a broken reply, not a passage called "1"."""
+    for i, item in enumerate(items):
+        if not isinstance(item, str | dict):
+            kind = _JSON_KINDS.get(type(item), type(item).__name__)
+            raise ReplyShapeError(f'reply field "{field}"[{i}] is {kind}, not a passage (an object or a string)')
+
+
 def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float) -> Trace:
     """Read a decoded reply; raises ReplyShapeError naming what is missing."""
     if not isinstance(data, dict):
@@ -90,10 +102,11 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float) -> Trace
     confidence_raw = get(mapping.confidence, "confidence")
     confidence = None if confidence_raw is _MISSING else _text(confidence_raw).strip().lower() or None
 
-    retrieved = get(mapping.retrieved, "retrieved", "sources", "contexts")
+    retrieved = get(mapping.retrieved, *_RETRIEVED_KEYS)
     ids_raw = get(mapping.retrieved_ids, "retrievedIds", "retrieved_ids")
     parallel_ids = ids_raw if isinstance(ids_raw, list) else []
     items = retrieved if isinstance(retrieved, list) else []
+    _check_passages(items, mapping.retrieved or next((k for k in _RETRIEVED_KEYS if k in data), "retrieved"))
     passages = [_passage(item, i, mapping, parallel_ids) for i, item in enumerate(items)]
     # Ids reported without passages still count for recall and precision.
     passages += [Passage(str(pid), "(untitled)", "") for pid in parallel_ids[len(items) :]]

@@ -194,6 +194,7 @@ def post_comment(inputs: ActionInputs, runner: RunnerEnv, outcome: RunOutcome, n
     except (KeyError, TypeError, ValueError) as exc:  # a reply not shaped like GitHub's: still only a warning
         notes.warnings.append(f"the PR comment was not posted: unexpected API reply ({type(exc).__name__}: {exc})")
         return ""
+    notes.warnings.extend(result.warnings)
     if result.action == "skipped":
         notes.summary.append("No PR comment: the gate passed and `comment` is on-failure.")
     else:

@@ -60,6 +60,7 @@ def cli_argv(inputs: ActionInputs, comment_file: Path, options: Collection[str])
         ("judge-model", "--judge-model", inputs.judge_model),
         ("judge-base-url", "--judge-base-url", inputs.judge_base_url),
         ("judge-api-key", "--judge-api-key-env", JUDGE_KEY_VARIABLE if inputs.judge_api_key else None),
+        ("repeat", "--repeat", inputs.repeat),
     ):
         if value:
             argv += [_option(inputs, name, flag, options), value]

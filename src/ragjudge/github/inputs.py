@@ -9,6 +9,7 @@ run by hand or in another CI, where a shell can only set `INPUT_GITHUB_TOKEN`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, StrEnum
@@ -65,6 +66,8 @@ class ActionInputs:
     judge_base_url: str | None = None
     judge_api_key: str | None = None
     """Overrides the config's judge key; never printed (it is masked)."""
+    repeat: str | None = None
+    """`MAX/PASS_AT` for `ragjudge run --repeat` (re-run failing cases)."""
     job_summary: bool = True
     """Append the Markdown summary to `$GITHUB_STEP_SUMMARY`."""
     annotations: bool = True
@@ -115,6 +118,23 @@ def choice_input(environ: Mapping[str, str], name: str, kind: type[E], default: 
     raise InputError(f"input `{name}` must be one of {', '.join(allowed)}, got {value!r}")
 
 
+_REPEAT = re.compile(r"^(\d{1,2})(?:/(\d{1,2}))?$")
+
+
+def repeat_input(environ: Mapping[str, str], name: str) -> str | None:
+    """`MAX/PASS_AT` (or `MAX`) with 1 <= PASS_AT <= MAX <= 10, checked here so the message names the input."""
+    value = raw_input(environ, name)
+    if value is None:
+        return None
+    match = _REPEAT.match(value)
+    if match is None or not 1 <= int(match.group(2) or 1) <= int(match.group(1)) <= 10:
+        raise InputError(
+            f"input `{name}` must be MAX/PASS_AT with 1 <= PASS_AT <= MAX <= 10, got {value!r}",
+            tip="e.g. 3/2: up to 3 runs of a failing case, passing when 2 of them pass",
+        )
+    return value
+
+
 def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
     """Every input, validated; raises InputError (exit 2) naming the first bad one."""
     cases = tuple(line.strip() for line in (raw_input(environ, "cases") or "").splitlines() if line.strip())
@@ -132,6 +152,7 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         judge_model=raw_input(environ, "judge-model"),
         judge_base_url=raw_input(environ, "judge-base-url"),
         judge_api_key=raw_input(environ, "judge-api-key"),
+        repeat=repeat_input(environ, "repeat"),
         job_summary=boolean_input(environ, "job-summary", True),
         annotations=boolean_input(environ, "annotations", True),
     )

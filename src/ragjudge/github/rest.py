@@ -19,6 +19,7 @@ import requests
 
 from ragjudge import __version__
 from ragjudge.errors import ExitCode, RagjudgeError
+from ragjudge.transport.sessions import CutOff, bounded_request, watched_session
 
 PER_PAGE = 100
 MAX_PAGES = 200
@@ -53,7 +54,7 @@ class GitHubClient:
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self._origin = _origin(self.api_url)
-        self._session = session or requests.Session()
+        self._session = session or watched_session(trust_env=True)
         self._session.headers.update(
             {
                 "Authorization": f"Bearer {token}",
@@ -97,11 +98,15 @@ class GitHubClient:
         while True:
             attempt += 1
             try:
-                response = self._session.request(method, url, json=body, params=params, timeout=self.timeout_s)
+                # Not cut short by SIGINT/SIGTERM: posting the comment of a stopped run is how it is reported.
+                response = bounded_request(
+                    self._session, method, url, self.timeout_s, stoppable=False, json=body, params=params
+                )
             except requests.RequestException as exc:
                 if attempt > self.retries:
+                    what = str(exc) if isinstance(exc, CutOff) else type(exc).__name__
                     raise GitHubError(
-                        f"{method} {_show(url)}: {type(exc).__name__} after {attempt} attempts",
+                        f"{method} {_show(url)}: {what} after {attempt} attempts",
                         tip="check GITHUB_API_URL and the network",
                     ) from None
                 self._sleep(_backoff(attempt))

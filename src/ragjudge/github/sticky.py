@@ -44,6 +44,9 @@ class StickyResult:
     url: str = ""
     """`html_url` of the comment; empty when skipped."""
     comment_id: int | None = None
+    warnings: tuple[str, ...] = ()
+    """Replies not shaped like GitHub's that were worked around (a comment list item that is not an object,
+    a reply without `html_url`)."""
 
 
 def token_login(client: GitHubClient) -> str:
@@ -56,17 +59,24 @@ def token_login(client: GitHubClient) -> str:
     return login if isinstance(login, str) and login else ACTIONS_BOT
 
 
-def find_own(client: GitHubClient, repo: str, pr: int, header: str, login: str) -> list[dict[str, Any]]:
-    """Every comment on the PR that is ours for this header, oldest first."""
+def find_own(
+    client: GitHubClient, repo: str, pr: int, header: str, login: str, warnings: list[str] | None = None
+) -> list[dict[str, Any]]:
+    """Every comment on the PR that is ours for this header, oldest first; odd list items are noted in `warnings`."""
     tag = marker(header)
     found = []
+    skipped = 0
     for comment in client.paginate(f"/repos/{repo}/issues/{pr}/comments"):
         if not isinstance(comment, dict):
+            skipped += 1
             continue
-        author = (comment.get("user") or {}).get("login")
+        user = comment.get("user")
+        author = user.get("login") if isinstance(user, dict) else None
         body = comment.get("body") or ""
         if author == login and isinstance(body, str) and body.lstrip().startswith(tag):
             found.append(comment)
+    if skipped and warnings is not None:
+        warnings.append(f"GitHub's comment list held {skipped} item(s) that are not comment objects; skipped them")
     return found
 
 
@@ -77,24 +87,27 @@ def upsert(client: GitHubClient, repo: str, pr: int, header: str, body: str, *, 
     """
     text = compose(header, body)
     login = token_login(client)
-    own = find_own(client, repo, pr, header, login)
+    warnings: list[str] = []
+    own = find_own(client, repo, pr, header, login, warnings)
     if own:
         first, extra = own[0], own[1:]
         updated = client.request("PATCH", f"/repos/{repo}/issues/comments/{first['id']}", json={"body": text})
         for duplicate in extra:
             with contextlib.suppress(GitHubError):  # best effort: one stale duplicate is harmless
                 client.request("DELETE", f"/repos/{repo}/issues/comments/{duplicate['id']}")
-        return StickyResult("updated", _url(updated, first), int(first["id"]))
+        url = _url(updated, first, "updated", warnings)
+        return StickyResult("updated", url, int(first["id"]), tuple(warnings))
     if not create:
-        return StickyResult("skipped")
+        return StickyResult("skipped", warnings=tuple(warnings))
     created = client.request("POST", f"/repos/{repo}/issues/{pr}/comments", json={"body": text})
-    return StickyResult("created", _url(created, {}), _id(created))
+    return StickyResult("created", _url(created, {}, "created", warnings), _id(created), tuple(warnings))
 
 
-def _url(reply: Any, fallback: dict[str, Any]) -> str:
+def _url(reply: Any, fallback: dict[str, Any], action: str, warnings: list[str]) -> str:
     for source in (reply, fallback):
         if isinstance(source, dict) and isinstance(source.get("html_url"), str):
             return str(source["html_url"])
+    warnings.append(f"GitHub's reply had no html_url: the comment was {action}, but its link is unknown")
     return ""
 
 

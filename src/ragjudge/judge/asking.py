@@ -6,7 +6,9 @@ cached, retried and logged the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,24 @@ from ragjudge.judge.replies import ReplyError
 
 MAX_QUOTED_CHARS = 2000
 """The corrective retry quotes at most this much of the invalid reply (and of the error about it)."""
+_RERUN: ContextVar[int] = ContextVar("ragjudge_judge_rerun", default=0)
+# A re-run's samples take seeds past every first-run sample (judge.samples is at most 15).
+_RERUN_SEED_STRIDE = 100
+
+
+@contextmanager
+def fresh_samples(rerun: int) -> Iterator[None]:
+    """Judge calls made inside are re-run `rerun` (>= 1) of a case: fresh samples, not the cache.
+
+    A repeated case must get a new judgement, or the repeat would only replay the first verdict.
+    Such calls neither read nor write the cache (the cache keeps the first run's reply), and
+    their seed is offset so that a seeded judge does not return the first run's reply again.
+    """
+    token = _RERUN.set(rerun)
+    try:
+        yield
+    finally:
+        _RERUN.reset(token)
 
 
 @dataclass
@@ -70,7 +90,10 @@ class Asker:
             "sample": sample,
         }
         key = cache_key(key_parts)
-        hit = self.cache.get(key)
+        rerun = _RERUN.get()
+        if rerun:
+            sample += rerun * _RERUN_SEED_STRIDE
+        hit = None if rerun else self.cache.get(key)
         if hit is not None and isinstance(hit.get("content"), str):
             try:
                 parsed = parse(hit["content"])
@@ -102,7 +125,8 @@ class Asker:
                 ]
                 continue
             self._log(log, target, kind, convo, completion.content, parsed, None, completion, sample, False)
-            self.cache.put(key, {"content": completion.content, "model": target.model, "kind": kind})
+            if not rerun:
+                self.cache.put(key, {"content": completion.content, "model": target.model, "kind": kind})
             return parsed
         raise CallFailed(f"{label} reply invalid after 2 attempts: {_clip(error)}")
 

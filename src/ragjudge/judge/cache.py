@@ -25,6 +25,7 @@ class JudgeCache:
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
+        self._made: set[Path] = set()  # fan-out folders known to exist: one mkdir each per run, not per write
 
     def _path(self, key: str) -> Path:
         assert self.root is not None
@@ -44,7 +45,9 @@ class JudgeCache:
             return
         path = self._path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.parent not in self._made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._made.add(path.parent)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(value, handle, ensure_ascii=False)

@@ -9,17 +9,22 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ragjudge.config import JudgeConfig
-from ragjudge.endpoint.client import MAX_RETRY_AFTER_S, parse_retry_after
+from ragjudge.endpoint.client import parse_retry_after
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import host_of
+from ragjudge.judge.limiter import AdaptiveLimit
 from ragjudge.judge.prompting import Message
+from ragjudge.transport import deadline
+
+if TYPE_CHECKING:
+    import openai
 
 MODES = ("json_schema", "json_object", "prompt")
+INTERRUPTED = f"judge call {deadline.INTERRUPTED}"
 
 
 class CallFailed(Exception):
@@ -42,9 +47,9 @@ class Throttle:
         while True:
             with self._lock:
                 delay = self._until - time.monotonic()
-            if delay <= 0:
+            if delay <= 0 or deadline.stopped():
                 return
-            time.sleep(min(delay, 1.0))
+            deadline.sleep(min(delay, 1.0))
 
     def pause(self, seconds: float) -> None:
         with self._lock:
@@ -73,7 +78,7 @@ class Target:
 class ChatCaller:
     """Chat completions with transport retries, response-format fallback and the shared throttle."""
 
-    def __init__(self, config: JudgeConfig, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, config: JudgeConfig, sleep: Callable[[float], None] = deadline.sleep) -> None:
         self.config = config
         api_key = config.api_key.get_secret_value() if config.api_key else None
         if not api_key:
@@ -87,14 +92,27 @@ class ChatCaller:
         self._modes: dict[tuple[str | None, str], int] = {}
         self._no_seed: set[tuple[str | None, str]] = set()
         self._fatal: str | None = None
+        self._waited = 0.0
+        """Retry waits asked for so far, run-wide (judge.max_retry_time_s bounds it)."""
         self.throttle = Throttle()
+        self.limit = AdaptiveLimit(config.concurrency)
         self._sleep = sleep
 
     def client(self, base_url: str | None) -> openai.OpenAI:
+        # The SDK is imported on the first call, not when the judge is made: the endpoint calls start without
+        # waiting for its import, and commands that never call a judge never pay for it.
+        import openai
+
+        from ragjudge.transport.judge_http import judge_http_client
+
         with self._lock:
             if base_url not in self._clients:
                 self._clients[base_url] = openai.OpenAI(
-                    api_key=self._api_key, base_url=base_url or None, timeout=self.config.timeout_s, max_retries=0
+                    api_key=self._api_key,
+                    base_url=base_url or None,
+                    timeout=self.config.timeout_s,
+                    max_retries=0,
+                    http_client=judge_http_client(self.config.timeout_s),
                 )
             return self._clients[base_url]
 
@@ -116,6 +134,8 @@ class ChatCaller:
 
     def complete(self, target: Target, messages: list[Message], schema: dict[str, Any], sample: int = 0) -> Completion:
         """One completion; `sample` offsets the seed, so that n samples are not n copies of one reply."""
+        import openai
+
         if self._fatal:
             raise CallFailed(self._fatal, fatal=True)
         attempts = self.config.max_retries + 1
@@ -135,9 +155,29 @@ class ChatCaller:
             elif mode == "json_object":
                 kwargs["response_format"] = {"type": "json_object"}
             self.throttle.wait()
+            if deadline.stopped():
+                raise CallFailed(INTERRUPTED, fatal=True)
             started = time.monotonic()
+            client = self.client(target.base_url)
             try:
-                reply = self.client(target.base_url).chat.completions.create(**kwargs)
+                with self.limit.slot():
+                    if self._fatal:  # set by another call while this one waited for its place
+                        raise CallFailed(self._fatal, fatal=True)
+                    # The deadline covers the whole call, body included: a judge that drips its reply is cut off.
+                    with deadline.limit(self.config.timeout_s) as limit:
+                        reply = client.chat.completions.create(**kwargs)
+            except openai.APIConnectionError as exc:  # APITimeoutError included
+                if limit.fired == deadline.STOPPED:
+                    raise CallFailed(INTERRUPTED, fatal=True) from None
+                timed_out = limit.fired is not None or isinstance(exc, openai.APITimeoutError)
+                if attempt >= attempts:
+                    if timed_out:
+                        raise CallFailed(
+                            f"judge call failed: timeout after {self.config.timeout_s:g} s ({attempt} attempts)"
+                        ) from None
+                    raise CallFailed(f"judge call failed: cannot connect to {host_of(target.base_url)}") from None
+                self._wait(self._backoff(attempt))
+                continue
             except openai.BadRequestError as exc:
                 text = str(exc).lower()
                 rejects_format = any(w in text for w in ("response_format", "json_schema", "json_object", "structured"))
@@ -160,35 +200,55 @@ class ChatCaller:
                 if _code(exc) == "insufficient_quota":
                     self._fatal = "judge call failed: insufficient_quota (the account has no credit left)"
                     raise CallFailed(self._fatal, fatal=True) from None
+                self.limit.throttled()
                 wait = parse_retry_after(exc.response.headers.get("retry-after"))
-                delay = min(MAX_RETRY_AFTER_S, wait if wait is not None else self._backoff(attempt))
-                self.throttle.pause(delay)
+                if wait is not None and wait > self.config.max_wait_s:
+                    raise CallFailed(f"judge rate-limited: {self._asked(wait)}") from None
                 if attempt >= attempts:
                     raise CallFailed(f"judge call failed: HTTP 429 after {attempt} attempts") from None
+                if wait is not None:  # the server said when: every call waits that long
+                    self._spend(wait)
+                    self.throttle.pause(wait)
+                else:  # no hint: this call backs off, and the smaller limit slows the others
+                    self._wait(self._backoff(attempt))
                 continue
             except openai.APIStatusError as exc:
+                if 300 <= exc.status_code < 400:
+                    raise CallFailed(_redirect_reason(exc)) from None
                 if exc.status_code < 500 or attempt >= attempts:
                     raise CallFailed(
                         f"judge call failed: HTTP {exc.status_code} after {attempt} attempt{'s' if attempt > 1 else ''}"
                     ) from None
                 wait = parse_retry_after(exc.response.headers.get("retry-after"))
-                self._sleep(min(MAX_RETRY_AFTER_S, wait if wait is not None else self._backoff(attempt)))
-                continue
-            except openai.APITimeoutError:
-                if attempt >= attempts:
-                    raise CallFailed(
-                        f"judge call failed: timeout after {self.config.timeout_s:g} s ({attempt} attempts)"
-                    ) from None
-                self._sleep(self._backoff(attempt))
-                continue
-            except openai.APIConnectionError:
-                if attempt >= attempts:
-                    raise CallFailed(f"judge call failed: cannot connect to {host_of(target.base_url)}") from None
-                self._sleep(self._backoff(attempt))
+                if wait is not None and wait > self.config.max_wait_s:
+                    raise CallFailed(f"judge call failed: HTTP {exc.status_code}: {self._asked(wait)}") from None
+                self._wait(wait if wait is not None else self._backoff(attempt))
                 continue
             except ValueError:  # the SDK's json() of a body that says it is JSON and is not
                 raise CallFailed("judge reply is not valid JSON") from None
+            self.limit.succeeded()
             return _completion(reply, round((time.monotonic() - started) * 1000, 1), mode)
+
+    def _asked(self, wait: float) -> str:
+        return f"the server asked to wait {wait:.0f} s, over judge.max_wait_s {self.config.max_wait_s:g}"
+
+    def _spend(self, delay: float) -> None:
+        """Count a retry wait against the run-wide budget; past it, every later call fails at once."""
+        budget = self.config.max_retry_time_s
+        with self._lock:
+            if self._waited + delay > budget:
+                self._fatal = (
+                    f"judge retries stopped: waiting {delay:.0f} s more would pass judge.max_retry_time_s "
+                    f"{budget:g} s for the run"
+                )
+                raise CallFailed(self._fatal, fatal=True)
+            self._waited += delay
+
+    def _wait(self, delay: float) -> None:
+        self._spend(delay)
+        self._sleep(delay)
+        if deadline.stopped():
+            raise CallFailed(INTERRUPTED, fatal=True)
 
     def _said(self, exc: openai.APIStatusError) -> str:
         """What the server said, trimmed, without the key: some proxies echo the key they were sent."""
@@ -228,6 +288,16 @@ def _completion(reply: Any, latency_ms: float, mode: str) -> Completion:
         latency_ms=latency_ms,
         cached=False,
         mode=mode,
+    )
+
+
+def _redirect_reason(exc: openai.APIStatusError) -> str:
+    location = exc.response.headers.get("location", "")
+    parts = urlsplit(location)
+    where = parts.hostname or parts.path or "an unnamed place"
+    return (
+        f"judge call failed: HTTP {exc.status_code} redirect to {where} not followed "
+        "(the judge never follows redirects: set judge.base_url to where the API really is)"
     )
 
 

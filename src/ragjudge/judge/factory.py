@@ -11,9 +11,20 @@ from ragjudge.rules import Rule
 
 
 def make_judge(config: JudgeConfig, rules: Sequence[Rule] = ()) -> Judge:
-    """The configured judge; `rules` tell the model judge which scores are borderline (escalation)."""
+    """The configured judge; `rules` tell the model judge which scores are borderline (escalation).
+
+    With a `context_precision` case rule the model judge is wrapped for LLM context precision
+    (see `judge.precision`); without one nothing reads it, so no call is spent on it.
+    """
     if config.provider == "offline":
         return OfflineJudge(config.min_overlap)
     from ragjudge.judge.openai_judge import OpenAIJudge  # imported late: the SDK is slow to import
 
-    return OpenAIJudge(config, rules)
+    judge = OpenAIJudge(config, rules)
+    if not any(r.metric == "context_precision" for r in rules):
+        return judge
+    from ragjudge.judge.evidence import EvidenceScorer
+    from ragjudge.judge.precision import PrecisionJudge
+
+    # One caller for both: one 429 slows both, and the response-format fallback is learned once.
+    return PrecisionJudge(judge, EvidenceScorer(config, caller=judge.caller))

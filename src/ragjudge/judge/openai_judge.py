@@ -1,14 +1,20 @@
 """The model judge: rubric and claim-level faithfulness through any OpenAI-compatible server.
 
+With `judge.combined: true` (the default) an answered case costs one call: the rubric scores,
+their reasons and the claim verdicts come in one reply (see `combined_system.j2`). A refusal
+has no claims to check and gets the rubric alone (the negative rubric for an out-of-scope
+case). `combined: false` asks the two judges separately.
+
 A reply is validated before it is believed. One that fails is asked once more
 with the validation error appended; if it still fails, the judgement is
-unscored with the reason. Never 0, NaN or a pass.
+unscored with the reason (both judgements, for a combined reply). Never 0, NaN or a pass.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ragjudge.cases import Case
 from ragjudge.config import JudgeConfig
@@ -18,12 +24,14 @@ from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import MODES, CallFailed, ChatCaller, Completion, Target, Throttle
 from ragjudge.judge.interface import Claim, Judgement, LogFn, Unscored
 from ragjudge.judge.prompting import (
+    RubricPlan,
+    combined_messages,
     faithfulness_messages,
     rubric_messages,
     rubric_plan,
     trim_notes,
 )
-from ragjudge.judge.replies import parse_claims, parse_rubric, response_format
+from ragjudge.judge.replies import ClaimVerdict, parse_claims, parse_combined, parse_rubric, response_format
 from ragjudge.rules import Rule
 
 # The transport lives in chat.py and the validated ask in asking.py; re-exported for callers of this module.
@@ -76,9 +84,7 @@ class OpenAIJudge:
             assert failure is not None
             raise failure
         _note_dropped(tally, "rubric", self.config.samples, len(samples), failure)
-        scores = {d: _tidy(statistics.median(s[0][d] for s in samples)) for d in plan.dimensions}
-        spread = {d: float(max(s[0][d] for s in samples) - min(s[0][d] for s in samples)) for d in plan.dimensions}
-        return scores, dict(samples[0][1]), spread if len(samples) > 1 else {}
+        return _rubric_median(samples, plan.dimensions)
 
     def _faithfulness(self, trace: Trace, target: Target, log: LogFn, tally: Tally) -> tuple[float | None, list[Claim]]:
         messages = faithfulness_messages(trace, self.config.max_passage_chars, self.config.max_passages)
@@ -96,19 +102,45 @@ class OpenAIJudge:
                 if exc.fatal:
                     break
                 continue
-            claims = [Claim(v.claim, v.supported, v.evidence_id, v.reason) for v in verdicts]
-            value = sum(c.supported for c in claims) / len(claims) if claims else None
-            results.append((value, claims))
+            results.append(_faithfulness_of(verdicts))
         if not results:
             assert failure is not None
             raise failure
         _note_dropped(tally, "faithfulness", self.config.samples, len(results), failure)
-        scored = [r for r in results if r[0] is not None]
-        if not scored:
-            return None, results[0][1]
-        median = statistics.median(r[0] for r in scored if r[0] is not None)
-        closest = min(scored, key=lambda r: abs((r[0] or 0.0) - median))
-        return float(median), closest[1]
+        return _faithfulness_median(results)
+
+    def _combined(self, case: Case, trace: Trace, plan: RubricPlan, target: Target, log: LogFn, tally: Tally) -> _Both:
+        """Rubric and claims from one reply per sample; medians across samples as for the separate calls."""
+        messages = combined_messages(case, trace, plan, self.config.max_passage_chars, self.config.max_passages)
+        schema = response_format("combined", plan.dimensions)
+        ids = [p.id for p in trace.evidence[: self.config.max_passages]]
+        rubrics: list[tuple[dict[str, int], dict[str, str]]] = []
+        faiths: list[tuple[float | None, list[Claim]]] = []
+        failure: CallFailed | None = None
+        for i in range(self.config.samples):
+            try:
+                scores, reasoning, verdicts = self.asker.ask(
+                    target,
+                    "combined",
+                    messages,
+                    schema,
+                    lambda text: parse_combined(text, plan.dimensions, ids),
+                    i,
+                    log,
+                    tally,
+                )
+            except CallFailed as exc:
+                failure = exc
+                if exc.fatal:
+                    break
+                continue
+            rubrics.append((scores, reasoning))
+            faiths.append(_faithfulness_of(verdicts))
+        if not rubrics:
+            assert failure is not None
+            raise failure
+        _note_dropped(tally, "combined", self.config.samples, len(rubrics), failure)
+        return _Both(*_rubric_median(rubrics, plan.dimensions), *_faithfulness_median(faiths))
 
     def _borderline(self, metric: str, value: float) -> bool:
         if self.escalate is None or self.config.escalate is None:
@@ -119,10 +151,16 @@ class OpenAIJudge:
         return any(r.metric == metric and abs(value - r.threshold) <= band * scale + 1e-9 for r in self.rules)
 
     def judge(self, case: Case, trace: Trace, log: LogFn, rubric: bool = True) -> Judgement:
-        """Both judges; `rubric=False` asks only for faithfulness (calibrating binary labels needs no more)."""
+        """Both judges; `rubric=False` asks only for faithfulness (calibrating binary labels needs no more).
+
+        With `judge.combined`, an answer with claims to check is judged in one call whatever
+        `rubric` says: calibration then measures the very call the gate makes.
+        """
         tally = Tally()
         tally.notes.extend(trim_notes(trace, self.config.max_passage_chars, self.config.max_passages))
         plan = rubric_plan(case, trace)
+        if self.config.combined and _has_claims(trace):
+            return self._judge_combined(case, trace, plan, log, tally)
         unscored: list[Unscored] = []
         escalated: list[str] = []
         scores: dict[str, float] = {}
@@ -150,7 +188,7 @@ class OpenAIJudge:
                         unscored.append(Unscored(f"judge.{d}", why))
         faithfulness: float | None = None
         claims: list[Claim] = []
-        if not trace.refused and trace.answer.strip():
+        if _has_claims(trace):
             try:
                 faithfulness, claims = self._faithfulness(trace, self.primary, log, tally)
             except CallFailed as exc:
@@ -164,12 +202,49 @@ class OpenAIJudge:
                     unscored.append(
                         Unscored("faithfulness", f"escalation to {self.escalate.model} failed: {exc.reason}")
                     )
+        return self._judgement(_Both(scores, reasoning, spread, faithfulness, claims), plan, unscored, escalated, tally)
+
+    def _judge_combined(self, case: Case, trace: Trace, plan: RubricPlan, log: LogFn, tally: Tally) -> Judgement:
+        unscored: list[Unscored] = []
+        escalated: list[str] = []
+        try:
+            both = self._combined(case, trace, plan, self.primary, log, tally)
+        except CallFailed as exc:
+            # One reply carried both judgements: when it cannot be used, neither can be scored.
+            unscored += [Unscored("rubric", exc.reason), Unscored("faithfulness", exc.reason)]
+            return self._judgement(_Both({}, {}, {}, None, []), plan, unscored, escalated, tally)
+        if self.escalate is None:
+            return self._judgement(both, plan, unscored, escalated, tally)
+        borderline = [d for d, v in both.scores.items() if self._borderline(f"judge.{d}", v)]
+        faith_borderline = both.faithfulness is not None and self._borderline("faithfulness", both.faithfulness)
+        if not (borderline or faith_borderline):
+            return self._judgement(both, plan, unscored, escalated, tally)
+        try:
+            # One call re-judges both; the stronger model's verdict stands for both.
+            both = self._combined(case, trace, plan, self.escalate, log, tally)
+            escalated += [f"rubric by {self.escalate.model}", f"faithfulness by {self.escalate.model}"]
+        except CallFailed as exc:
+            # What was borderline is unscored, never left standing on the cheap model's word.
+            why = f"escalation to {self.escalate.model} failed: {exc.reason}"
+            for d in borderline:
+                both.scores.pop(d, None)
+                both.reasoning.pop(d, None)
+                both.spread.pop(d, None)
+                unscored.append(Unscored(f"judge.{d}", why))
+            if faith_borderline:
+                both = _Both(both.scores, both.reasoning, both.spread, None, [])
+                unscored.append(Unscored("faithfulness", why))
+        return self._judgement(both, plan, unscored, escalated, tally)
+
+    def _judgement(
+        self, both: _Both, plan: RubricPlan, unscored: list[Unscored], escalated: list[str], tally: Tally
+    ) -> Judgement:
         return Judgement(
             judge=self.name,
-            faithfulness=faithfulness,
-            claims=tuple(claims),
-            scores=scores,
-            reasoning=reasoning,
+            faithfulness=both.faithfulness,
+            claims=tuple(both.claims),
+            scores=both.scores,
+            reasoning=both.reasoning,
             unassessable=plan.unassessable,
             unscored=tuple(unscored),
             tokens=tally.tokens,
@@ -177,9 +252,49 @@ class OpenAIJudge:
             calls=tally.calls,
             cache_hits=tally.cache_hits,
             escalated=tuple(escalated),
-            spread=spread,
+            spread=both.spread,
             notes=tuple(tally.notes),
         )
+
+
+@dataclass(frozen=True)
+class _Both:
+    """A rubric verdict and a faithfulness verdict, as one judgement needs them."""
+
+    scores: dict[str, float]
+    reasoning: dict[str, str]
+    spread: dict[str, float]
+    faithfulness: float | None
+    claims: list[Claim]
+
+
+def _has_claims(trace: Trace) -> bool:
+    """Faithfulness applies: the answer is neither a refusal nor empty."""
+    return not trace.refused and bool(trace.answer.strip())
+
+
+def _faithfulness_of(verdicts: Sequence[ClaimVerdict]) -> tuple[float | None, list[Claim]]:
+    claims = [Claim(v.claim, v.supported, v.evidence_id, v.reason) for v in verdicts]
+    return (sum(c.supported for c in claims) / len(claims) if claims else None), claims
+
+
+def _rubric_median(
+    samples: Sequence[tuple[dict[str, int], dict[str, str]]], dimensions: Sequence[str]
+) -> tuple[dict[str, float], dict[str, str], dict[str, float]]:
+    """Median score per dimension, the first sample's reasons, and the spread when there are several samples."""
+    scores = {d: _tidy(statistics.median(s[0][d] for s in samples)) for d in dimensions}
+    spread = {d: float(max(s[0][d] for s in samples) - min(s[0][d] for s in samples)) for d in dimensions}
+    return scores, dict(samples[0][1]), spread if len(samples) > 1 else {}
+
+
+def _faithfulness_median(results: Sequence[tuple[float | None, list[Claim]]]) -> tuple[float | None, list[Claim]]:
+    """The median faithfulness across samples, with the claims of the sample closest to it."""
+    scored = [r for r in results if r[0] is not None]
+    if not scored:
+        return None, results[0][1]
+    median = statistics.median(r[0] for r in scored if r[0] is not None)
+    closest = min(scored, key=lambda r: abs((r[0] or 0.0) - median))
+    return float(median), closest[1]
 
 
 def _note_dropped(tally: Tally, kind: str, asked: int, got: int, failure: CallFailed | None) -> None:

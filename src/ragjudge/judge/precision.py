@@ -25,7 +25,7 @@ from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.interface import Judge, Judgement, LogFn, Unscored
 
 if TYPE_CHECKING:
-    from ragjudge.calibrate.evidence import EvidenceScorer, PassageScore
+    from ragjudge.judge.evidence import EvidenceScorer, PassageScore
 
 RELEVANT = 4
 """Evidence score from which a passage counts as relevant (4 strongly consistent, 5 directly supports)."""

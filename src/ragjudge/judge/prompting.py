@@ -78,20 +78,36 @@ def trim_notes(trace: Trace, max_chars: int, max_passages: int) -> list[str]:
     return notes
 
 
+def _case_fields(case: Case, trace: Trace, max_chars: int, max_passages: int | None) -> dict[str, object]:
+    """What the rubric and combined user prompts show of one case and its reply."""
+    return {
+        "question": case.question,
+        "should_answer": case.should_answer,
+        "must_mention": list(case.must_mention),
+        "confidence": trace.confidence,
+        "answer": _untrusted(trace.answer),
+        "citations": list(trace.citations),
+        "passages": trimmed(trace.evidence, max_chars, max_passages),
+    }
+
+
 def rubric_messages(
     case: Case, trace: Trace, plan: RubricPlan, max_chars: int, max_passages: int | None = None
 ) -> list[Message]:
     system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
     system = template(system_name).render(dimensions=plan.dimensions, unassessable=plan.unassessable)
-    user = template("rubric_user.j2").render(
-        question=case.question,
-        should_answer=case.should_answer,
-        must_mention=list(case.must_mention),
-        confidence=trace.confidence,
-        answer=_untrusted(trace.answer),
-        citations=list(trace.citations),
-        passages=trimmed(trace.evidence, max_chars, max_passages),
+    user = template("rubric_user.j2").render(**_case_fields(case, trace, max_chars, max_passages))
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def combined_messages(
+    case: Case, trace: Trace, plan: RubricPlan, max_chars: int, max_passages: int | None = None
+) -> list[Message]:
+    """The rubric (positive or negative, as `plan` says) and the claim audit, asked in one request."""
+    system = template("combined_system.j2").render(
+        dimensions=plan.dimensions, unassessable=plan.unassessable, negative=plan.negative
     )
+    user = template("combined_user.j2").render(**_case_fields(case, trace, max_chars, max_passages))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model, field_validator
@@ -33,6 +34,8 @@ def _decode(text: str) -> Any:
         return json.loads(cleaned)
     except json.JSONDecodeError as exc:
         raise ReplyError(f"the reply is not a JSON object ({exc.msg} at character {exc.pos})") from None
+    except RecursionError:
+        raise ReplyError("the reply is nested too deeply to read") from None
 
 
 def _explain(exc: ValidationError) -> str:
@@ -46,16 +49,23 @@ def _explain(exc: ValidationError) -> str:
 _NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
-def rubric_model(dimensions: Sequence[str]) -> type[BaseModel]:
-    """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions."""
+def _rubric_fields(dimensions: Sequence[str]) -> dict[str, Any]:
     score_fields: dict[str, Any] = {d: (int, Field(..., ge=1, le=5, strict=True)) for d in dimensions}
     # A reason of only whitespace is empty: strip before the length check.
     reason_fields: dict[str, Any] = {d: (_NonBlank, ...) for d in dimensions}
     scores = create_model("Scores", __config__=ConfigDict(extra="forbid"), **score_fields)
     reasoning = create_model("Reasoning", __config__=ConfigDict(extra="forbid"), **reason_fields)
-    return create_model(
-        "RubricReply", __config__=ConfigDict(extra="forbid"), scores=(scores, ...), reasoning=(reasoning, ...)
-    )
+    return {"scores": (scores, ...), "reasoning": (reasoning, ...)}
+
+
+def rubric_model(dimensions: Sequence[str]) -> type[BaseModel]:
+    """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions."""
+    return _rubric_model(tuple(dimensions))
+
+
+@cache  # building a pydantic model is milliseconds of CPU; a run asks for the same few dimension sets
+def _rubric_model(dimensions: tuple[str, ...]) -> type[BaseModel]:
+    return create_model("RubricReply", __config__=ConfigDict(extra="forbid"), **_rubric_fields(dimensions))
 
 
 class ClaimVerdict(BaseModel):
@@ -99,19 +109,41 @@ def _loosen(data: Any) -> Any:
     return data
 
 
-def parse_rubric(text: str, dimensions: Sequence[str]) -> tuple[dict[str, int], dict[str, str]]:
-    data = _decode(text)
+def combined_model(dimensions: Sequence[str]) -> type[BaseModel]:
+    """The rubric reply and the claims in one object: `{"scores", "reasoning", "claims"}`."""
+    return _combined_model(tuple(dimensions))
+
+
+@cache
+def _combined_model(dimensions: tuple[str, ...]) -> type[BaseModel]:
+    return create_model(
+        "CombinedReply",
+        __config__=ConfigDict(extra="forbid"),
+        **_rubric_fields(dimensions),
+        claims=(list[ClaimVerdict], ...),
+    )
+
+
+def _drop_unasked(data: Any, dimensions: Sequence[str]) -> Any:
     if isinstance(data, dict):
         # A dimension the judge was told not to score is dropped, not held against it.
         for key in ("scores", "reasoning"):
             if isinstance(data.get(key), dict):
                 data[key] = {k: v for k, v in data[key].items() if k in dimensions}
+    return data
+
+
+def _rubric_of(dumped: dict[str, Any]) -> tuple[dict[str, int], dict[str, str]]:
+    return dict(dumped["scores"]), {k: v.strip() for k, v in dumped["reasoning"].items()}
+
+
+def parse_rubric(text: str, dimensions: Sequence[str]) -> tuple[dict[str, int], dict[str, str]]:
+    data = _drop_unasked(_decode(text), dimensions)
     try:
         model = rubric_model(dimensions).model_validate(data)
     except ValidationError as exc:
         raise ReplyError(_explain(exc)) from None
-    dumped = model.model_dump()
-    return dict(dumped["scores"]), {k: v.strip() for k, v in dumped["reasoning"].items()}
+    return _rubric_of(model.model_dump())
 
 
 def parse_claims(text: str, passage_ids: Sequence[str]) -> list[ClaimVerdict]:
@@ -120,8 +152,27 @@ def parse_claims(text: str, passage_ids: Sequence[str]) -> list[ClaimVerdict]:
         reply = ClaimsReply.model_validate(data)
     except ValidationError as exc:
         raise ReplyError(_explain(exc)) from None
+    return _shown(list(reply.claims), passage_ids)
+
+
+def parse_combined(
+    text: str, dimensions: Sequence[str], passage_ids: Sequence[str]
+) -> tuple[dict[str, int], dict[str, str], list[ClaimVerdict]]:
+    """The rubric and the claims of one combined reply, held to the same checks as the separate replies."""
+    data = _loosen(_drop_unasked(_decode(text), dimensions))
+    try:
+        model = combined_model(dimensions).model_validate(data)
+    except ValidationError as exc:
+        raise ReplyError(_explain(exc)) from None
+    scores, reasoning = _rubric_of(model.model_dump())
+    claims: list[ClaimVerdict] = model.claims  # type: ignore[attr-defined]
+    return scores, reasoning, _shown(claims, passage_ids)
+
+
+def _shown(claims: list[ClaimVerdict], passage_ids: Sequence[str]) -> list[ClaimVerdict]:
+    """`claims`, if every supported claim names a passage that was shown; ReplyError otherwise."""
     known = set(passage_ids)
-    for i, claim in enumerate(reply.claims):
+    for i, claim in enumerate(claims):
         if claim.supported and claim.evidence_id is None:
             raise ReplyError(f"claims.{i}: a supported claim must name its passage in evidence_id")
         if claim.supported and claim.evidence_id not in known:
@@ -129,12 +180,19 @@ def parse_claims(text: str, passage_ids: Sequence[str]) -> list[ClaimVerdict]:
             raise ReplyError(
                 f"claims.{i}.evidence_id: {claim.evidence_id!r} is not one of the passages shown ({shown})"
             )
-    return list(reply.claims)
+    return claims
 
 
-def response_format(kind: Literal["rubric", "claims"], dimensions: Sequence[str] = ()) -> dict[str, Any]:
-    """The `json_schema` response_format for a judge kind, generated from the models above."""
-    model = rubric_model(dimensions) if kind == "rubric" else ClaimsReply
+def response_format(kind: Literal["rubric", "claims", "combined"], dimensions: Sequence[str] = ()) -> dict[str, Any]:
+    """The `json_schema` response_format for a judge kind, generated from the models above (shared: do not
+    modify it)."""
+    return _response_format(kind, tuple(dimensions))
+
+
+@cache
+def _response_format(kind: Literal["rubric", "claims", "combined"], dimensions: tuple[str, ...]) -> dict[str, Any]:
+    models = {"rubric": rubric_model, "combined": combined_model}
+    model = models[kind](dimensions) if kind in models else ClaimsReply
     schema = model.model_json_schema()
     return {
         "type": "json_schema",

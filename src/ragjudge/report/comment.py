@@ -14,13 +14,17 @@ from jinja2 import StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from ragjudge import __version__
+from ragjudge.compare.baseline import label
 from ragjudge.errors import ConfigError
+from ragjudge.report.changes import alert, delta_rows
 from ragjudge.report.escape import code_id, html_text, inline
 from ragjudge.report.model import Report
 from ragjudge.templatepath import check_readable
 
 COMMENT_LIMIT = 60_000
 """Under GitHub's 65,536-character limit, with room for a marker and a header."""
+LIST_CAP = 20
+"""Fixed and flaky cases listed at most; the rest are counted."""
 
 
 def _fmt(metric: str, value: float | None) -> str:
@@ -78,6 +82,8 @@ def render_comment(
     the longest prefix that fits is shown and the rest are counted: the
     template gets `hidden` (table rows left out) and `undetailed` (cases
     without a `<details>` block) and says how many more are in the report.
+    Regressions go last: details, then failing rows, then regression rows
+    (`hidden_regressions`) give way.
     """
     text = load_template(template)
     source = str(template) if template else "built-in comment template"
@@ -93,30 +99,54 @@ def render_comment(
         "report_path": report_path,
         # Judgements no rule needed still failed: shown, so an unscored judge is never invisible.
         "unscored_passing": [c for c in report.cases if c.status == "pass" and c.judge.get("unscored")][:20],
+        **_changes(report),
     }
+    regressions = [c for c in report.cases if c.change == "regression"]
 
-    def attempt(table_rows: int, details: int) -> str:
+    def attempt(table_rows: int, details: int, regression_rows: int | None = None) -> str:
+        shown_regressions = regressions if regression_rows is None else regressions[:regression_rows]
         context = {
             **base,
             "shown": bad[:table_rows],
             "detailed": bad[:details],
             "hidden": len(bad) - table_rows,
             "undetailed": len(bad) - details,
+            "shown_regressions": shown_regressions,
+            "hidden_regressions": len(regressions) - len(shown_regressions),
         }
         return _render(text, source, context)
 
     body = attempt(len(bad), len(bad))
     if len(body) <= limit:
         return body
-    # Details go first (they are long), then table rows, each by binary search.
+    # Details go first (they are long), then table rows, then regression rows, each by binary search.
     details = _largest(lambda k: len(attempt(len(bad), k)) <= limit, len(bad))
     if details is not None:
         return attempt(len(bad), details)
     rows = _largest(lambda k: len(attempt(k, 0)) <= limit, len(bad))
     if rows is not None:
         return attempt(rows, 0)
+    kept = _largest(lambda k: len(attempt(0, 0, k)) <= limit, len(regressions))
+    if kept is not None:
+        return attempt(0, 0, kept)
     note = "\n\n…comment truncated: see the JSON report.\n"
     return body[: limit - len(note)] + note
+
+
+def _changes(report: Report) -> dict[str, Any]:
+    """What the template shows about the baseline comparison (all empty without one)."""
+    found = alert(report)
+    cmp = report.comparison
+    return {
+        "alert": found.markdown() if found else "",
+        "cmp": cmp,
+        "base_label": inline(label(cmp.baseline), 80) if cmp else "",
+        "deltas": delta_rows(report),
+        "fixed": [c for c in report.cases if c.change == "fixed"],
+        "flaky": [c for c in report.cases if c.flaky],
+        "baseline_flaky": [c for c in report.cases if c.change == "baseline_flaky"],
+        "list_cap": LIST_CAP,
+    }
 
 
 def _largest(fits: Any, upper: int) -> int | None:

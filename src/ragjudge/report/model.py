@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -33,10 +33,12 @@ class SuiteBlock(_Model):
     judge_error_rate: float | None
     endpoint_error_rate: float | None
     cost_usd: float | None
+    flaky_cases: int = 0
+    """Cases that passed only after repeats (`repeat`)."""
 
 
 class RuleBlock(_Model):
-    scope: Literal["case", "suite"]
+    scope: Literal["case", "suite", "regression"]
     metric: str
     op: str
     threshold: float
@@ -68,6 +70,77 @@ class CaseBlock(_Model):
     judge: dict[str, Any]
     trace: TraceBlock
     question: str = ""
+    change: str | None = None
+    """Against the baseline: regression, fixed, still_failing, still_passing, flaky, baseline_flaky, new,
+    removed or not_comparable; None without a baseline."""
+    flaky: bool = False
+    """Passed, but only after repeats."""
+    runs: list[dict[str, Any]] = Field(default_factory=list)
+    """Every run ({status, failed_conditions, latency_ms, ...}) when the case was repeated; else empty."""
+    k_of_n: str | None = None
+    """`1 of 3 passed`, when the case was repeated."""
+    baseline: dict[str, Any] | None = None
+    """The baseline's result for this case: {status, failed_conditions}."""
+
+    def first_latency_ms(self) -> float | None:
+        """The first run's latency: latency percentiles use first runs only."""
+        if self.runs:
+            value = self.runs[0].get("latency_ms")
+            return float(value) if isinstance(value, int | float) else None
+        return self.trace.latency_ms
+
+
+class DeltaBlock(_Model):
+    """One metric now against the baseline, with its uncertainty."""
+
+    metric: str
+    """`pass_rate`, `faithfulness`, `judge.<dimension>` (deltas) or `p95_latency`, `cost` (ratios)."""
+    base: float | None
+    now: float | None
+    delta: float | None
+    """now - base for deltas; now / base for ratios."""
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    significant: bool | None
+    test: str
+    """How the interval and p-value were made, in words."""
+    comparable: bool
+    reason: str
+    """The sentence the comment shows; for a metric not comparable, why not."""
+    kind: Literal["delta", "ratio"] = "delta"
+    cases: int = 0
+    """Paired cases the figure is computed over."""
+
+
+class ComparisonBlock(_Model):
+    """The run against the baseline (`--baseline`)."""
+
+    baseline: dict[str, Any]
+    """{commit, ref, created_at, age_days, path}."""
+    judge_comparable: bool
+    judge_not_comparable_reason: str | None = None
+    regressions: list[dict[str, Any]] = Field(default_factory=list)
+    """The `regression` cases first, in report order: {id, category, failed_conditions, k_of_n, baseline}."""
+    new_cases: list[str] = Field(default_factory=list)
+    removed_cases: list[str] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict)
+    """Cases per `change` value."""
+    deltas: list[DeltaBlock] = Field(default_factory=list)
+    rules: list[RuleBlock] = Field(default_factory=list)
+    """The regression rules' outcomes (scope `regression`)."""
+    notices: list[str] = Field(default_factory=list)
+    confidence: float = 0.95
+    """Two-sided level of every interval (1 - gate.significance)."""
+
+
+class InterruptedBlock(_Model):
+    """Present when a signal stopped the run: the report holds only the cases finished before it."""
+
+    signal: str
+    cases_done: int
+    cases_total: int
+    reason: str
 
 
 class Report(_Model):
@@ -82,6 +155,17 @@ class Report(_Model):
     warnings: list[str] = Field(default_factory=list)
     tool: dict[str, str] = Field(default_factory=lambda: {"name": "ragjudge", "version": __version__})
     generated_at: str = ""
+    interrupted: InterruptedBlock | None = None
+    provenance: dict[str, Any] = Field(default_factory=dict)
+    """ragjudge_version, created_at, git_commit, git_ref, case_set_hash, rules_hash, judge_fingerprint, endpoint."""
+    comparison: ComparisonBlock | None = None
+
+
+def _k_of_n(result: CaseResult) -> str | None:
+    if not result.runs:
+        return None
+    passed = sum(run.status == "pass" for run in result.runs)
+    return f"{passed} of {len(result.runs)} passed"
 
 
 def _case_block(result: CaseResult) -> CaseBlock:
@@ -107,6 +191,20 @@ def _case_block(result: CaseResult) -> CaseBlock:
             server_latency_ms=trace.server_latency_ms if trace else None,
             warnings=list(trace.warnings) if trace else [],
         ),
+        flaky=result.flaky,
+        runs=[
+            {
+                "status": run.status,
+                "failed_conditions": list(run.failed_conditions),
+                "latency_ms": round(run.latency_ms, 1) if run.latency_ms is not None else None,
+                "cost_usd": run.endpoint_cost_usd,
+                "judge_calls": run.judge_calls,
+                "judge_tokens": run.judge_tokens,
+                "judge_cost_usd": run.judge_cost_usd,
+            }
+            for run in result.runs
+        ],
+        k_of_n=_k_of_n(result),
     )
 
 
@@ -140,6 +238,19 @@ def build_report(
     )
 
 
+def mark_interrupted(report: Report, signal: str, total: int) -> Report:
+    """The verdict of a stopped run is `error`, whatever the finished cases say; the reason says how far it got."""
+    done = len(report.cases)
+    reason = f"interrupted after {done} of {total} cases"
+    return report.model_copy(
+        update={
+            "verdict": "error",
+            "warnings": [f"{reason} ({signal}): the report holds the finished cases only", *report.warnings],
+            "interrupted": InterruptedBlock(signal=signal, cases_done=done, cases_total=total, reason=reason),
+        }
+    )
+
+
 ReportT = TypeVar("ReportT", bound=BaseModel)
 
 
@@ -151,6 +262,11 @@ def redact(report: ReportT, secrets: Sequence[str] = ()) -> ReportT:
     masking.register(*secrets)
     if not masking.secrets():
         return report
+    # Serialising is fast (pydantic-core); walking and re-validating every value is not. Only a report that
+    # holds a secret (in any form the mask knows) pays for the walk.
+    text = report.model_dump_json()
+    if masking.mask(text) == text:
+        return report
     return type(report).model_validate(masking.mask_data(report.model_dump()))
 
 
@@ -158,8 +274,30 @@ def write_report(report: BaseModel, path: Path) -> None:
     """Written whole or not at all: a reader never sees half a report; never a secret, even JSON-escaped."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(masking.mask(report.model_dump_json(indent=2)) + "\n", encoding="utf-8")
+    with tmp.open("w", encoding="utf-8") as out:
+        for chunk in json_chunks(report):
+            out.write(masking.mask(chunk))
     tmp.replace(path)
+
+
+def json_chunks(model: BaseModel) -> Iterator[str]:
+    """`model.model_dump_json(indent=2)` and a newline, a field or a list item at a time: a report of many
+    cases is never one string in memory."""
+    names = [*type(model).model_fields, *(model.model_extra or {})]
+    yield "{\n"
+    for i, name in enumerate(names):
+        end = ",\n" if i < len(names) - 1 else "\n"
+        value = getattr(model, name)
+        if isinstance(value, list) and value and all(isinstance(item, BaseModel) for item in value):
+            yield f"  {json.dumps(name)}: [\n"
+            for j, item in enumerate(value):
+                text = item.model_dump_json(indent=2).replace("\n", "\n    ")
+                yield f"    {text}{',' if j < len(value) - 1 else ''}\n"
+            yield f"  ]{end}"
+        else:
+            # '{\n  "name": value\n}' -> '  "name": value'
+            yield model.model_dump_json(include={name}, indent=2)[2:-2] + end
+    yield "}\n"
 
 
 def load_report(path: Path) -> Report:

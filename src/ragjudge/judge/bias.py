@@ -21,18 +21,13 @@ import random
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
-
-from ragjudge.calibrate.metrics import wilson_interval
-from ragjudge.cases import read_items
-from ragjudge.errors import CaseFileError
 from ragjudge.judge.text import has_cjk
+from ragjudge.stats import wilson_interval
 
 if TYPE_CHECKING:
-    from ragjudge.calibrate.evidence import EvidenceScorer, PassageScore
+    from ragjudge.judge.evidence import EvidenceScorer, PassageScore
 
 MAX_FLIP_RATE = 0.10
 """Default bar for the Wilson upper bound of the flip (or rise) rate."""
@@ -40,38 +35,6 @@ FLAGRANT_RATE = 0.2
 """An observed flip rate above this is bias whatever the interval."""
 FILLER_EN = "This paragraph is part of a longer document."
 FILLER_ZH = "本段是一份较长文档的一部分。"
-ITEMS_TIP = 'one JSON object a line: {"id": "...", "claim": "...", "passages": ["text", ...]}'
-
-
-class BiasItemModel(BaseModel):
-    """One line of a bias items file."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    claim: str
-    passages: list[str]
-
-    @field_validator("id", mode="before")
-    @classmethod
-    def _id_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-    @field_validator("claim")
-    @classmethod
-    def _claim(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("claim is empty")
-        return value
-
-    @field_validator("passages")
-    @classmethod
-    def _passages(cls, value: list[str]) -> list[str]:
-        if not value:
-            raise ValueError("needs at least one passage")
-        if any(not p.strip() for p in value):
-            raise ValueError("a passage is empty")
-        return value
 
 
 @dataclass(frozen=True)
@@ -79,34 +42,6 @@ class BiasItem:
     id: str
     claim: str
     passages: tuple[str, ...]
-
-
-def load_bias_items(path: Path) -> list[BiasItem]:
-    """Read and validate a bias items file; errors name `file:line` and the field."""
-    out: list[BiasItem] = []
-    seen: set[str] = set()
-    for item in read_items(path):
-        where = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
-        if not isinstance(item.data, dict):
-            raise CaseFileError(f"{where}: expected a JSON object, found {type(item.data).__name__}", tip=ITEMS_TIP)
-        try:
-            model = BiasItemModel.model_validate(item.data)
-        except ValidationError as exc:
-            parts = []
-            for err in exc.errors(include_input=False, include_url=False):
-                field = ".".join(str(p) for p in err["loc"])
-                if err["type"] == "extra_forbidden":
-                    parts.append(f"unknown field {field!r}")
-                else:
-                    parts.append(f"field {field!r}: {str(err['msg']).removeprefix('Value error, ')}")
-            raise CaseFileError(f"{where}: " + "; ".join(parts), tip=ITEMS_TIP) from None
-        if model.id in seen:
-            raise CaseFileError(f"{where}: duplicate id {model.id!r}")
-        seen.add(model.id)
-        out.append(BiasItem(model.id, model.claim, tuple(model.passages)))
-    if not out:
-        raise CaseFileError(f"{path}: no items", tip=ITEMS_TIP)
-    return out
 
 
 def passages_needed(max_rate: float, rate: float = 0.0) -> int | None:
@@ -117,7 +52,7 @@ def passages_needed(max_rate: float, rate: float = 0.0) -> int | None:
     if rate >= max_rate:
         return None
     n = 1
-    while wilson_interval(round(rate * n), n)[1] > max_rate:
+    while wilson_interval(round(rate * n), n).hi > max_rate:
         n += 1
     return n
 
@@ -146,7 +81,7 @@ class BiasResult:
 
     @property
     def upper95(self) -> float:
-        return wilson_interval(self.changed, self.passages)[1]
+        return wilson_interval(self.changed, self.passages).hi
 
     @property
     def biased(self) -> bool:
@@ -241,7 +176,7 @@ def position_bias(
     `in_order` may supply scores already made in the given order (the gate's LLM context
     precision), so that only the reversed order costs a call.
     """
-    from ragjudge.calibrate.evidence import EvidenceResult  # evidence.py imports this module
+    from ragjudge.judge.evidence import EvidenceResult  # evidence.py imports this module
 
     usable = [it for it in items if len(it.passages) >= 2]
 

@@ -1,7 +1,7 @@
-"""Statistics for canary decisions, standard library only.
+"""Statistics for canary decisions and for the gate's comparison with a baseline, standard library only.
 
-Everything here is pure Python (``math``, ``random``, ``statistics``, ``fractions``) so the
-canary gate has no numeric runtime dependency. The reference implementations the tests compare
+Everything here is pure Python (``math``, ``random``, ``statistics``, ``fractions``) so neither
+the canary nor the gate has a numeric runtime dependency. The reference implementations the tests compare
 against (scipy, statsmodels, numpy) are test-only dependencies.
 
 Conventions shared by all functions:
@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import operator
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
@@ -26,12 +26,18 @@ from statistics import NormalDist
 __all__ = [
     "Interval",
     "bootstrap_mean",
+    "bootstrap_paired",
     "bootstrap_ratio_of_p95",
+    "mcnemar_exact",
+    "mean_difference",
     "normal_quantile",
+    "p95_ratio",
     "percentile_nearest_rank",
     "quantile_order_statistic_bounds",
     "quantile_order_statistic_ranks",
     "risk_ratio_katz",
+    "total_ratio",
+    "wilcoxon_signed_rank",
     "wilson_interval",
 ]
 
@@ -390,3 +396,137 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     lo = 0.0 if k == 0 else max(0.0, center - half)
     hi = 1.0 if k == n else min(1.0, center + half)
     return Interval(lo, hi)
+
+
+# --------------------------------------------------------------------------- paired comparisons
+#
+# The gate compares a run with a baseline run of the same cases: the samples are paired (case i
+# of `now` is case i of `base`), so resampling draws cases, keeping each pair together.
+
+PairedStatistic = Callable[[Sequence[float], Sequence[float]], float]
+"""``statistic(now, base)`` over two equally long, paired samples."""
+
+
+def mean_difference(now: Sequence[float], base: Sequence[float]) -> float:
+    """``mean(now) - mean(base)``, i.e. the mean of the paired differences."""
+    return math.fsum(now) / len(now) - math.fsum(base) / len(base)
+
+
+def p95_ratio(now: Sequence[float], base: Sequence[float]) -> float:
+    """Nearest-rank p95 of ``now`` over that of ``base`` (1.0 for 0/0, ``inf`` for x/0)."""
+    rank = _nearest_rank(len(now), 95.0) - 1
+    return _ratio(sorted(now)[rank], sorted(base)[rank])
+
+
+def total_ratio(now: Sequence[float], base: Sequence[float]) -> float:
+    """``sum(now) / sum(base)`` (1.0 for 0/0, ``inf`` for x/0)."""
+    return _ratio(math.fsum(now), math.fsum(base))
+
+
+def bootstrap_paired(
+    now: Sequence[float],
+    base: Sequence[float],
+    statistic: PairedStatistic,
+    confidence: float,
+    n_boot: int,
+    seed: int,
+) -> tuple[float, Interval]:
+    """``statistic(now, base)`` with a paired percentile-bootstrap interval.
+
+    Each of ``n_boot`` replicates draws ``n`` pair indices with replacement from one
+    ``random.Random(seed)`` and recomputes the statistic on the drawn pairs; the interval is the
+    percentile interval of the replicates (see ``_percentile_interval``).
+    """
+    confidence = _check_confidence(confidence)
+    n_boot = _check_n_boot(n_boot)
+    a = _check_values(now, "now")
+    b = _check_values(base, "base")
+    if len(a) != len(b):
+        raise ValueError(f"paired samples must be equally long, got {len(a)} and {len(b)}")
+    point = statistic(a, b)
+    rng = random.Random(seed)
+    n = len(a)
+    replicates: list[float] = []
+    for _ in range(n_boot):
+        picks = rng.choices(range(n), k=n)
+        replicates.append(statistic([a[i] for i in picks], [b[i] for i in picks]))
+    return point, _percentile_interval(replicates, confidence)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs of a paired 2x2 table.
+
+    ``b`` pairs changed one way (e.g. passed before, fail now) and ``c`` the other. Under the
+    null hypothesis each discordant pair is a fair coin, so the p-value is
+    ``min(1, 2 * P(X <= min(b, c)))`` for ``X ~ Binomial(b + c, 1/2)``, computed with integers.
+    No discordant pair gives 1.0. Equals statsmodels' ``mcnemar(table, exact=True)``.
+    """
+    b = _check_count(b, "b")
+    c = _check_count(c, "c")
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = Fraction(sum(math.comb(n, i) for i in range(min(b, c) + 1)), 2**n)
+    return float(min(Fraction(1), 2 * tail))
+
+
+# Up to this many non-zero differences the Wilcoxon p-value is exact (an O(n^3) count); beyond it
+# the normal approximation is within ~1e-3 of the exact value.
+WILCOXON_EXACT_MAX_N = 50
+
+
+def _mid_ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
+    """1-based ranks with ties given their mean rank, and the sizes of the tie groups."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    groups: list[int] = []
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for k in range(start, end + 1):
+            ranks[order[k]] = (start + end) / 2 + 1
+        groups.append(end - start + 1)
+        start = end + 1
+    return ranks, groups
+
+
+def wilcoxon_signed_rank(differences: Sequence[float]) -> float:
+    """Two-sided Wilcoxon signed-rank p-value for paired differences (``now - base``).
+
+    Zero differences are dropped (Wilcoxon's convention; none left gives 1.0). The absolute
+    differences are ranked, ties sharing their mean rank, and ``R+`` is the rank sum of the
+    positive ones. Up to ``WILCOXON_EXACT_MAX_N`` differences the p-value is exact, from the
+    distribution of ``R+`` over all ``2**n`` sign assignments of these very ranks (so also exact
+    with ties); beyond that it is the normal approximation with the tie-corrected variance and no
+    continuity correction. The two-sided p-value is ``min(1, 2 * min(P(R+ <= r), P(R+ >= r)))``.
+    Matches scipy's ``wilcoxon``: method ``exact`` without ties, its permutation test with ties,
+    ``asymptotic`` for large samples.
+    """
+    nonzero = [d for d in _check_values(differences, "differences") if d != 0.0]
+    n = len(nonzero)
+    if n == 0:
+        return 1.0
+    ranks, groups = _mid_ranks([abs(d) for d in nonzero])
+    r_plus = math.fsum(r for r, d in zip(ranks, nonzero, strict=True) if d > 0)
+    if n <= WILCOXON_EXACT_MAX_N:
+        # Mean ranks are multiples of 1/2: doubled they are integers, and the count of sign
+        # assignments per doubled rank sum is a subset-sum table.
+        doubled = [round(2 * r) for r in ranks]
+        counts = [1] + [0] * sum(doubled)
+        top = 0
+        for w in doubled:
+            top += w
+            for total in range(top, w - 1, -1):
+                counts[total] += counts[total - w]
+        t = round(2 * r_plus)
+        lower = Fraction(sum(counts[: t + 1]), 2**n)
+        upper = Fraction(sum(counts[t:]), 2**n)
+        return float(min(Fraction(1), 2 * min(lower, upper)))
+    mean = n * (n + 1) / 4
+    variance = n * (n + 1) * (2 * n + 1) / 24 - sum(g**3 - g for g in groups) / 48
+    if variance <= 0.0:
+        return 1.0
+    z = (r_plus - mean) / math.sqrt(variance)
+    return min(1.0, math.erfc(abs(z) / math.sqrt(2.0)))  # erfc keeps tiny p-values accurate

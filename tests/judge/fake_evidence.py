@@ -112,15 +112,17 @@ RUBRIC = json.dumps(
 
 
 def other_judges(body: dict[str, Any], call_index: int) -> Reply:
-    """The rubric and faithfulness judges: every claim supported by the first passage shown."""
+    """The rubric and faithfulness judges, separate or combined: every claim supported by the first passage shown."""
     system = str(body["messages"][0]["content"])
+    user = str(body["messages"][1]["content"])
+    first = re.search(r"^\[([^\]]+)\]", user, re.MULTILINE)
+    evidence_id = first.group(1) if first else None
+    claims = [{"claim": "The answer's claim.", "supported": evidence_id is not None, "evidence_id": evidence_id,
+               "reason": "stated there"}]  # fmt: skip
     if system.startswith("You are a strict auditor"):
-        user = str(body["messages"][1]["content"])
-        first = re.search(r"^\[([^\]]+)\]", user, re.MULTILINE)
-        evidence_id = first.group(1) if first else None
-        claims = [{"claim": "The answer's claim.", "supported": evidence_id is not None, "evidence_id": evidence_id,
-                   "reason": "stated there"}]  # fmt: skip
         return Reply(content=json.dumps({"claims": claims}))
+    if system.startswith("You judge one answer"):
+        return Reply(content=json.dumps({**json.loads(RUBRIC), "claims": claims}))
     return Reply(content=RUBRIC)
 
 

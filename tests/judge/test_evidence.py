@@ -7,7 +7,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.calibrate.fake_evidence import (
+
+from ragjudge.config import JudgeConfig
+from ragjudge.judge.evidence import (
+    MAX_BATCH,
+    EvidenceScorer,
+    evidence_messages,
+    parse_evidence,
+    quote_in,
+    response_format,
+)
+from ragjudge.judge.prompting import template_text
+from ragjudge.judge.replies import ReplyError
+from ragjudge.rules import Rule
+from tests.fakes.openai_server import FakeOpenAI, Reply, queue
+from tests.judge.fake_evidence import (
     KEY,
     by_marker,
     evidence_json,
@@ -16,20 +30,6 @@ from tests.calibrate.fake_evidence import (
     parse_prompt,
     passage,
 )
-from tests.fakes.openai_server import FakeOpenAI, Reply, queue
-
-from ragjudge.calibrate.evidence import (
-    MAX_BATCH,
-    EvidenceScorer,
-    evidence_messages,
-    parse_evidence,
-    quote_in,
-    response_format,
-)
-from ragjudge.config import JudgeConfig
-from ragjudge.judge.prompting import template_text
-from ragjudge.judge.replies import ReplyError
-from ragjudge.rules import Rule
 
 
 def _config(base_url: str, cache: Path | None = None, **kw: Any) -> JudgeConfig:
@@ -255,10 +255,9 @@ PRECISION_PASSAGES = {
 def _precision_run(
     tmp_path: Path, cases: list[dict[str, Any]], replies: dict[str, Any], rules: dict[str, str], responder: Any
 ) -> tuple[int, dict[str, Any], FakeOpenAI]:
-    from tests.calibrate.fake_evidence import run_config
-    from tests.helpers_rag import RagServer
-
     from ragjudge.cli import main
+    from tests.helpers_rag import RagServer
+    from tests.judge.fake_evidence import run_config
 
     with FakeOpenAI(responder, api_key=KEY) as fake, RagServer(replies) as rag:
         config = run_config(tmp_path, fake.base_url, rag.url, cases, rules, calibration=str(tmp_path / "cal.json"))
@@ -268,8 +267,8 @@ def _precision_run(
 
 
 def test_cases_without_golden_ids_get_rank_weighted_llm_precision(tmp_path: Path) -> None:
-    from tests.calibrate.fake_evidence import other_judges
     from tests.helpers_rag import answer
+    from tests.judge.fake_evidence import other_judges
 
     ids = list(PRECISION_PASSAGES)
     replies = {
@@ -309,8 +308,8 @@ def test_cases_without_golden_ids_get_rank_weighted_llm_precision(tmp_path: Path
 
 
 def test_an_unscored_passage_makes_the_precision_unscored_and_the_case_an_error(tmp_path: Path) -> None:
-    from tests.calibrate.fake_evidence import first_sentence, other_judges
     from tests.helpers_rag import answer
+    from tests.judge.fake_evidence import first_sentence, other_judges
 
     def quote(p: str) -> str:
         return "A sentence the passage never had" if "Passage 3" in p else first_sentence(p)
@@ -331,8 +330,8 @@ def test_an_unscored_passage_makes_the_precision_unscored_and_the_case_an_error(
 
 
 def test_without_a_precision_rule_no_evidence_call_is_made(tmp_path: Path) -> None:
-    from tests.calibrate.fake_evidence import other_judges
     from tests.helpers_rag import answer
+    from tests.judge.fake_evidence import other_judges
 
     replies = {"Q?": answer("Refunds take 5 days.", list(PRECISION_PASSAGES), PRECISION_PASSAGES)}
     _, report, fake = _precision_run(

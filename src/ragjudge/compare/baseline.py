@@ -1,0 +1,90 @@
+"""The baseline report: finding it, reading it, and naming it (`main@abc1234`, its age)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragjudge.errors import CaseFileError
+from ragjudge.report.model import Report, load_report
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline report and where it was read from."""
+
+    report: Report
+    path: Path
+
+
+def load_baseline(path: Path) -> Baseline | None:
+    """The report at `path`; None when there is none (the first run on a repository has none).
+
+    A file that is there but is not a ragjudge report is bad input (exit 2), never ignored.
+    """
+    if not path.exists():
+        return None
+    if path.is_dir():
+        raise CaseFileError(
+            f"{path}: the baseline is a folder, not a report", tip="pass the JSON file written by --report on main"
+        )
+    return Baseline(load_report(path), path)
+
+
+def parse_time(text: object) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def created_at(report: Report) -> datetime | None:
+    return parse_time(report.provenance.get("created_at")) or parse_time(report.generated_at)
+
+
+def short_ref(ref: object) -> str | None:
+    """`refs/heads/main` -> `main`; `refs/pull/7/merge` -> `pull/7/merge`."""
+    if not isinstance(ref, str) or not ref:
+        return None
+    for prefix in ("refs/heads/", "refs/tags/", "refs/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref
+
+
+def identity(report: Report, path: Path | None, now: datetime) -> dict[str, Any]:
+    """The `comparison.baseline` block: {commit, ref, created_at, age_days, path}."""
+    when = created_at(report)
+    age = round((now - when).total_seconds() / 86400, 2) if when is not None else None
+    return {
+        "commit": report.provenance.get("git_commit"),
+        "ref": report.provenance.get("git_ref"),
+        "created_at": when.isoformat(timespec="seconds") if when is not None else None,
+        "age_days": age,
+        "path": str(path) if path is not None else None,
+    }
+
+
+def label(block: dict[str, Any]) -> str:
+    """`main@abc1234`, `abc1234`, `main`, or `the baseline`."""
+    commit = block.get("commit")
+    short = commit[:7] if isinstance(commit, str) and commit else None
+    ref = short_ref(block.get("ref"))
+    if ref and short:
+        return f"{ref}@{short}"
+    return short or ref or "the baseline"
+
+
+def age_words(age_days: float | None) -> str:
+    """`3 days old`, `1 day old`, `less than a day old`, `of unknown age`."""
+    if age_days is None:
+        return "of unknown age"
+    days = int(age_days)
+    if days < 1:
+        return "less than a day old"
+    return f"{days} day old" if days == 1 else f"{days} days old"

@@ -1,0 +1,143 @@
+"""`compare_with_baseline`: one report against the baseline's, for `ragjudge run` and `ragjudge merge`.
+
+Comparability is checked, never assumed: a different judge fingerprint makes judge-based deltas
+not comparable (shown with the reason, never gated); a changed case set is compared on the
+intersection, with the new and removed cases listed; different case or suite rules and an old
+baseline are notices naming what differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragjudge.compare.baseline import age_words, created_at, identity, label
+from ragjudge.compare.deltas import Pair, Settings, all_deltas
+from ragjudge.compare.outcome import CHANGES, baseline_view, change_of
+from ragjudge.compare.regression import decide, figure_of, regression_rules, verdict_with
+from ragjudge.config import Config
+from ragjudge.report.model import ComparisonBlock, Report
+
+_FINGERPRINT_WORDS = {"prompt_hash": "the judge prompts changed", "base_url_host": "base_url host"}
+
+
+def judge_difference(now: Mapping[str, Any] | None, base: Mapping[str, Any] | None) -> str | None:
+    """Why judge-based figures cannot be compared, or None when the judges are the same."""
+    if not base:
+        return "the baseline records no judge fingerprint (written by a ragjudge without provenance)"
+    if not now:
+        return "this report records no judge fingerprint"
+    changes = []
+    for key in sorted(set(now) | set(base)):
+        if now.get(key) == base.get(key):
+            continue
+        if key == "prompt_hash":
+            changes.append(_FINGERPRINT_WORDS[key])
+        else:
+            changes.append(f"{_FINGERPRINT_WORDS.get(key, key)} {base.get(key)} -> {now.get(key)}")
+    return "the judge differs from the baseline's: " + ", ".join(changes) if changes else None
+
+
+def _listed(ids: list[str], limit: int = 10) -> str:
+    return ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def compare_with_baseline(
+    report: Report,
+    baseline: Report,
+    config: Config,
+    *,
+    baseline_path: Path | None = None,
+    now: datetime | None = None,
+) -> Report:
+    """The report with `comparison`, each case's `change` and `baseline`, and the verdict after the
+    regression rules (`gate.regression`, default `newly_failing <= 0`). Pure: reads nothing but its
+    arguments, so any two reports (e.g. merged shards) compare the same way.
+    """
+    moment = now or created_at(report) or datetime.now(UTC)
+    block = identity(baseline, baseline_path, moment)
+    name = label(block)
+    base_by_id = {c.id: c for c in baseline.cases}
+    now_ids = {c.id for c in report.cases}
+    cases = []
+    pairs: list[Pair] = []
+    for case in report.cases:
+        base = base_by_id.get(case.id)
+        update: dict[str, Any] = {"change": change_of(case, base), "baseline": None}
+        if base is not None:
+            update["baseline"] = baseline_view(base)
+            pairs.append((case, base))
+        cases.append(case.model_copy(update=update))
+    new_cases = [c.id for c in report.cases if c.id not in base_by_id]
+    removed = [c.id for c in baseline.cases if c.id not in now_ids]
+    counts = dict.fromkeys(CHANGES, 0)
+    for case in cases:
+        counts[str(case.change)] += 1
+    counts["removed"] = len(removed)
+
+    notices: list[str] = []
+    age = block["age_days"]
+    max_age = config.baseline.max_age_days
+    if age is not None and age > max_age:
+        notices.append(
+            f"the baseline ({name}) is {age_words(age)}, older than baseline.max_age_days ({max_age:g}): "
+            "changes merged since then count as this change's"
+        )
+    elif age is None:
+        notices.append(f"the baseline ({name}) records no creation time: its age is unknown")
+    if new_cases or removed:
+        notices.append(
+            f"the case set changed: compared on the {len(pairs)} case(s) in both reports"
+            + (f"; new: {_listed(new_cases)}" if new_cases else "")
+            + (f"; removed: {_listed(removed)}" if removed else "")
+        )
+    base_rules, now_rules = baseline.provenance.get("rules_hash"), report.provenance.get("rules_hash")
+    if base_rules and now_rules and base_rules != now_rules:
+        notices.append(
+            "the case or suite rules differ from the baseline's: a case may pass or fail because of the rules, "
+            "not the endpoint"
+        )
+    judge_reason = judge_difference(
+        report.provenance.get("judge_fingerprint"), baseline.provenance.get("judge_fingerprint")
+    )
+    if judge_reason is not None:
+        notices.append(f"judge-based deltas are not comparable and not gated: {judge_reason}")
+
+    rules = regression_rules(config)
+    settings = Settings(config.gate.significance, judge_reason is None, judge_reason)
+    wanted = [f for f in (figure_of(r.metric) for r in rules) if f is not None]
+    deltas = all_deltas(pairs, settings, wanted)
+    regressions = [c.id for c in cases if c.change == "regression"]
+    outcomes = [decide(rule, regressions, deltas, config.gate.significance) for rule in rules]
+    comparison = ComparisonBlock(
+        baseline=block,
+        judge_comparable=judge_reason is None,
+        judge_not_comparable_reason=judge_reason,
+        regressions=[
+            {
+                "id": c.id,
+                "category": c.category,
+                "failed_conditions": list(c.failed_conditions),
+                "k_of_n": c.k_of_n,
+                "baseline": c.baseline,
+            }
+            for c in cases
+            if c.change == "regression"
+        ],
+        new_cases=new_cases,
+        removed_cases=removed,
+        counts=counts,
+        deltas=deltas,
+        rules=outcomes,
+        notices=notices,
+        confidence=settings.confidence,
+    )
+    return report.model_copy(
+        update={
+            "cases": cases,
+            "comparison": comparison,
+            "verdict": verdict_with(report.rules, outcomes, report.verdict),
+        }
+    )

@@ -1,0 +1,239 @@
+"""Each metric now against the baseline, over the cases both reports have, with its uncertainty.
+
+* Pass rate: the difference of pass rates over the paired cases; the exact McNemar test on the
+  discordant pairs gives the p-value, a paired bootstrap the interval.
+* Faithfulness and each judge dimension: the mean of the per-case differences, with a paired
+  bootstrap interval and the Wilcoxon signed-rank p-value.
+* p95 latency (first runs) and endpoint cost: the ratio now / baseline with a paired bootstrap
+  interval; significant when the interval excludes 1.
+
+Judge-based figures are not comparable when the judge changed: shown with the reason, never gated.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ragjudge import stats
+from ragjudge.report.model import CaseBlock, DeltaBlock
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 20_240_601
+"""Fixed, so that the same two reports always give the same intervals."""
+
+PASS_RATE = "pass_rate"
+FAITHFULNESS = "faithfulness"
+P95_LATENCY = "p95_latency_ms"
+COST = "cost_usd"
+
+Pair = tuple[CaseBlock, CaseBlock]
+"""(now, baseline) for one case id in both reports."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    alpha: float
+    """gate.significance."""
+    judge_comparable: bool
+    judge_reason: str | None
+
+    @property
+    def confidence(self) -> float:
+        return 1.0 - self.alpha
+
+    def interval_words(self) -> str:
+        return f"{self.confidence * 100:g}% interval"
+
+
+def fmt(metric: str, value: float | None) -> str:
+    """A figure as the comment shows it."""
+    if value is None:
+        return "n/a"
+    if math.isinf(value):
+        return "unbounded"
+    if metric == "ratio":
+        return f"{value:.2f}"
+    if metric == P95_LATENCY:
+        return f"{value:.0f} ms"
+    if metric == COST:
+        return f"${value:.4f}"
+    if metric.startswith("judge."):
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def p_words(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p {p:.3f}"
+
+
+def _signed(value: float, digits: int) -> str:
+    return "unbounded" if math.isinf(value) else f"{value:+.{digits}f}"
+
+
+def _values(pairs: Sequence[Pair], get: Callable[[CaseBlock], float | None]) -> tuple[list[float], list[float]]:
+    now: list[float] = []
+    base: list[float] = []
+    for a, b in pairs:
+        x, y = get(a), get(b)
+        if x is not None and y is not None:
+            now.append(float(x))
+            base.append(float(y))
+    return now, base
+
+
+def _missing(metric: str, kind: str, why: str, now: float | None = None, base: float | None = None) -> DeltaBlock:
+    return DeltaBlock(
+        metric=metric,
+        base=base,
+        now=now,
+        delta=None,
+        ci_low=None,
+        ci_high=None,
+        p_value=None,
+        significant=None,
+        test="",
+        comparable=False,
+        reason=why,
+        kind="ratio" if kind == "ratio" else "delta",
+    )
+
+
+def pass_rate(pairs: Sequence[Pair], s: Settings) -> DeltaBlock:
+    if not pairs:
+        return _missing(PASS_RATE, "delta", "no case is in both reports")
+    now = [1.0 if a.status == "pass" else 0.0 for a, _ in pairs]
+    base = [1.0 if b.status == "pass" else 0.0 for _, b in pairs]
+    broke = sum(1 for x, y in zip(now, base, strict=True) if y > x)
+    fixed = sum(1 for x, y in zip(now, base, strict=True) if x > y)
+    p = stats.mcnemar_exact(broke, fixed)
+    diffs = [x - y for x, y in zip(now, base, strict=True)]
+    delta, ci = stats.bootstrap_mean(diffs, s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+    return _block(
+        PASS_RATE,
+        math.fsum(base) / len(base),
+        math.fsum(now) / len(now),
+        delta,
+        ci,
+        p,
+        f"exact McNemar test on {broke + fixed} discordant of {len(pairs)} paired cases; paired bootstrap interval",
+        len(pairs),
+        s,
+    )
+
+
+def mean_delta(metric: str, pairs: Sequence[Pair], s: Settings) -> DeltaBlock:
+    now, base = _values(pairs, lambda c: c.metrics.get(metric))
+    if not s.judge_comparable:
+        shown_now = math.fsum(now) / len(now) if now else None
+        shown_base = math.fsum(base) / len(base) if base else None
+        return _missing(metric, "delta", f"not comparable: {s.judge_reason}", shown_now, shown_base)
+    if not now:
+        return _missing(metric, "delta", f"not comparable: no case has {metric} in both reports")
+    diffs = [x - y for x, y in zip(now, base, strict=True)]
+    delta, ci = stats.bootstrap_mean(diffs, s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+    p = stats.wilcoxon_signed_rank(diffs)
+    test = f"Wilcoxon signed-rank test on {len(diffs)} paired cases; paired bootstrap interval"
+    return _block(metric, math.fsum(base) / len(base), math.fsum(now) / len(now), delta, ci, p, test, len(diffs), s)
+
+
+def _first_cost(case: CaseBlock) -> float | None:
+    if case.runs:
+        value = case.runs[0].get("cost_usd")
+        return float(value) if isinstance(value, int | float) else None
+    return case.trace.cost_usd
+
+
+def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> DeltaBlock:
+    if metric == P95_LATENCY:
+        now, base = _values(pairs, CaseBlock.first_latency_ms)
+        statistic, what = stats.p95_ratio, "p95 latency"
+    else:
+        now, base = _values(pairs, _first_cost)
+        statistic, what = stats.total_ratio, "endpoint cost"
+    if not now:
+        return _missing(metric, "ratio", f"not comparable: no case has its {what} in both reports")
+    if min(now) < 0 or min(base) < 0:
+        return _missing(metric, "ratio", f"not comparable: a negative {what}")
+    point, ci = stats.bootstrap_paired(now, base, statistic, s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+    if metric == P95_LATENCY:
+        shown = stats.percentile_nearest_rank(base, 95), stats.percentile_nearest_rank(now, 95)
+    else:
+        shown = math.fsum(base), math.fsum(now)
+    significant = ci.lo > 1.0 or ci.hi < 1.0
+    words = "significant" if significant else "not significant"
+    reason = (
+        f"{what} {fmt(metric, shown[0])} -> {fmt(metric, shown[1])}: ratio {fmt('ratio', point)} "
+        f"({s.interval_words()} {fmt('ratio', ci.lo)} to {fmt('ratio', ci.hi)}; {words})"
+    )
+    return DeltaBlock(
+        metric=metric,
+        base=shown[0],
+        now=shown[1],
+        delta=point,
+        ci_low=ci.lo,
+        ci_high=ci.hi,
+        p_value=None,
+        significant=significant,
+        test=f"paired bootstrap of the ratio over {len(now)} cases ({BOOTSTRAP_RESAMPLES} resamples)",
+        comparable=True,
+        reason=reason,
+        kind="ratio",
+        cases=len(now),
+    )
+
+
+def _block(
+    metric: str,
+    base: float,
+    now: float,
+    delta: float,
+    ci: stats.Interval,
+    p: float,
+    test: str,
+    cases: int,
+    s: Settings,
+) -> DeltaBlock:
+    significant = p < s.alpha
+    digits = 2 if metric.startswith("judge.") else 3
+    words = f"significant ({p_words(p)})" if significant else f"not significant ({p_words(p)})"
+    reason = (
+        f"{metric} {fmt(metric, base)} -> {fmt(metric, now)}: {_signed(delta, digits)} "
+        f"({s.interval_words()} {_signed(ci.lo, digits)} to {_signed(ci.hi, digits)}; {words})"
+    )
+    return DeltaBlock(
+        metric=metric,
+        base=base,
+        now=now,
+        delta=delta,
+        ci_low=ci.lo,
+        ci_high=ci.hi,
+        p_value=p,
+        significant=significant,
+        test=test,
+        comparable=True,
+        reason=reason,
+        kind="delta",
+        cases=cases,
+    )
+
+
+def scored_metrics(pairs: Sequence[Pair]) -> set[str]:
+    """Per-case metrics with a value in either report."""
+    return {m for pair in pairs for case in pair for m, v in case.metrics.items() if v is not None}
+
+
+def all_deltas(pairs: Sequence[Pair], s: Settings, wanted: Sequence[str] = ()) -> list[DeltaBlock]:
+    """Pass rate, faithfulness, judge dimensions, p95 latency and cost: the ones with data or a rule."""
+    out = [pass_rate(pairs, s)]
+    scored = scored_metrics(pairs)
+    dims = sorted(m for m in scored | set(wanted) if m.startswith("judge."))
+    for metric in (FAITHFULNESS, *dims):
+        if metric in scored or metric in wanted:
+            out.append(mean_delta(metric, pairs, s))
+    out.append(ratio(P95_LATENCY, pairs, s))
+    has_cost = any(_first_cost(a) is not None or _first_cost(b) is not None for a, b in pairs)
+    if has_cost or COST in wanted:
+        out.append(ratio(COST, pairs, s))
+    return out

@@ -1,0 +1,118 @@
+"""What changed against the baseline, as the comment leads with it: the alert and its sentence.
+
+`> [!CAUTION]` when a regression rule fails, `> [!WARNING]` for flaky cases, figures or cases
+that could not be compared, and notices (an old baseline, a changed case set or judge),
+`> [!NOTE]` otherwise. The sentence names the baseline (`main@abc1234`), its age and the cases:
+"2 regressions against main@abc1234 (3 days old): refund-07, ship-12".
+
+Text built here goes into Markdown as is, so every piece of data in it passes through `inline`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragjudge.compare.baseline import age_words, label
+from ragjudge.compare.deltas import fmt
+from ragjudge.report.escape import inline
+from ragjudge.report.model import CaseBlock, Report
+
+IDS_IN_SENTENCE = 10
+
+
+@dataclass(frozen=True)
+class Alert:
+    kind: str
+    """CAUTION, WARNING or NOTE."""
+    sentence: str
+    """Markdown-safe."""
+    notes: tuple[str, ...]
+    """Markdown-safe lines under the sentence."""
+
+    def markdown(self) -> str:
+        lines = [f"> [!{self.kind}]", f"> {self.sentence}"]
+        lines += [f"> - {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _ids(cases: Sequence[CaseBlock], with_runs: bool = False) -> str:
+    shown = []
+    for c in cases[:IDS_IN_SENTENCE]:
+        text = inline(c.id, 120)
+        if with_runs and c.k_of_n:
+            text += f" ({inline(c.k_of_n, 40)})"
+        shown.append(text)
+    more = len(cases) - IDS_IN_SENTENCE
+    return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+
+
+def alert(report: Report) -> Alert | None:
+    """The alert that opens the comment; None without a baseline."""
+    cmp = report.comparison
+    if cmp is None:
+        return None
+    where = f"{inline(label(cmp.baseline), 80)} ({age_words(cmp.baseline.get('age_days'))})"
+    regressions = [c for c in report.cases if c.change == "regression"]
+    flaky = [c for c in report.cases if c.change == "flaky"]
+    failed_rules = [r for r in cmp.rules if r.passed is False]
+    notes = [inline(n, 400) for n in cmp.notices]
+    if failed_rules:
+        if regressions:
+            sentence = f"{_plural(len(regressions), 'regression')} against {where}: {_ids(regressions)}"
+        else:
+            sentence = f"Worse than {where}"
+        others = [r for r in failed_rules if r.metric != "newly_failing"]
+        sentence += "".join(f"; {inline(r.reason, 300)}" for r in others)
+        return Alert("CAUTION", sentence, tuple(notes))
+    unsure = [d for d in cmp.deltas if not d.comparable]
+    odd_cases = [c for c in report.cases if c.change in ("not_comparable", "baseline_flaky")]
+    if flaky or unsure or odd_cases or notes:
+        parts = [f"No regressions against {where}"]
+        if flaky:
+            parts.append(f"{_plural(len(flaky), 'flaky case')}: {_ids(flaky, with_runs=True)}")
+        if odd_cases:
+            parts.append(f"{_plural(len(odd_cases), 'case')} not compared: {_ids(odd_cases)}")
+        if unsure:
+            parts.append(f"not comparable: {', '.join(inline(d.metric, 40) for d in unsure)}")
+        return Alert("WARNING", "; ".join(parts), tuple(notes))
+    fixed = cmp.counts.get("fixed", 0)
+    same = cmp.counts.get("still_passing", 0)
+    return Alert("NOTE", f"No regressions against {where}: {fixed} fixed, {same} still passing", ())
+
+
+def _arrow(value: float, null: float) -> str:
+    return "▲" if value > null else ("▼" if value < null else "=")
+
+
+def delta_rows(report: Report) -> list[dict[str, str]]:
+    """The deltas table, one Markdown-safe row per metric."""
+    cmp = report.comparison
+    if cmp is None:
+        return []
+    rows = []
+    for d in cmp.deltas:
+        row = {"metric": d.metric, "base": fmt(d.metric, d.base), "now": fmt(d.metric, d.now)}
+        if d.delta is None or not d.comparable:
+            row.update(delta="—", interval="—", p="—", verdict=inline(d.reason, 300))
+        elif d.kind == "ratio":
+            row.update(
+                delta=f"{_arrow(d.delta, 1.0)} {fmt('ratio', d.delta)}×",
+                interval=f"{fmt('ratio', d.ci_low)}× to {fmt('ratio', d.ci_high)}×",
+                p="—",
+                verdict="significant" if d.significant else "not significant",
+            )
+        else:
+            digits = 2 if d.metric.startswith("judge.") else 3
+            row.update(
+                delta=f"{_arrow(d.delta, 0.0)} {d.delta:+.{digits}f}",
+                interval=f"{(d.ci_low or 0.0):+.{digits}f} to {(d.ci_high or 0.0):+.{digits}f}",
+                p="—" if d.p_value is None else ("< 0.001" if d.p_value < 0.001 else f"{d.p_value:.3f}"),
+                verdict="significant" if d.significant else "not significant",
+            )
+        rows.append(row)
+    return rows

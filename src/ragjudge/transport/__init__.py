@@ -1,0 +1,1 @@
+"""HTTP plumbing shared by every outbound call: whole-attempt deadlines, a stop switch, sessions that honour both."""

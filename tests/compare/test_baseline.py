@@ -1,0 +1,81 @@
+"""Finding, reading and naming the baseline report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragjudge.compare.baseline import age_words, label, load_baseline, short_ref
+from ragjudge.errors import CaseFileError, ExitCode
+from ragjudge.report.model import write_report
+from tests.compare.reports import C, report
+
+
+def test_a_missing_baseline_is_none(tmp_path: Path) -> None:
+    assert load_baseline(tmp_path / "nope.json") is None
+
+
+def test_a_report_is_read_back(tmp_path: Path) -> None:
+    path = tmp_path / "main.json"
+    original = report([C("a"), C("b", "fail")])
+    write_report(original, path)
+    found = load_baseline(path)
+    assert found is not None and found.path == path and found.report == original
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not a JSON report"),
+        ('{"kind": "canary"}', "this is a canary report"),
+        ('{"verdict": "pass"}', "not a ragjudge report: suite: Field required"),
+        (json.dumps({"schema_version": 2}), "not a ragjudge report: schema_version"),
+    ],
+)
+def test_a_file_that_is_not_a_report_is_bad_input(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "main.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(CaseFileError) as info:
+        load_baseline(path)
+    assert info.value.message.startswith(f"{path}: {message}")
+    assert info.value.exit_code is ExitCode.BAD_INPUT
+
+
+def test_a_folder_is_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(CaseFileError) as info:
+        load_baseline(tmp_path)
+    assert info.value.message == f"{tmp_path}: the baseline is a folder, not a report"
+
+
+@pytest.mark.parametrize(
+    ("ref", "short"),
+    [
+        ("refs/heads/main", "main"),
+        ("refs/heads/release/2.0", "release/2.0"),
+        ("refs/tags/v1", "v1"),
+        ("refs/pull/7/merge", "pull/7/merge"),
+        ("main", "main"),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_short_ref(ref: str | None, short: str | None) -> None:
+    assert short_ref(ref) == short
+
+
+def test_label_and_age() -> None:
+    assert label({"commit": "abc1234def", "ref": "refs/heads/main"}) == "main@abc1234"
+    assert label({"commit": "abc1234def", "ref": None}) == "abc1234"
+    assert label({"commit": None, "ref": "refs/heads/main"}) == "main"
+    assert label({}) == "the baseline"
+    assert [age_words(a) for a in (None, 0.0, 0.99, 1.0, 1.5, 3.2, 40)] == [
+        "of unknown age",
+        "less than a day old",
+        "less than a day old",
+        "1 day old",
+        "1 day old",
+        "3 days old",
+        "40 days old",
+    ]

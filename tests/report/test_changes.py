@@ -1,0 +1,133 @@
+"""The comment leads with what changed: the alert, the regressions, fixed and flaky cases, the deltas."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from tests.compare.reports import C, report
+
+from ragjudge.compare import compare_with_baseline
+from ragjudge.config import parse_config
+from ragjudge.report.changes import alert, delta_rows
+from ragjudge.report.comment import render_comment
+from ragjudge.report.model import Report
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def compared(now: list[C], base: list[C], **gate: Any) -> Report:
+    config = parse_config({"gate": gate}, "t", Path("."))
+    return compare_with_baseline(report(now), report(base), config, now=NOW)
+
+
+def text(body: str) -> str:
+    return body.replace("\u200b", "")
+
+
+def test_note_when_nothing_got_worse() -> None:
+    result = compared([C("a"), C("b")], [C("a"), C("b", "fail")])
+    found = alert(result)
+    assert found is not None
+    assert text(found.markdown()) == (
+        "> [!NOTE]\n> No regressions against main@0123456 (3 days old): 1 fixed, 1 still passing"
+    )
+    body = render_comment(result)
+    assert body.startswith("> [!NOTE]\n")
+    assert "**Fixed** (failed on main@\u200b0123456, pass now): <code>b</code>" in body
+
+
+def test_warning_for_flaky_cases_and_notices() -> None:
+    result = compared([C("a", flaky=True), C("b"), C("new")], [C("a"), C("b"), C("gone")])
+    found = alert(result)
+    assert found is not None and found.kind == "WARNING"
+    assert text(found.markdown()).splitlines() == [
+        "> [!WARNING]",
+        "> No regressions against main@0123456 (3 days old); 1 flaky case: a (1 of 2 passed)",
+        "> - the case set changed: compared on the 2 case(s) in both reports; new: new; removed: gone",
+    ]
+    body = text(render_comment(result))
+    assert "### Flaky: passed only after repeats (not blocking)" in body
+    assert "| <code>a</code> | 1 of 2 passed | x |" in body
+
+
+def test_caution_names_the_regressions_and_the_failed_delta_rules() -> None:
+    base = [C(f"c{i:02d}") for i in range(40)]
+    now = [C(f"c{i:02d}", "fail" if i < 12 else "pass") for i in range(40)]
+    result = compared(now, base, regression={"newly_failing": "<= 0", "pass_rate_delta": ">= -0.02"})
+    found = alert(result)
+    assert found is not None and found.kind == "CAUTION"
+    sentence = text(found.sentence)
+    assert sentence.startswith(
+        "12 regressions against main@0123456 (3 days old): c00, c01, c02, c03, c04, c05, c06, c07, c08, c09 "
+        "and 2 more; pass\\_rate\\_delta -0.300 &lt; -0.020, significant (p &lt; 0.001, below 0.05)"
+    )
+    # No case changed status, but faithfulness dropped everywhere: worse without a regression.
+    faithful = [C(f"c{i:02d}", faithfulness=1.0) for i in range(40)]
+    drifted = [C(f"c{i:02d}", faithfulness=0.8) for i in range(40)]
+    only_delta = compared(drifted, faithful, regression={"newly_failing": "<= 0", "faithfulness_delta": ">= -0.02"})
+    found = alert(only_delta)
+    assert found is not None and found.kind == "CAUTION"
+    assert text(found.sentence) == (
+        "Worse than main@0123456 (3 days old); faithfulness\\_delta -0.200 &lt; -0.020, significant "
+        "(p &lt; 0.001, below 0.05)"
+    )
+
+
+def test_delta_rows_say_significance_in_words() -> None:
+    base = [C(f"c{i}", latency=100.0 + i, faithfulness=1.0) for i in range(40)]
+    now = [C(f"c{i}", latency=2 * (100.0 + i), faithfulness=1.0 if i else 0.5) for i in range(40)]
+    rows = delta_rows(compared(now, base))
+    assert rows == [
+        {
+            "metric": "pass_rate",
+            "base": "1.000",
+            "now": "1.000",
+            "delta": "= +0.000",
+            "interval": "+0.000 to +0.000",
+            "p": "1.000",
+            "verdict": "not significant",
+        },
+        {
+            "metric": "faithfulness",
+            "base": "1.000",
+            "now": "0.988",
+            "delta": "▼ -0.013",
+            "interval": "-0.037 to +0.000",
+            "p": "1.000",
+            "verdict": "not significant",
+        },
+        {
+            "metric": "p95_latency_ms",
+            "base": "137 ms",
+            "now": "274 ms",
+            "delta": "▲ 2.00×",
+            "interval": "2.00× to 2.00×",
+            "p": "—",
+            "verdict": "significant",
+        },
+    ]
+
+
+def test_hostile_case_ids_stay_inert() -> None:
+    evil = "evil|<img src=x onerror=alert(1)>@octocat #12"
+    result = compared([C(evil, "fail")], [C(evil)])
+    body = render_comment(result)
+    assert "<img" not in body and "@octocat" not in body and "#12" not in body
+    first = body.splitlines()[1]
+    assert first.startswith("> 1 regression against main@\u200b0123456 (3 days old): evil\\|&lt;img")
+    row = next(line for line in body.splitlines() if line.startswith("| <code>evil"))
+    assert row.count(" | ") == 2  # three cells: the id's pipe is escaped
+
+
+def test_many_regressions_stay_under_the_cap_and_are_counted() -> None:
+    base = [C(f"case-{i:04d}") for i in range(1200)]
+    now = [C(f"case-{i:04d}", "fail", conditions=[f"failed because {'x' * 150} {i}"]) for i in range(1200)]
+    body = render_comment(compared(now, base), limit=60_000)
+    assert len(body) <= 60_000
+    shown = len(re.findall(r"^\| <code>case-\d{4}</code> \| pass → fail \|", body, flags=re.M))
+    hidden = re.search(r"…and (\d+) more regression\(s\) not shown here", body)
+    assert hidden is not None and shown > 0 and shown + int(hidden.group(1)) == 1200
+    assert body.startswith("> [!CAUTION]\n> 1200 regressions against main@\u200b0123456 (3 days old): case-0000")
