@@ -161,8 +161,6 @@ def _read_jsonl(path: Path, text: str) -> list[RawItem]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise CaseFileError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise CaseFileError(f"{path}:{lineno}: refused: JSON nested too deeply") from None
         items.append(RawItem(data, len(items), lineno))
     return items
 
@@ -171,6 +169,8 @@ def _read_yaml(path: Path, text: str) -> list[RawItem]:
     try:
         loaded = safeyaml.load(text)
     except safeyaml.YamlLimitError as exc:
+        if exc.too_deep:
+            raise CaseFileError(f"{path}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
         where = f":{exc.line}" if exc.line else ""
         raise CaseFileError(f"{path}{where}: refused: {exc.message}", tip="write the cases out plainly") from None
     except yaml.YAMLError as exc:

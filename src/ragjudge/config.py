@@ -262,8 +262,6 @@ def format_validation_error(source: str, error: ValidationError) -> str:
         loc = ".".join(str(p) for p in item["loc"]) or "(top level)"
         if item["type"] == "extra_forbidden":
             lines.append(f"{source}: unknown key {loc!r}")
-        elif item["type"] == "value_error":
-            lines.append(f"{source}: {loc}: {item.get('ctx', {}).get('error', item['msg'])}")
         else:
             lines.append(f"{source}: {loc}: {item['msg']}")
     return "\n".join(lines)
@@ -355,6 +353,8 @@ def load_config(path: Path | None) -> Config:
     try:
         data = safeyaml.load(text).data
     except safeyaml.YamlLimitError as exc:
+        if exc.too_deep:
+            raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None
         where = f" (line {exc.line})" if exc.line else ""
         raise ConfigError(f"{target}: refused{where}: {exc.message}", tip="write the config out plainly") from None
     except RecursionError:

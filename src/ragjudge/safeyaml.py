@@ -26,10 +26,12 @@ MAX_ALIAS_EXPANSION = 100_000
 class YamlLimitError(Exception):
     """The document is over a limit; `line` is 1-based, or None when it is the whole document."""
 
-    def __init__(self, message: str, line: int | None = None) -> None:
+    def __init__(self, message: str, line: int | None = None, *, too_deep: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
+        self.too_deep = too_deep
+        """Refused for its nesting (callers word that one the same way as a RecursionError)."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class _Loader(yaml.SafeLoader):
             self._depth += 1
             if self._depth > MAX_DEPTH:
                 mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-                raise YamlLimitError(f"nested deeper than {MAX_DEPTH} levels", mark.line + 1)
+                raise YamlLimitError(f"nested deeper than {MAX_DEPTH} levels", mark.line + 1, too_deep=True)
         try:
             node: Node | None = super().compose_node(parent, index)
             assert node is not None  # compose_node is only called where a node starts

@@ -53,7 +53,7 @@ def test_a_reply_nested_a_thousand_levels_deep_costs_one_case(serve, make_client
     body = '{"answer": ' + "[" * 100_000 + "]" * 100_000 + "}"
     server = serve(lambda ex: ex.send(200, body, "application/json"))
     result = make_client(server.url, max_response_bytes=10_000_000).call(make_case())
-    assert result.error == f"endpoint error: reply JSON is nested too deeply ({len(body)} bytes)"
+    assert result.error == f"endpoint error: reply is nested too deeply to read ({len(body)} bytes)"
 
 
 def test_values_in_a_templated_url_are_url_encoded(serve, make_client, make_case):
