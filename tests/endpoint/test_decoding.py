@@ -88,3 +88,18 @@ def test_decode_helpers() -> None:
     assert non_finite({"a": [1.0, {"b": float("nan")}]}) == ("a.1.b", pytest.approx(float("nan"), nan_ok=True))
     assert non_finite({"a": [1.0, 2]}) is None
     assert non_finite(float("inf")) == ("(the reply)", float("inf"))
+
+
+def test_a_recorded_trace_with_a_non_finite_number_is_exit_2_naming_line_and_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "traces.jsonl").write_text(
+        '{"id": "t1", "question": "q?", "answer": "a", "latencyMs": 12}\n'
+        '{"id": "t2", "question": "q?", "answer": "a", "latencyMs": 12, "costUsd": NaN}\n',
+        encoding="utf-8",
+    )
+    code = main(["run", "--traces", "traces.jsonl"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert 'ragjudge: error: traces.jsonl:2: field "costUsd" is not a finite number' in err
