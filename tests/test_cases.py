@@ -155,6 +155,11 @@ def test_numeric_id_becomes_text(tmp_path):
         ({"category": "退款"}, True),
         ({"category": "out_of_scope"}, False),
         ({"category": "超纲"}, False),
+        ({"category": "Out-Of-Scope"}, False),
+        ({"category": "out of scope"}, False),
+        ({"category": " OOS "}, False),
+        ({"category": "超出范围"}, False),
+        ({"category": "OUT_OF_SCOPE", "should_answer": True}, True),
         ({"category": "超纲", "should_answer": True}, True),
         ({"category": "退款", "shouldAnswer": False}, False),
     ],
@@ -418,6 +423,35 @@ def test_cli_case_file_from_the_config_resolves_next_to_it(tmp_path, capsys, clo
 def closed_url() -> str:
     # Never called: bad case files are reported before the endpoint is.
     return "http://127.0.0.1:9/ask"
+
+
+def test_a_category_that_looks_out_of_scope_but_is_not_recognised_is_a_warning(tmp_path):
+    path = write(
+        tmp_path / "c.yaml",
+        "- {id: a, question: q1, category: outofscope}\n"
+        "- {id: b, question: q2, category: 超纲题}\n"
+        "- {id: c, question: q3, category: out-scope, should_answer: false}\n"
+        "- {id: d, question: q4, category: refunds}\n",
+    )
+    loaded = load_cases([path])
+    assert [c.should_answer for c in loaded.cases] == [True, True, False, True]
+    assert loaded.warnings == (
+        f"case 'a' ({path}:1): category 'outofscope' looks like out-of-scope but is not a recognised spelling, "
+        "so the case is expected to be answered; write out_of_scope (or set should_answer: false)",
+        f"case 'b' ({path}:2): category '超纲题' looks like out-of-scope but is not a recognised spelling, "
+        "so the case is expected to be answered; write out_of_scope (or set should_answer: false)",
+    )
+
+
+def test_yaml_1_2_booleans_keep_yes_no_and_on_as_text(tmp_path):
+    path = write(
+        tmp_path / "c.yaml",
+        "- id: a\n  question: Yes\n  expected: No\n  category: on\n  tags: [off, y, n]\n  should_answer: true\n"
+        "- id: b\n  question: Is it free?\n  should_answer: False\n",
+    )
+    first, second = load_cases([path]).cases
+    assert (first.question, first.expected, first.category, first.tags) == ("Yes", "No", "on", ("off", "y", "n"))
+    assert (first.should_answer, second.should_answer) == (True, False)
 
 
 @pytest.mark.parametrize(

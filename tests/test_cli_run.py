@@ -139,9 +139,9 @@ EXPECTED_STATUS = {
     "oos-high": ("fail", ['answered an out-of-scope question with confidence "high"']),
     "oos-none": ("pass", []),
     "oos-refused": ("pass", []),
-    "recall": ("fail", ["context_recall 0.50 < 1.00"]),
+    "recall": ("fail", ["context_recall 0.50 < 1.00 (missing doc-acc-2; retrieved doc-acc-1, x)"]),
     "echo": ("pass", []),
-    "server-500": ("error", ["endpoint error: HTTP 500 after 1 attempt"]),
+    "server-500": ("error", ['endpoint error: HTTP 500 from POST {url} after 1 attempt: {{"detail":"boom"}}']),
     "not-json": ("error", [f"endpoint error: reply is not valid JSON (text/html, {len(HTML_BODY)} bytes)"]),
 }
 
@@ -197,7 +197,8 @@ def test_every_case_gets_its_status_and_exact_reasons(mixed: MixedRun) -> None:
     cases = by_id(mixed.report)
     assert list(cases) == [c["id"] for c in MIXED_CASES]  # report order is case order
     assert {cid: (c["status"], c["failed_conditions"]) for cid, c in cases.items()} == {
-        cid: (status, reasons) for cid, (status, reasons) in EXPECTED_STATUS.items()
+        cid: (status, [r.format(url=mixed.server.url) if "{url}" in r else r for r in reasons])
+        for cid, (status, reasons) in EXPECTED_STATUS.items()
     }
 
 
@@ -301,7 +302,7 @@ def test_case_entries_and_traces(mixed: MixedRun) -> None:
         "latency_ms": None,
         "cost_usd": None,
     }
-    assert err["error"] == "endpoint error: HTTP 500 after 1 attempt"
+    assert err["error"] == f'endpoint error: HTTP 500 from POST {mixed.server.url} after 1 attempt: {{"detail":"boom"}}'
 
 
 def test_report_names_the_offline_judge(mixed: MixedRun) -> None:
@@ -316,7 +317,10 @@ def test_stdout_summary(mixed: MixedRun) -> None:
     assert "  [FAIL] pass_rate 0.42 < 0.90" in lines
     assert "  [FAIL] rejection_accuracy 0.70 < 0.90" in lines
     assert '  missing-detail fail: missing required detail: "order number"' in lines
-    assert "  server-500 error: endpoint error: HTTP 500 after 1 attempt" in lines
+    assert (
+        f"  server-500 error: endpoint error: HTTP 500 from POST {mixed.server.url} after 1 attempt: "
+        '{"detail":"boom"}' in lines
+    )
 
 
 def test_the_comment(mixed: MixedRun) -> None:
@@ -326,7 +330,10 @@ def test_the_comment(mixed: MixedRun) -> None:
     assert "> The judge was the offline lexical judge: " in comment
     assert "| <code>rejection\\_accuracy</code> | 0.700 | &gt;= 0.9 | ❌ |" in comment
     assert "| <code>declined</code> | fail | declined a question the corpus covers |" in comment
-    assert "| <code>server-500</code> | error | endpoint error: HTTP 500 after 1 attempt |" in comment
+    assert (
+        f"| <code>server-500</code> | error | endpoint error: HTTP 500 from POST {mixed.server.url} after 1 attempt: "
+        '{"detail":"boom"} |' in comment
+    )
     assert comment.count("<details>") == comment.count("</details>") == 7
 
 
@@ -364,7 +371,10 @@ def test_the_log_has_a_line_per_endpoint_call_and_per_judgement(mixed: MixedRun)
     judged = sorted(line["case_id"] for line in lines if line["type"] == "judge")
     assert judged == sorted(set(ids) - {"server-500", "not-json"})  # no reply, nothing to judge
     final_500 = next(line for line in finals if line["case_id"] == "server-500")
-    assert (final_500["ok"], final_500["error"]) == (False, "endpoint error: HTTP 500 after 1 attempt")
+    assert (final_500["ok"], final_500["error"]) == (
+        False,
+        f'endpoint error: HTTP 500 from POST {mixed.server.url} after 1 attempt: {{"detail":"boom"}}',
+    )
 
 
 def test_comment_command_renders_the_same_comment_from_the_saved_report(
@@ -543,7 +553,7 @@ def test_every_case_erroring_in_different_ways_is_exit_3(ws: Path, capsys: pytes
     assert outcome.code == 3
     report = load(ws / "r.json")
     assert {c["id"]: c["failed_conditions"] for c in report["cases"]} == {
-        "a": ["endpoint error: HTTP 503 after 1 attempt"],
+        "a": [f"endpoint error: HTTP 503 from POST {rag.url} after 1 attempt: busy"],
         "b": ["endpoint error: reply is not valid JSON (text/plain, 8 bytes)"],
         "c": ["endpoint error: reply is a JSON list, not an object"],
     }

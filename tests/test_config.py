@@ -442,6 +442,55 @@ def test_cli_never_prints_secrets(tmp_path, capsys, monkeypatch):
     assert SECRET not in out + err
 
 
+@pytest.mark.parametrize(
+    ("key", "url", "found"),
+    [
+        ("endpoint.url", "127.0.0.1:8080/ask", "no scheme"),
+        ("endpoint.url", "file:///etc/passwd", "a file:// URL"),
+        ("endpoint.url", "ftp://example.org/ask", "a ftp:// URL"),
+        ("endpoint.url", "http:///ask", "no host"),
+        ("judge.base_url", "localhost:11434/v1", "no scheme"),
+        ("judge.base_url", "https://", "no host"),
+    ],
+)
+def test_urls_must_be_http_with_a_host(key, url, found):
+    section, name = key.split(".")
+    cfg = write(Path("ragjudge.yml"), f"{section}:\n  {name}: '{url}'\n")
+    err = config_error(cfg)
+    assert err.message == (f"{cfg}: {key}: must be an http:// or https:// URL with a host (found {found})")
+    assert main(["run", "--config", str(cfg)]) == 2
+
+
+def test_refusal_settings_and_an_invalid_pattern():
+    cfg = write(
+        Path("ragjudge.yml"),
+        "endpoint:\n  refusal:\n    patterns: ['^unfortunately', '请联系客服']\n    builtin: false\n    judge: true\n",
+    )
+    refusal = load_config(cfg).endpoint.refusal
+    assert (refusal.patterns, refusal.builtin, refusal.judge) == (["^unfortunately", "请联系客服"], False, True)
+    assert load_config(write(Path("d.yml"), "endpoint: {}\n")).endpoint.refusal.model_dump() == {
+        "patterns": [],
+        "builtin": True,
+        "judge": False,
+    }
+    bad = write(Path("bad.yml"), "endpoint:\n  refusal:\n    patterns: ['ok', '(unclosed']\n")
+    assert config_error(bad).message == (
+        f"{bad}: endpoint.refusal.patterns: patterns.1 is not a valid regular expression: "
+        "missing ), unterminated subpattern at position 0"
+    )
+
+
+def test_max_log_body_bytes_defaults_to_20000():
+    assert load_config(write(Path("d.yml"), "endpoint: {}\n")).endpoint.max_log_body_bytes == 20_000
+
+
+def test_an_unquoted_jinja_body_gets_a_tip_to_quote_it():
+    cfg = write(Path("ragjudge.yml"), 'endpoint:\n  body: {"query": {{ question | tojson }}}\n')
+    err = config_error(cfg)
+    assert err.message == f"{cfg}: invalid YAML (line 2, column 20): found unhashable key"
+    assert err.tip == "quote values that hold a Jinja template: body: '{\"question\": {{ question | tojson }}}'"
+
+
 def test_a_config_nested_thousands_of_levels_deep_is_exit_2_naming_the_file(tmp_path, capsys):
     from ragjudge.cli import main
 
@@ -490,7 +539,7 @@ def test_the_issue_example_for_baseline_repeat_and_regression(tmp_path, monkeypa
 @pytest.mark.parametrize(
     ("text", "line"),
     [
-        ("repeat: {max: 2, pass_at: 3}\n", "ragjudge.yml: repeat: Value error, pass_at (3) must not exceed max (2)"),
+        ("repeat: {max: 2, pass_at: 3}\n", "ragjudge.yml: repeat: pass_at (3) must not exceed max (2)"),
         ("repeat: {max: 0}\n", "ragjudge.yml: repeat.max: Input should be greater than or equal to 1"),
         ("repeat: {max: 11}\n", "ragjudge.yml: repeat.max: Input should be less than or equal to 10"),
         ("repeat: {tries: 3}\n", "ragjudge.yml: unknown key 'repeat.tries'"),

@@ -35,7 +35,7 @@ def test_context_recall_rule_failure_reason() -> None:
     case = make_case(golden=["d1", "d2"])
     result = score_case(case, ok_result(make_trace(ids=["d1"])), None, DEFAULT_CASE_RULES)
     assert result.status == "fail"
-    assert result.failed_conditions == ("context_recall 0.50 < 1.00",)
+    assert result.failed_conditions == ("context_recall 0.50 < 1.00 (missing d2; retrieved d1)",)
 
 
 def test_latency_rule_failure_reason() -> None:
@@ -90,7 +90,14 @@ def test_endpoint_error_makes_an_error_case_with_the_reason() -> None:
     )
     assert result.status == "error"
     assert result.failed_conditions == ("endpoint error: HTTP 500 after 3 attempts",)
-    assert result.metrics == {}
+    # Every metric key stays, with null: a reader never has to guess whether a key was forgotten.
+    assert result.metrics == {
+        "context_recall": None,
+        "context_precision": None,
+        "latency_ms": None,
+        "cost_usd": None,
+        "faithfulness": None,
+    }
     assert result.judgement is None
 
 
@@ -144,7 +151,7 @@ def test_context_precision_rule_is_skipped_without_golden_ids() -> None:
 def test_context_precision_rule_failure() -> None:
     rules = [Rule("case", "context_precision", ">=", 0.5)]
     result = score_case(make_case(golden=["a"]), ok_result(make_trace(ids=["x", "a"])), None, rules)
-    assert result.failed_conditions == ("context_precision 0.25 < 0.50",)
+    assert result.failed_conditions == ("context_precision 0.25 < 0.50 (not golden: x)",)
 
 
 def test_cost_rule_without_a_reported_cost_is_an_error() -> None:
@@ -197,7 +204,7 @@ def test_mechanical_and_rule_failures_are_all_listed() -> None:
     assert result.failed_conditions == (
         'missing required detail: "receipt"',
         'contains forbidden claim: "free"',
-        "context_recall 0.50 < 1.00",
+        "context_recall 0.50 < 1.00 (missing d1; retrieved d2)",
         "latency_ms 20000 > 10000",
     )
 

@@ -20,7 +20,46 @@ from ragjudge.errors import CaseFileError
 DEFAULT_MAX_CASE_FILE_BYTES = 50_000_000
 """50 MB: a larger case file is refused before it is parsed (`max_case_file_bytes` in ragjudge.yml)."""
 
-OUT_OF_SCOPE_CATEGORIES = frozenset({"out_of_scope", "超纲"})
+OUT_OF_SCOPE_CATEGORIES = frozenset({"out of scope", "oos", "超纲", "超出范围"})
+"""Categories meaning "should be declined", compared after `category_key` (case, `-`, `_` and spaces folded)."""
+
+# Words that make a category look like an out-of-scope one; an unrecognised such category is warned about.
+_SCOPE_HINTS = ("scope", "oos", "超纲", "超出", "范围", "offtopic", "outofdomain")
+
+
+def category_key(category: str) -> str:
+    """`Out-Of-Scope`, `out_of_scope` and ` out  of scope ` all become `out of scope`."""
+    return " ".join(re.split(r"[\s_\-]+", category.strip().lower())).strip()
+
+
+def is_out_of_scope(category: str | None) -> bool:
+    return category is not None and category_key(category) in OUT_OF_SCOPE_CATEGORIES
+
+
+def looks_out_of_scope(category: str | None) -> bool:
+    """A category a person probably meant as out-of-scope, though it is not one of the recognised spellings."""
+    if category is None or is_out_of_scope(category):
+        return False
+    compact = category_key(category).replace(" ", "")
+    return any(hint in compact for hint in _SCOPE_HINTS)
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """YAML 1.2 booleans: only true/false. `expected: No`, `question: Yes` and `category: on` stay text."""
+
+
+_BOOL = "tag:yaml.org,2002:bool"
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _BOOL]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+
+
+def load_yaml12(text: str) -> Any:
+    """Parse YAML text with YAML 1.2 booleans."""
+    return yaml.load(text, Loader=_Yaml12Loader)  # a SafeLoader subclass: no arbitrary objects
+
 
 # Removed before comparing questions: whitespace, ASCII punctuation, full-width forms (！？，：；...),
 # CJK punctuation (。、「」《》...) and the typographic quotes and dashes people paste in.
@@ -167,7 +206,7 @@ def _read_jsonl(path: Path, text: str) -> list[RawItem]:
 
 def _read_yaml(path: Path, text: str) -> list[RawItem]:
     try:
-        loaded = safeyaml.load(text)
+        loaded = safeyaml.load(text, _Yaml12Loader)
     except safeyaml.YamlLimitError as exc:
         if exc.too_deep:
             raise CaseFileError(f"{path}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
@@ -222,7 +261,7 @@ def _to_case(path: Path, item: RawItem) -> Case:
         ) from None
     should_answer = model.should_answer
     if should_answer is None:
-        should_answer = (model.category or "") not in OUT_OF_SCOPE_CATEGORIES
+        should_answer = not is_out_of_scope(model.category)
     origin = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
     return Case(
         id=model.id if model.id else f"{path.stem}-{item.index + 1}",
@@ -253,6 +292,7 @@ def load_cases(paths: Sequence[Path], max_bytes: int = DEFAULT_MAX_CASE_FILE_BYT
     if not paths:
         raise CaseFileError("no case files given", tip="set `cases:` in ragjudge.yml or pass --cases FILE")
     cases: list[Case] = []
+    warnings: list[str] = []
     seen_ids: dict[str, str] = {}
     for path in paths:
         for item in read_items(path, max_bytes):
@@ -260,6 +300,12 @@ def load_cases(paths: Sequence[Path], max_bytes: int = DEFAULT_MAX_CASE_FILE_BYT
                 case = _to_case(path, item)
             except RecursionError:
                 raise CaseFileError(f"{_where(path, item)}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
+            if _scope_unstated(item.data) and looks_out_of_scope(case.category):
+                warnings.append(
+                    f"case {case.id!r} ({case.origin}): category {case.category!r} looks like out-of-scope but is "
+                    "not a recognised spelling, so the case is expected to be answered; write out_of_scope "
+                    "(or set should_answer: false)"
+                )
             if case.id in seen_ids:
                 raise CaseFileError(
                     f"{_where(path, item, case.id)}: duplicate id (first used at {seen_ids[case.id]})",
@@ -270,7 +316,12 @@ def load_cases(paths: Sequence[Path], max_bytes: int = DEFAULT_MAX_CASE_FILE_BYT
     if not cases:
         names = ", ".join(str(p) for p in paths)
         raise CaseFileError(f"{names}: the case set is empty", tip="add at least one case with a question")
-    return CaseSet(tuple(cases), tuple(duplicate_warnings(cases)))
+    return CaseSet(tuple(cases), tuple(warnings + duplicate_warnings(cases)))
+
+
+def _scope_unstated(data: Any) -> bool:
+    """True when the case leaves should_answer to its category (`should_answer` wins when given)."""
+    return isinstance(data, dict) and data.get("should_answer", data.get("shouldAnswer")) is None
 
 
 def duplicate_warnings(cases: Iterable[Case]) -> list[str]:

@@ -17,12 +17,14 @@ from ragjudge.errors import ExitCode, RagjudgeError
 # statistics and the GitHub code. tests/test_cli.py keeps these lines equal to the modules' own.
 COMMANDS = {
     "run": "evaluate the endpoint against the case set and apply the gate",
+    "probe": "send one request and show what every response mapping key extracts",
     "dedupe": "drop duplicate questions (normalised), keeping the first",
     "demo": "run the gate on the bundled example service with the offline judge",
     "comment": "render the PR comment from a JSON report (and post it with --post)",
     "canary": "compare a canary with the stable version: promote, rollback or inconclusive",
     "calibrate": "measure the judge against human labels, and check it for bias",
     "cases": "test-set tools: stats, import production's bad cases",
+    "serve": "run canary analyses over HTTP (Flagger webhooks, Argo Rollouts, /metrics)",
 }
 ALL = "*"
 

@@ -6,8 +6,10 @@ key's path; values are never echoed in errors, because some are secrets.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import (
@@ -65,6 +67,43 @@ class ResponseMapping(_Strict):
     latency_ms: str | None = Field(None, description="Server-reported latency, kept beside ragjudge's own.")
 
 
+class RefusalConfig(_Strict):
+    """How a reply that declines in words is recognised (besides the `refused` field and an empty answer)."""
+
+    patterns: list[str] = Field(
+        default_factory=list, description="Regexes, case-insensitive, searched in the normalised answer."
+    )
+    builtin: bool = Field(True, description="The built-in English and Chinese refusal phrases.")
+    judge: bool = Field(False, description="Let the LLM judge classify declines, in the call it already makes.")
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, value: list[str]) -> list[str]:
+        for i, pattern in enumerate(value):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"patterns.{i} is not a valid regular expression: {exc}") from None
+        return value
+
+
+def check_http_url(value: str | None) -> str | None:
+    """http(s) with a host, or a ValueError saying what is wrong (never echoing the URL: it may hold a token)."""
+    if value is None:
+        return None
+    parts = urlsplit(value.strip())
+    if parts.scheme.lower() not in ("http", "https"):
+        found = f"a {parts.scheme}:// URL" if parts.scheme and "://" in value else "no scheme"
+        raise ValueError(f"must be an http:// or https:// URL with a host (found {found})")
+    try:
+        host = parts.hostname
+    except ValueError:
+        host = None
+    if not host:
+        raise ValueError("must be an http:// or https:// URL with a host (found no host)")
+    return value
+
+
 class EndpointConfig(_Strict):
     """How to call the RAG endpoint under test."""
 
@@ -76,12 +115,19 @@ class EndpointConfig(_Strict):
     retries: int = Field(2, ge=0, le=10)
     concurrency: int = Field(8, ge=1, le=256)
     max_response_bytes: int = Field(5_000_000, gt=0)
+    max_log_body_bytes: int = Field(20_000, gt=0, description="With --log-bodies: each reply body kept up to this.")
     max_wait_s: float = Field(60.0, ge=0, description="A longer Retry-After ends the call at once instead.")
     follow_redirects: bool = Field(False, description="Off: a 3xx reply is a case error naming its Location.")
     allow_cross_origin: bool = Field(
         False, description="With follow_redirects: follow a hop to another origin (without headers or body)."
     )
     response: ResponseMapping = Field(default_factory=ResponseMapping)
+    refusal: RefusalConfig = Field(default_factory=RefusalConfig)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return check_http_url(value)
 
     @field_validator("method", mode="before")
     @classmethod
@@ -143,6 +189,11 @@ class JudgeConfig(_Strict):
     min_overlap: float = Field(
         0.5, gt=0, le=1, description="Offline judge: share of a claim's tokens that must appear in one passage."
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        return check_http_url(value)
 
 
 class GateConfig(_Strict):
@@ -230,6 +281,16 @@ class CanaryConfig(_Strict):
     seed: int = Field(12345, description="Bootstrap seed: the same data gives the same intervals.")
 
 
+class ServeConfig(_Strict):
+    """`ragjudge serve`: the analysis service for Flagger and Argo Rollouts."""
+
+    max_concurrent: int = Field(2, ge=1, le=64, description="Analyses running at once; more is HTTP 429.")
+    reanalyse_s: float = Field(
+        300.0, ge=0, description="Flagger `rollout` hook: start a fresh analysis once the last is this old (s)."
+    )
+    keep: int = Field(20, ge=1, le=1000, description="Analyses remembered per canary name (latest first).")
+
+
 class Config(_Strict):
     """The whole `ragjudge.yml`."""
 
@@ -244,6 +305,7 @@ class Config(_Strict):
     )
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     repeat: RepeatConfig = Field(default_factory=RepeatConfig)
+    serve: ServeConfig = Field(default_factory=ServeConfig)
 
     def case_rules(self) -> dict[str, str]:
         return dict(DEFAULT_CASE_RULES if self.gate.case is None else self.gate.case)
@@ -263,7 +325,7 @@ def format_validation_error(source: str, error: ValidationError) -> str:
         if item["type"] == "extra_forbidden":
             lines.append(f"{source}: unknown key {loc!r}")
         else:
-            lines.append(f"{source}: {loc}: {item['msg']}")
+            lines.append(f"{source}: {loc}: {str(item['msg']).removeprefix('Value error, ')}")
     return "\n".join(lines)
 
 
@@ -363,7 +425,11 @@ def load_config(path: Path | None) -> Config:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{target}: invalid YAML{where}: {problem}") from None
+        tip = None
+        if "{{" in text:
+            # An unquoted `body: {"q": {{ question | tojson }}}` is a YAML mapping, and a broken one.
+            tip = "quote values that hold a Jinja template: body: '{\"question\": {{ question | tojson }}}'"
+        raise ConfigError(f"{target}: invalid YAML{where}: {problem}", tip=tip) from None
     try:
         return parse_config(data, str(target), target.resolve().parent)
     except RecursionError:

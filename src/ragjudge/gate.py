@@ -11,8 +11,9 @@ from ragjudge.bias_check import BiasCheck
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case, load_cases
 from ragjudge.compare import Baseline, compare_with_baseline, load_baseline, regression_rules
-from ragjudge.config import Config, register_secrets
+from ragjudge.config import Config, check_http_url, register_secrets
 from ragjudge.endpoint.client import EndpointClient, EndpointResult
+from ragjudge.endpoint.coverage import mapping_warnings
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
@@ -34,6 +35,7 @@ class GateRequest:
     endpoint: str | None = None
     cases: Sequence[Path] = ()
     log: Path | None = None
+    log_bodies: bool = False
     traces: Path | None = None
     sample: int | None = None
     seed: int = 0
@@ -42,6 +44,20 @@ class GateRequest:
     """Overrides baseline.report."""
     repeat: tuple[int, int] | None = None
     """(max, pass_at), overriding `repeat`."""
+
+
+def endpoint_url(config: Config, override: str | None) -> str:
+    """--endpoint, else endpoint.url; an --endpoint that is not http(s) with a host is bad input."""
+    if override:
+        try:
+            return str(check_http_url(override))
+        except ValueError as exc:
+            raise ConfigError(f"--endpoint: {exc}") from None
+    if not config.endpoint.url:
+        raise ConfigError(
+            "no endpoint URL", tip="set endpoint.url in ragjudge.yml (e.g. ${RAG_URL}) or pass --endpoint URL"
+        )
+    return config.endpoint.url
 
 
 def exit_code_for(verdict: str) -> ExitCode:
@@ -65,26 +81,26 @@ def run_gate(request: GateRequest) -> Report:
     url: str | None = None
     if request.traces is not None:
         need_latency = latency_rules([r.metric for r in (*case_rules, *suite_rules)])
-        cases, source = load_traces(
-            request.traces, config.endpoint.response, need_latency, request.sample, request.seed
-        )
+        cases, source = load_traces(request.traces, config.endpoint, need_latency, request.sample, request.seed)
         warnings.append(
             f"judged recorded traces from {request.traces}: latency figures are the recorded ones, "
             "not measured by ragjudge"
         )
     else:
-        url = request.endpoint or config.endpoint.url
-        if not url:
-            raise ConfigError(
-                "no endpoint URL", tip="set endpoint.url in ragjudge.yml (e.g. ${RAG_URL}) or pass --endpoint URL"
-            )
+        url = endpoint_url(config, request.endpoint)
         case_set = load_cases(list(request.cases) or config.cases, config.max_case_file_bytes)
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
-        source = EndpointClient(config.endpoint, url)
+        source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)
     # The one thing the gate takes from `calibrate/`: the check of the calibration record.
     refusal = calibration_gate(config.judge, warnings)
-    judge = make_judge(config.judge, case_rules)
+    judge = make_judge(config.judge, case_rules, classify_refusal=config.endpoint.refusal.judge)
+    if config.endpoint.refusal.judge and judge.lexical:
+        warnings.append(
+            "endpoint.refusal.judge is on but the judge is the offline lexical one, which cannot classify "
+            "declines: refusals were decided by the refused field, empty answers and phrases only; "
+            "set judge.provider: openai to use it"
+        )
     bias = BiasCheck.prepare(config.judge, judge, request.bias_check, request.seed, warnings)
     if judge.lexical and any(r.metric.startswith("judge.") for r in case_rules):
         warnings.append(
@@ -113,6 +129,7 @@ def run_gate(request: GateRequest) -> Report:
             bias.run(results, log, warnings)
     finally:
         log.close()
+    warnings.extend(mapping_warnings([(r.case.id, r.endpoint.trace) for r in results], config.endpoint.response))
     suite = evaluate_suite(results, case_rules, suite_rules)
     judge_info = {
         "judge": judge.name,

@@ -42,7 +42,9 @@ class Loaded:
     node: Node | None
 
 
-class _Loader(yaml.SafeLoader):
+class _Limited(yaml.SafeLoader):
+    """Composes with a bound on nesting depth; mixed into whichever safe loader the caller uses."""
+
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self._depth = 0
@@ -63,9 +65,22 @@ class _Loader(yaml.SafeLoader):
                 self._depth -= 1
 
 
-def load(text: str) -> Loaded:
-    """Parse one YAML document within the limits; raises `yaml.YAMLError` or `YamlLimitError`."""
-    loader = _Loader(text)
+_LOADERS: dict[type[yaml.SafeLoader], type[_Limited]] = {}
+
+
+def _loader(base: type[yaml.SafeLoader]) -> type[_Limited]:
+    if base not in _LOADERS:
+        # The limits first in the MRO, then the caller's resolvers (e.g. YAML 1.2 booleans for case files).
+        _LOADERS[base] = type(f"Limited{base.__name__}", (_Limited, base), {})
+    return _LOADERS[base]
+
+
+def load(text: str, base: type[yaml.SafeLoader] = yaml.SafeLoader) -> Loaded:
+    """Parse one YAML document within the limits; raises `yaml.YAMLError` or `YamlLimitError`.
+
+    `base` is a `SafeLoader` subclass whose resolvers and constructors are used (never an unsafe loader).
+    """
+    loader = _loader(base)(text)
     try:
         node = loader.get_single_node()
         if node is None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from ragjudge.cases import Case
 from ragjudge.checks import mechanical_failures
 from ragjudge.endpoint.client import EndpointResult
+from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.precision import judged_precision, precision_missing
 from ragjudge.metrics import context_precision, context_recall
@@ -108,8 +109,32 @@ def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Jud
     return Missing(f"{metric} not asked for this kind of case")
 
 
-def _failure_reason(rule: Rule, value: float, judgement: Judgement | None) -> str:
-    text = rule.failure(value)
+BASE_METRICS = ("context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness")
+"""Every case's metrics carry these keys (null when there is no value), whatever happened to it."""
+
+
+def _ids(ids: Sequence[str]) -> str:
+    shown = ", ".join(i or "(no id)" for i in ids[:10])
+    return (shown + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")) or "nothing"
+
+
+def _retrieval_detail(metric: str, case: Case, trace: Trace) -> str:
+    """What recall missed, or which retrieved ids precision counted against."""
+    retrieved = list(dict.fromkeys(trace.retrieved_ids))
+    if metric == "context_recall":
+        missing = [g for g in case.golden_context_ids if g not in retrieved]
+        return f" (missing {_ids(missing)}; retrieved {_ids(retrieved)})"
+    if metric == "context_precision" and case.golden_context_ids:
+        extra = [r for r in retrieved if r not in case.golden_context_ids]
+        missing = [g for g in case.golden_context_ids if g not in retrieved]
+        parts = [f"not golden: {_ids(extra)}"] if extra else []
+        parts += [f"missing {_ids(missing)}"] if missing else []
+        return f" ({'; '.join(parts)})" if parts else ""
+    return ""
+
+
+def _failure_reason(rule: Rule, value: float, judgement: Judgement | None, case: Case, trace: Trace) -> str:
+    text = rule.failure(value) + _retrieval_detail(rule.metric, case, trace)
     if judgement is None:
         return text
     if rule.metric == "faithfulness":
@@ -128,8 +153,14 @@ def _failure_reason(rule: Rule, value: float, judgement: Judgement | None) -> st
 def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, rules: Sequence[Rule]) -> CaseResult:
     """Apply the deterministic checks and the case rules."""
     if result.trace is None:
-        return CaseResult(case, "error", (result.error or "endpoint error: no reply",), {}, result, None)
+        empty: dict[str, float | None] = dict.fromkeys(BASE_METRICS)
+        empty.update((r.metric, None) for r in rules)
+        return CaseResult(case, "error", (result.error or "endpoint error: no reply",), empty, result, None)
+    if judgement is not None and judgement.declined and not result.trace.refused:
+        # The judge read the answer as a decline (`endpoint.refusal.judge`): it is scored as one.
+        result = replace(result, trace=replace(result.trace, refused=True, refused_by="judge"))
     trace = result.trace
+    assert trace is not None
     conditions = mechanical_failures(case, trace)
     errors: list[str] = []
     skipped: list[str] = []
@@ -149,7 +180,7 @@ def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, 
             (errors if value.unscored else skipped).append(value.reason)
             continue
         if not rule.holds(value):
-            conditions.append(_failure_reason(rule, value, judgement))
+            conditions.append(_failure_reason(rule, value, judgement, case, trace))
     if errors:
         return CaseResult(case, "error", tuple(errors + conditions), metrics, result, judgement, tuple(skipped))
     status: Status = "fail" if conditions else "pass"

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.cases import Case, RawItem, _to_case, read_items
-from ragjudge.config import ResponseMapping
+from ragjudge.config import EndpointConfig, ResponseMapping
 from ragjudge.endpoint.client import EndpointResult
 from ragjudge.endpoint.decoding import non_finite
+from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, dig, parse_reply
 from ragjudge.errors import CaseFileError
 
@@ -53,11 +54,13 @@ def _latency(data: dict[str, Any], mapping: ResponseMapping) -> float | None:
 
 def load_traces(
     path: Path,
-    mapping: ResponseMapping,
+    endpoint: EndpointConfig,
     need_latency: bool,
     sample: int | None = None,
     seed: int = 0,
 ) -> tuple[list[Case], RecordedSource]:
+    mapping = endpoint.response
+    rules = RefusalRules.from_config(endpoint.refusal)
     items = read_items(path)
     if not items:
         raise CaseFileError(f"{path}: no recorded traces", tip="one JSON object per line")
@@ -87,7 +90,7 @@ def load_traces(
             )
         reply_part = {k: v for k, v in data.items() if k not in _CASE_FIELDS or k == "id"}
         try:
-            trace = parse_reply(reply_part, mapping, latency if latency is not None else 0.0)
+            trace = parse_reply(reply_part, mapping, latency if latency is not None else 0.0, rules)
         except ReplyShapeError as exc:
             raise CaseFileError(f"{where}: trace {case.id!r}: {exc}") from None
         cases.append(case)

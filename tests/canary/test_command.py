@@ -354,3 +354,32 @@ def test_comment_keeps_untrusted_text_inert(canary: Canary, healthy: tuple[ArmSe
     assert "&lt;img" in warning and "<img" not in warning and "</details>" not in warning
     assert "\\|" in warning and "\\`" in warning
     assert "{{ 7\\*7 }}" in warning  # shown, not evaluated
+
+
+# --------------------------------------------------------------------------- --inconclusive-exit
+
+
+@pytest.mark.parametrize(
+    ("flag", "code"), [([], 4), (["--inconclusive-exit", "0"], 0), (["--inconclusive-exit", "9"], 9)]
+)
+def test_inconclusive_exit_replaces_only_the_4(canary: Canary, flag: list[str], code: int) -> None:
+    # Dislike counts only (no requests): 120 responses per arm are too few to decide.
+    config = canary.config(feedback=((3, 120), (4, 120)), rules={"dislike_rate_ratio": "<= 1.5"})
+    run = canary.run(*flag, config=config)
+    assert run.code == code, run.out + run.err
+    assert run.report is not None and run.report["verdict"] == "inconclusive"
+    assert run.out.startswith("ragjudge canary: INCONCLUSIVE")
+
+
+def test_inconclusive_exit_leaves_rollback_alone(canary: Canary) -> None:
+    config = canary.config(feedback=((120, 2000), (60, 2000)), rules={"dislike_rate_ratio": "<= 1.5"})
+    assert canary.run("--inconclusive-exit", "0", config=config).code == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "message"), [("256", "an exit code is 0 to 255, not 256"), ("x", "not a whole number: 'x'")]
+)
+def test_inconclusive_exit_must_be_an_exit_code(canary: Canary, value: str, message: str) -> None:
+    run = canary.run("--inconclusive-exit", value)
+    assert run.code == 2
+    assert f"argument --inconclusive-exit: {message}" in run.err

@@ -146,4 +146,4 @@ def test_repeat_pass_at_above_max_in_the_config_is_exit_2(ws: Path, capsys: pyte
         _config(ws, rag.url, repeat={"max": 2, "pass_at": 3})
         outcome = run(capsys, "run")
     assert outcome.code == 2
-    assert "ragjudge.yml: repeat: Value error, pass_at (3) must not exceed max (2)" in outcome.err
+    assert "ragjudge.yml: repeat: pass_at (3) must not exceed max (2)" in outcome.err

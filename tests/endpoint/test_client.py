@@ -23,7 +23,7 @@ def test_http_500_always_is_retried_then_reported_with_the_attempt_count(serve, 
     server = serve(lambda ex: ex.json({"detail": "boom"}, status=500))
     result = make_client(server.url, retries=2).call(make_case())
 
-    assert result.error == "endpoint error: HTTP 500 after 3 attempts"
+    assert result.error == f'endpoint error: HTTP 500 from POST {server.url} after 3 attempts: {{"detail":"boom"}}'
     assert result.trace is None
     assert result.attempts == 3
     assert result.status == 500
@@ -93,7 +93,9 @@ def test_retry_after_over_max_wait_ends_the_call_at_once(serve, make_client, mak
 def test_retry_after_over_max_wait_on_a_503_names_the_status(serve, make_client, make_case, sleeps):
     server = serve(lambda ex: ex.json({}, status=503, headers={"Retry-After": "120"}))
     result = make_client(server.url, retries=3, max_wait_s=30).call(make_case())
-    assert result.error == "endpoint error: HTTP 503: the server asked to wait 120 s, over endpoint.max_wait_s 30"
+    assert result.error == (
+        f"endpoint error: HTTP 503 from POST {server.url}: the server asked to wait 120 s, over endpoint.max_wait_s 30"
+    )
     assert sleeps.delays == []
 
 
@@ -107,7 +109,7 @@ def test_retry_after_up_to_max_wait_is_waited_in_full(serve, make_client, make_c
 def test_429_after_the_last_retry_is_reported(serve, make_client, make_case, sleeps):
     server = serve(lambda ex: ex.json({}, status=429, headers={"Retry-After": "1"}))
     result = make_client(server.url, retries=1).call(make_case())
-    assert result.error == "endpoint error: HTTP 429 after 2 attempts"
+    assert result.error == f"endpoint error: HTTP 429 from POST {server.url} after 2 attempts"
     assert sleeps.delays == [1.0]
 
 
@@ -115,7 +117,7 @@ def test_404_is_not_retried(serve, make_client, make_case, sleeps):
     server = serve(lambda ex: ex.send(404, "not here", "text/plain"))
     result = make_client(server.url, retries=2).call(make_case())
 
-    assert result.error == "endpoint error: HTTP 404 after 1 attempt"
+    assert result.error == f"endpoint error: HTTP 404 from POST {server.url} after 1 attempt: not here"
     assert result.attempts == 1
     assert len(server.requests) == 1
     assert sleeps.delays == []
@@ -125,14 +127,14 @@ def test_404_is_not_retried(serve, make_client, make_case, sleeps):
 def test_400_with_retry_after_is_still_not_retried(serve, make_client, make_case, sleeps):
     server = serve(lambda ex: ex.json({}, status=400, headers={"Retry-After": "1"}))
     result = make_client(server.url, retries=3).call(make_case())
-    assert result.error == "endpoint error: HTTP 400 after 1 attempt"
+    assert result.error == f"endpoint error: HTTP 400 from POST {server.url} after 1 attempt"
     assert (len(server.requests), sleeps.delays) == (1, [])
 
 
 def test_retries_zero_means_one_attempt(serve, make_client, make_case, sleeps):
     server = serve(lambda ex: ex.json({}, status=500))
     result = make_client(server.url, retries=0).call(make_case())
-    assert result.error == "endpoint error: HTTP 500 after 1 attempt"
+    assert result.error == f"endpoint error: HTTP 500 from POST {server.url} after 1 attempt"
     assert (len(server.requests), sleeps.delays) == (1, [])
 
 
@@ -143,7 +145,7 @@ def test_on_attempt_reports_each_attempt(serve, make_client, make_case):
 
     assert result.error is None
     assert [(e["attempt"], e["ok"]) for e in events] == [(1, False), (2, True)]
-    assert events[0]["error"] == "HTTP 503"
+    assert events[0]["error"] == f"HTTP 503 from POST {server.url}"
     assert events[1]["status"] == 200
     assert all(isinstance(e["elapsed_ms"], float) for e in events)
 
@@ -207,7 +209,7 @@ def test_reply_without_answer_names_the_missing_field(serve, make_client, make_c
 
     assert result.error == (
         'endpoint error: reply has no "answer" field (keys: docs, result); '
-        "set endpoint.response.answer to the answer's dotted path"
+        "set endpoint.response.answer to the answer's dotted path (did you mean result?)"
     )
     assert result.attempts == 1
     assert len(server.requests) == 1
@@ -522,6 +524,6 @@ def test_response_mapping_to_a_missing_path_names_it(serve, make_client, make_ca
     server = serve(lambda ex: ex.json({"data": {"result": "x"}}))
     result = make_client(server.url, response={"answer": "data.output.text"}).call(make_case())
     assert result.error == (
-        'endpoint error: reply has no "data.output.text" field (keys: data); '
-        "set endpoint.response.answer to the answer's dotted path"
+        "endpoint error: endpoint.response.answer: data.output.text resolves to nothing: "
+        "data is an object with keys result: did you mean data.result?"
     )

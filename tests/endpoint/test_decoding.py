@@ -103,3 +103,11 @@ def test_a_recorded_trace_with_a_non_finite_number_is_exit_2_naming_line_and_fie
     err = capsys.readouterr().err
     assert code == 2
     assert 'ragjudge: error: traces.jsonl:2: field "costUsd" is not a finite number' in err
+
+
+def test_an_error_reply_nested_deeply_is_an_http_error_not_a_crash(serve, make_client, make_case):
+    # Found by the fuzzer: the excerpt of a 400's body was parsed as JSON without a depth guard.
+    body = "[" * 5000
+    server = serve(lambda ex: ex.send(400, body, "application/json"))
+    result = make_client(server.url, retries=0).call(make_case())
+    assert result.error is not None and result.error.startswith("endpoint error: HTTP 400")

@@ -55,7 +55,7 @@ def test_missing_answer_names_the_field_and_lists_the_keys():
         parse({"output": "text", "docs": [], "meta": {}})
     assert str(info.value) == (
         'reply has no "answer" field (keys: docs, meta, output); '
-        "set endpoint.response.answer to the answer's dotted path"
+        "set endpoint.response.answer to the answer's dotted path (did you mean output?)"
     )
 
 
@@ -167,8 +167,10 @@ def test_ids_alone_without_passages():
     assert trace.evidence == ()
 
 
-def test_retrieved_that_is_not_a_list_is_ignored():
-    assert parse({"answer": "a", "retrieved": "doc-1"}).passages == ()
+def test_retrieved_that_is_not_a_list_is_an_error_naming_the_field():
+    with pytest.raises(ReplyShapeError) as info:
+        parse({"answer": "a", "retrieved": "doc-1"})
+    assert str(info.value) == "endpoint.response.retrieved: retrieved is a string, not a list of passages"
 
 
 # --- citations, cost, latency --------------------------------------------------------------------
@@ -270,7 +272,8 @@ def test_mapping_to_a_missing_answer_path_names_the_path():
     with pytest.raises(ReplyShapeError) as info:
         parse({"data": {"result": "x"}}, ResponseMapping(answer="data.output.text"))
     assert str(info.value) == (
-        'reply has no "data.output.text" field (keys: data); set endpoint.response.answer to the answer\'s dotted path'
+        "endpoint.response.answer: data.output.text resolves to nothing: data is an object with keys result: "
+        "did you mean data.result?"
     )
 
 
@@ -299,5 +302,163 @@ def test_dig_misses_are_missing_not_none(path):
     data = {"a": {"b": 1}, "items": [{"text": "first"}, {"text": "last"}]}
     # A path that leads nowhere is a missing field, not a null one.
     assert dig(data, path) is not None
-    with pytest.raises(ReplyShapeError, match=f'^reply has no "{path}" field'):
+    with pytest.raises(ReplyShapeError, match=f"^endpoint.response.answer: {path} resolves to nothing: "):
         parse(data, ResponseMapping(answer=path))
+
+
+# --- mappings cannot fail silently ---------------------------------------------------------------
+
+HAYHOOKS = {
+    "result": {
+        "answer_builder": {
+            "answers": [
+                {
+                    "data": "Refunds take 5 working days.",
+                    "query": "How long do refunds take?",
+                    "documents": [
+                        {"id": "9f" * 32, "content": "Refunds: 5 working days.", "meta": {"doc_id": "doc-refund-1"}},
+                        {"id": "ab" * 32, "content": "Shipping is free.", "meta": {"doc_id": "doc-ship-2"}},
+                    ],
+                    "meta": {"model": "m"},
+                }
+            ]
+        }
+    }
+}
+HAYHOOKS_MAPPING = ResponseMapping(
+    answer="result.answer_builder.answers.0.data",
+    retrieved="result.answer_builder.answers.0.documents",
+    retrieved_id="meta.doc_id",
+)
+
+
+def test_the_hayhooks_shape_maps_with_list_indexing():
+    trace = parse(HAYHOOKS, HAYHOOKS_MAPPING)
+    assert trace.answer == "Refunds take 5 working days."
+    assert trace.passages == (
+        Passage("doc-refund-1", "(untitled)", "Refunds: 5 working days."),
+        Passage("doc-ship-2", "(untitled)", "Shipping is free."),
+    )
+    assert (trace.refused, trace.refused_by, trace.read.positional_ids) == (False, None, 0)
+
+
+def test_an_object_where_text_is_expected_names_its_keys_and_the_likely_path():
+    with pytest.raises(ReplyShapeError) as info:
+        parse(HAYHOOKS, ResponseMapping(answer="result.answer_builder.answers.0"))
+    assert str(info.value) == (
+        "endpoint.response.answer: result.answer_builder.answers.0 is an object with keys data, query, documents, "
+        "meta: did you mean result.answer_builder.answers.0.data?"
+    )
+
+
+def test_a_list_where_text_is_expected_is_never_a_python_repr():
+    with pytest.raises(ReplyShapeError) as info:
+        parse(HAYHOOKS, ResponseMapping(answer="result.answer_builder.answers"))
+    assert str(info.value) == (
+        "endpoint.response.answer: result.answer_builder.answers is a list of 1 item of objects: "
+        "did you mean result.answer_builder.answers.0.data?"
+    )
+    assert "{'" not in str(info.value)
+
+
+def test_a_path_that_leads_nowhere_names_the_deepest_level_reached():
+    with pytest.raises(ReplyShapeError) as info:
+        parse(HAYHOOKS, ResponseMapping(answer="result.answer_builder.answers.0.text"))
+    assert str(info.value) == (
+        "endpoint.response.answer: result.answer_builder.answers.0.text resolves to nothing: "
+        "result.answer_builder.answers.0 is an object with keys data, query, documents, meta: "
+        "did you mean result.answer_builder.answers.0.data?"
+    )
+
+
+def test_a_list_index_past_the_end_names_the_list():
+    with pytest.raises(ReplyShapeError) as info:
+        parse(HAYHOOKS, ResponseMapping(answer="result.answer_builder.answers.3.data"))
+    assert str(info.value).startswith(
+        "endpoint.response.answer: result.answer_builder.answers.3.data resolves to nothing: "
+        "result.answer_builder.answers is a list of 1 item of objects"
+    )
+
+
+def test_passages_mapped_to_an_object_suggest_the_list_inside():
+    mapping = HAYHOOKS_MAPPING.model_copy(update={"retrieved": "result.answer_builder.answers.0"})
+    with pytest.raises(ReplyShapeError) as info:
+        parse(HAYHOOKS, mapping)
+    assert str(info.value) == (
+        "endpoint.response.retrieved: result.answer_builder.answers.0 is an object with keys data, query, "
+        "documents, meta: did you mean result.answer_builder.answers.0.documents?"
+    )
+
+
+def test_a_mapped_passage_list_missing_from_an_answer_is_a_case_error():
+    mapping = HAYHOOKS_MAPPING.model_copy(update={"retrieved": "result.docs"})
+    with pytest.raises(ReplyShapeError) as info:
+        parse(HAYHOOKS, mapping)
+    assert str(info.value) == (
+        "endpoint.response.retrieved: result.docs resolves to nothing: result is an object with keys answer_builder: "
+        "did you mean result.answer_builder.answers.0.documents?"
+    )
+
+
+def test_a_mapped_passage_list_may_be_missing_from_a_refusal():
+    mapping = ResponseMapping(answer="out", retrieved="docs")
+    trace = parse({"out": "I don't have information about that."}, mapping)
+    assert (trace.refused_by, trace.passages) == ("builtin", ())
+
+
+def test_a_list_of_non_objects_where_passages_are_expected():
+    with pytest.raises(ReplyShapeError) as info:
+        parse({"answer": "a", "docs": [3, 4]}, ResponseMapping(retrieved="docs"))
+    assert str(info.value) == (
+        "endpoint.response.retrieved: docs.0 is the number 3, not a passage: each passage must be an object or text"
+    )
+    with pytest.raises(ReplyShapeError) as info:
+        parse({"answer": "a", "docs": ["text"]}, ResponseMapping(retrieved="docs", retrieved_id="id"))
+    assert str(info.value) == (
+        "endpoint.response.retrieved: docs.0 is a string, not a passage: each passage must be an object "
+        "(retrieved_id/retrieved_text/retrieved_title are paths inside one)"
+    )
+
+
+def test_an_object_as_a_passage_id_is_an_error_with_the_full_path():
+    mapping = HAYHOOKS_MAPPING.model_copy(update={"retrieved_id": "meta"})
+    with pytest.raises(ReplyShapeError) as info:
+        parse(HAYHOOKS, mapping)
+    assert str(info.value) == (
+        "endpoint.response.retrieved_id: result.answer_builder.answers.0.documents.0.meta is an object with keys "
+        "doc_id: did you mean result.answer_builder.answers.0.documents.0.meta.doc_id?"
+    )
+
+
+def test_a_mapped_passage_id_that_is_missing_is_left_empty_and_counted_not_invented():
+    mapping = HAYHOOKS_MAPPING.model_copy(update={"retrieved_id": "meta.document_id"})
+    trace = parse(HAYHOOKS, mapping)
+    assert trace.retrieved_ids == ("", "")
+    assert trace.read.missed == (("retrieved_id", 2),)
+    assert trace.read.positional_ids == 0
+
+
+def test_positional_ids_only_when_the_reply_has_no_id_at_all():
+    trace = parse({"answer": "a", "retrieved": [{"text": "one"}, "two"]})
+    assert trace.retrieved_ids == ("S1", "S2")
+    assert trace.read.positional_ids == 2
+    with_ids = parse({"answer": "a", "retrieved": [{"text": "one"}], "retrievedIds": ["d1"]})
+    assert (with_ids.retrieved_ids, with_ids.read.positional_ids) == (("d1",), 0)
+
+
+def test_an_answer_mapped_to_null_says_so():
+    with pytest.raises(ReplyShapeError) as info:
+        parse({"out": None}, ResponseMapping(answer="out"))
+    assert str(info.value) == "endpoint.response.answer: out is null, not text"
+
+
+def test_a_mapped_number_must_be_a_number():
+    with pytest.raises(ReplyShapeError) as info:
+        parse({"answer": "a", "usage": {"usd": "0.01"}}, ResponseMapping(cost_usd="usage.usd"))
+    assert str(info.value) == "endpoint.response.cost_usd: usage.usd is a string, not a number"
+    with pytest.raises(ReplyShapeError) as info:
+        parse({"answer": "a"}, ResponseMapping(cost_usd="usage.usd"))
+    assert (
+        str(info.value)
+        == "endpoint.response.cost_usd: usage.usd resolves to nothing: the reply is an object with keys answer"
+    )

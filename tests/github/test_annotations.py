@@ -58,3 +58,36 @@ def test_an_error_verdict_says_nothing_could_be_evaluated() -> None:
     notes = gate_annotations(r)
 
     assert notes[0].message == "no case could be evaluated" and len(notes) == 3
+
+
+def test_a_gate_failed_by_regressions_names_the_rule_and_the_regressions_first() -> None:
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from ragjudge.compare import compare_with_baseline
+    from ragjudge.config import parse_config
+    from tests.compare.reports import C
+    from tests.compare.reports import report as compare_report
+
+    base = compare_report([C("old-fail", "fail"), C("refund-07"), C("ship-12")])
+    now = compare_report(
+        [
+            C("old-fail", "fail", conditions=["a", "b", "c"]),
+            C("refund-07", "fail", conditions=['missing required detail: "store credit"']),
+            C("ship-12", "fail"),
+        ]
+    )
+    config = parse_config({}, "t", Path("."))
+    compared = compare_with_baseline(now, base, config, now=datetime(2026, 11, 30, tzinfo=UTC))
+    assert compared.verdict == "fail"  # the absolute rules (none here) passed: the regressions failed it
+    notes = gate_annotations(compared)
+    assert [(a.kind, a.title, a.message) for a in notes] == [
+        ("error", "ragjudge: regression rule newly_failing failed", "newly_failing 2 > 0: refund-07, ship-12"),
+        (
+            "error",
+            "ragjudge: case refund-07 regressed",
+            'refund-07 passed on the baseline, fails now: missing required detail: "store credit"',
+        ),
+        ("error", "ragjudge: case ship-12 regressed", "ship-12 passed on the baseline, fails now: ship-12 broke"),
+        ("error", "ragjudge: case old-fail failed", "old-fail failed: a; b; c"),
+    ]

@@ -32,9 +32,14 @@ def test_inline_breaks_every_autolink(text: str, expected: str) -> None:
 
 
 def test_html_text_breaks_them_too() -> None:
-    assert html_text("GH-1 o/r#2 cafebabe https://x.io www.y.io") == (
-        f"GH-{ZW}1 o/r#{ZW}2 cafeba{ZW}be https{ZW}://x.io www{ZW}.y.io"
+    assert html_text("GH-1 o/r#2 cafebabe https://x.io/o/r/issues/1 www.y.io/o/r/pull/2 https://x.io") == (
+        f"GH-{ZW}1 o/r#{ZW}2 cafeba{ZW}be https{ZW}://x.io/o/r/issues/1 www{ZW}.y.io/o/r/pull/2 https://x.io"
     )
+
+
+def test_other_urls_stay_links() -> None:
+    assert inline("see http://127.0.0.1:8000/ask") == "see http://127.0.0.1:8000/ask"
+    assert inline("https://ghe.example/o/r/commit/abc") == f"https{ZW}://ghe.example/o/r/commit/abc"
 
 
 def test_words_that_are_not_hex_are_left_alone() -> None:

@@ -288,7 +288,7 @@ def test_template_syntax_in_data_is_never_evaluated(hostile_comment: str) -> Non
 
 def test_links_and_code_cannot_open(hostile_comment: str) -> None:
     assert "[link](http://x)" not in hostile_comment
-    assert "\\[link\\](http\u200b://x)" in hostile_comment
+    assert "\\[link\\](http://x)" in hostile_comment
     for line in hostile_comment.splitlines():
         if not line.startswith("<details>"):  # raw HTML: backticks are plain text there
             assert re.search(r"(?<!\\)`", line) is None, line
@@ -421,3 +421,27 @@ def test_unscored_judgements_on_passing_cases_are_shown() -> None:
     assert "**Unscored judgements on passing cases**" in text
     assert "- <code>quiet</code>: rubric: judge reply invalid: tone" in text
     assert "judge error rate 1.000" in text
+
+
+def test_details_show_what_was_expected_beside_what_came_back() -> None:
+    from dataclasses import replace
+
+    case = replace(
+        make_case("exp", golden=["doc-refund-1", "doc-refund-3"], must_mention=["5 days"], must_not_mention=["free"]),
+        expected="Refunds take 5 working days.",
+    )
+    trace = replace(make_trace("I can't help with that.", ["doc-ship-2"], refused=True), refused_by="builtin")
+    rules = [Rule("case", "context_recall", ">=", 1.0)]
+    result = score_case(case, ok_result(trace), None, rules)
+    comment = render_comment(make_report([result], rules, [PASS_ALL]))
+    lines = comment.split("<details>")[1].split("</details>")[0].splitlines()
+    assert [line for line in lines if line.startswith("**")] == [
+        "**Question:** How long do refunds take?",
+        "**Expected:** Refunds take 5 working days.",
+        "**Answer:** I can't help with that. · declined (by builtin)",
+        "**Golden:** <code>doc-refund-1</code>, <code>doc-refund-3</code>",
+        "**Retrieved:** <code>doc-ship-2</code> · confidence high · 100 ms",
+        "**Must mention:** 5 days",
+        "**Must not mention:** free",
+    ]
+    assert '- missing required detail: "5 days"' in lines

@@ -42,7 +42,7 @@ HOSTILE = [
         ("{{ 7*7 }}", "{{ 7\\*7 }}"),
         ("<!-- -->", "&lt;!-- --&gt;"),
         ("</details>", "&lt;/details&gt;"),
-        ("[link](http://x)", "\\[link\\](http\u200b://x)"),
+        ("[link](http://x)", "\\[link\\](http://x)"),
         ("a & b", "a &amp; b"),
         ("_a_ ~b~", "\\_a\\_ \\~b\\~"),
         ("back\\slash", "back\\\\slash"),

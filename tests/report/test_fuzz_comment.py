@@ -68,7 +68,7 @@ UNTRUSTED = st.lists(st.one_of(_PIECES, st.text(max_size=12)), max_size=12).map(
 
 _MENTION = re.compile(r"@[A-Za-z0-9]")
 _REFERENCE = re.compile(r"(?<!&)#\d|(?i:gh-\d)")  # `&#39;` is an entity, not a reference
-_URL = re.compile(r"(?i)https?://|www\.")
+_URL = re.compile(r"(?i)(?:https?://|www\.)\S*/(?:issues|pull|pulls|discussions|commit)/\w")
 _SHA = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{7,}(?![0-9A-Za-z])")
 _TAG = re.compile(r"<(/?[A-Za-z][A-Za-z0-9]*)")
 

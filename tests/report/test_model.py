@@ -162,8 +162,26 @@ def test_rules_entries(report: Report) -> None:
 def test_case_entries(report: Report) -> None:
     ok, bad, err = _json(report)["cases"]
     for case in (ok, bad, err):
-        assert set(case) == CASE_KEYS | {"question", "change", "flaky", "runs", "k_of_n", "baseline"}
-        assert set(case["trace"]) == TRACE_KEYS | {"attempts", "retry_wait_ms", "server_latency_ms", "warnings"}
+        assert set(case) == CASE_KEYS | {
+            "question",
+            "expected",
+            "golden_context_ids",
+            "must_mention",
+            "must_not_mention",
+            "change",
+            "flaky",
+            "runs",
+            "k_of_n",
+            "baseline",
+        }
+        assert set(case["trace"]) == TRACE_KEYS | {
+            "attempts",
+            "retry_wait_ms",
+            "server_latency_ms",
+            "refused_by",
+            "positional_ids",
+            "warnings",
+        }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
         "context_recall": 1.0,
@@ -183,6 +201,8 @@ def test_case_entries(report: Report) -> None:
         "attempts": 1,
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
+        "refused_by": None,
+        "positional_ids": False,
         "warnings": [],
     }
     assert ok["judge"]["judge"] == "offline-lexical"
@@ -197,7 +217,7 @@ def test_case_entries(report: Report) -> None:
     ]
     assert bad["status"] == "fail"
     assert bad["failed_conditions"] == [
-        "context_recall 0.00 < 1.00",
+        "context_recall 0.00 < 1.00 (missing d1, d2; retrieved d9)",
         'faithfulness 0.00 < 0.50 (1 of 1 claims unsupported: "Shipping is always free.")',
     ]
 
@@ -205,7 +225,9 @@ def test_case_entries(report: Report) -> None:
 def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> None:
     err = _json(report)["cases"][2]
     assert (err["status"], err["failed_conditions"]) == ("error", ["endpoint error: HTTP 500 after 3 attempts"])
-    assert err["metrics"] == {}
+    assert err["metrics"] == dict.fromkeys(
+        ["context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"]
+    )
     assert err["judge"] == {}
     assert err["trace"] == {
         "answer": None,
@@ -218,6 +240,8 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "attempts": 3,
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
+        "refused_by": None,
+        "positional_ids": False,
         "warnings": [],
     }
 

@@ -32,6 +32,8 @@ class CanaryRequest:
     control: str | None = None
     feedback: Path | None = None
     """`--feedback FILE`: replaces `canary.feedback`."""
+    sample_size: int | None = None
+    """Ask only the first N questions of `canary.sample` (`ragjudge serve`'s per-canary override)."""
 
 
 @dataclass(frozen=True)
@@ -91,10 +93,16 @@ def _run_arms(
         "control": _url(request.control, canary.control, "control"),
     }
     case_set = load_cases([canary.sample], config.max_case_file_bytes)
+    cases = case_set.cases if request.sample_size is None else case_set.cases[: request.sample_size]
     clients = {arm: EndpointClient(config.endpoint, urls[arm]) for arm in ARMS}
     judge = make_judge(config.judge) if any(r.metric == FAITHFULNESS for r in rules) else None
-    runs = run_sample(case_set.cases, clients, judge, config.endpoint.concurrency, config.judge.concurrency)
+    runs = run_sample(cases, clients, judge, config.endpoint.concurrency, config.judge.concurrency)
     warnings = [*case_set.warnings, *_warnings(runs)]
+    if request.sample_size is not None and request.sample_size > len(case_set.cases):
+        warnings.append(
+            f"sample_size {request.sample_size} asks more than the {len(case_set.cases)} questions in "
+            f"{canary.sample.name}: all of them were asked"
+        )
     if urls["treatment"] == urls["control"]:
         warnings.append("the treatment and control URLs are the same: this compares the service with itself")
     judge_info: dict[str, object] = {}

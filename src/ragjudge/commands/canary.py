@@ -2,6 +2,8 @@
 
 Exit codes: 0 promote, 1 rollback, 4 inconclusive, 2 bad usage, config or feedback data,
 3 could not evaluate (an arm never answered, the feedback source unreachable).
+`--inconclusive-exit N` replaces the 4 (e.g. 0 where an inconclusive canary may proceed, as an
+Argo Rollouts job metric, whose Job fails on any non-zero exit).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from ragjudge.canary.report import CanaryReport, render_comment
 from ragjudge.canary.run import CanaryRequest, run_canary
 from ragjudge.commands.run import with_judge_overrides
 from ragjudge.config import load_config
+from ragjudge.errors import ExitCode
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.model import write_report
 
@@ -28,6 +31,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--treatment", metavar="URL", help="the canary's endpoint URL (overrides canary.treatment)")
     p.add_argument("--control", metavar="URL", help="the stable endpoint URL (overrides canary.control)")
     p.add_argument("--feedback", type=Path, metavar="FILE", help="feedback counts JSON (overrides canary.feedback)")
+    p.add_argument(
+        "--inconclusive-exit",
+        type=_exit_code,
+        default=None,
+        metavar="N",
+        help="exit with N (0-255) instead of 4 when the verdict is inconclusive",
+    )
     p.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
     p.add_argument("--comment-file", type=Path, metavar="FILE", help="write the Markdown comment here")
     # The GitHub Action passes its judge-* inputs to every mode.
@@ -35,6 +45,16 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--judge-base-url", metavar="URL", help="OpenAI-compatible base URL (overrides judge.base_url)")
     p.add_argument("--judge-api-key-env", metavar="VAR", help="read the judge API key from environment variable VAR")
     p.set_defaults(handler=handle)
+
+
+def _exit_code(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if not 0 <= value <= 255:
+        raise argparse.ArgumentTypeError(f"an exit code is 0 to 255, not {value}")
+    return value
 
 
 def print_summary(report: CanaryReport, out: TextIO) -> None:
@@ -63,4 +83,6 @@ def handle(args: argparse.Namespace) -> int:
         args.comment_file.parent.mkdir(parents=True, exist_ok=True)
         args.comment_file.write_text(masking.mask(text), encoding="utf-8")
     print_summary(outcome.report, sys.stdout)
+    if outcome.exit_code == ExitCode.INCONCLUSIVE and args.inconclusive_exit is not None:
+        return int(args.inconclusive_exit)
     return int(outcome.exit_code)

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from pydantic import SecretStr
 
 from ragjudge import masking
-from ragjudge.config import Config, load_config
+from ragjudge.config import Config, check_http_url, load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
 from ragjudge.outpaths import check_output_paths
@@ -29,6 +29,11 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--comment-file", type=Path, metavar="FILE", help="write the Markdown comment here")
     p.add_argument("--template", type=Path, metavar="FILE", help="Jinja template for the comment")
     p.add_argument("--log", type=Path, metavar="FILE", help="JSONL log of every endpoint and judge call")
+    p.add_argument(
+        "--log-bodies",
+        action="store_true",
+        help="with --log: keep every reply body too (truncated to endpoint.max_log_body_bytes, secrets masked)",
+    )
     p.add_argument("--traces", type=Path, metavar="FILE", help="judge recorded traces (JSONL) instead of calling")
     p.add_argument("--sample", type=int, metavar="N", help="with --traces: judge a random sample of N traces")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="with --sample: the random seed (default 0)")
@@ -114,6 +119,8 @@ def _run(args: argparse.Namespace) -> int:
     )
     if args.sample is not None and (args.traces is None or args.sample < 1):
         raise UsageError("--sample N needs --traces FILE and N >= 1")
+    if args.log_bodies and args.log is None:
+        raise UsageError("--log-bodies needs --log FILE")
     if args.bias_check < 0:
         raise UsageError("--bias-check N needs N >= 0")
     template = args.template or config.template
@@ -125,6 +132,7 @@ def _run(args: argparse.Namespace) -> int:
         endpoint=args.endpoint,
         cases=args.cases or (),
         log=args.log,
+        log_bodies=args.log_bodies,
         traces=args.traces,
         sample=args.sample,
         seed=args.seed,
@@ -142,7 +150,10 @@ def with_judge_overrides(config: Config, model: str | None, base_url: str | None
     if model:
         update["model"] = model
     if base_url:
-        update["base_url"] = base_url
+        try:
+            update["base_url"] = check_http_url(base_url)
+        except ValueError as exc:
+            raise UsageError(f"--judge-base-url: {exc}") from None
     if key_env:
         key = os.environ.get(key_env, "")
         if not key:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ragjudge import stats
 from ragjudge.report.model import CaseBlock, DeltaBlock
@@ -83,7 +84,9 @@ def _values(pairs: Sequence[Pair], get: Callable[[CaseBlock], float | None]) -> 
     return now, base
 
 
-def _missing(metric: str, kind: str, why: str, now: float | None = None, base: float | None = None) -> DeltaBlock:
+def _missing(
+    metric: str, kind: Literal["delta", "ratio"], why: str, now: float | None = None, base: float | None = None
+) -> DeltaBlock:
     return DeltaBlock(
         metric=metric,
         base=base,
@@ -96,7 +99,7 @@ def _missing(metric: str, kind: str, why: str, now: float | None = None, base: f
         test="",
         comparable=False,
         reason=why,
-        kind="ratio" if kind == "ratio" else "delta",
+        kind=kind,
     )
 
 

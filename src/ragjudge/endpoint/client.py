@@ -21,17 +21,36 @@ import urllib3
 from jinja2 import StrictUndefined, TemplateError, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from ragjudge import masking
 from ragjudge.cases import Case
 from ragjudge.config import EndpointConfig
 from ragjudge.endpoint.decoding import Decoded, decode, non_finite
+from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.trace import Trace
-from ragjudge.errors import ConfigError
+from ragjudge.errors import ConfigError, EvaluationError
 from ragjudge.transport import deadline
 from ragjudge.transport.sessions import watched_session
 
+EXCERPT_CHARS = 300
+"""How much of an error reply's body a reason quotes."""
+_ERROR_BODY_CAP = 65_536
+"""An error reply is read this far, for its excerpt: its explanation is at the start."""
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504}) | frozenset(range(505, 600))
 MAX_REDIRECTS = 5
+
+
+@dataclass(frozen=True)
+class RawReply:
+    """One request as `ragjudge probe` shows it: what came back, before any reading."""
+
+    status: int
+    reason: str
+    content_type: str
+    body: bytes
+    size: int
+    """Bytes received (the body is cut at max_response_bytes)."""
+    elapsed_ms: float
 
 
 @dataclass(frozen=True)
@@ -53,7 +72,14 @@ class _Attempt(Exception):
     """One failed attempt: whether to retry it, and how it reads in a reason."""
 
     def __init__(
-        self, kind: str, detail: str, retry: bool, retry_after: float | None = None, status: int | None = None
+        self,
+        kind: str,
+        detail: str,
+        retry: bool,
+        retry_after: float | None = None,
+        status: int | None = None,
+        excerpt: str | None = None,
+        body: bytes | None = None,
     ) -> None:
         super().__init__(detail)
         self.kind = kind
@@ -61,6 +87,9 @@ class _Attempt(Exception):
         self.retry = retry
         self.retry_after = retry_after
         self.status = status
+        self.excerpt = excerpt
+        """The server's explanation (an error body's first characters), secrets masked."""
+        self.body = body
 
 
 def _plural(n: int) -> str:
@@ -93,12 +122,16 @@ class EndpointClient:
         *,
         sleep: Callable[[float], None] = deadline.sleep,
         backoff_base_s: float = 0.5,
+        log_bodies: bool = False,
     ) -> None:
         self.config = config
         self.url = url
+        self.log_bodies = log_bodies
+        self._secrets = header_secrets(config.headers)
         self._sleep = sleep
         self._backoff = backoff_base_s
         self._local = threading.local()
+        self._refusal = RefusalRules.from_config(config.refusal)
         env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
         # `tojson` must fail on an undefined name the way `{{ name }}` does.
         env.policies["json.dumps_function"] = _strict_dumps
@@ -137,7 +170,22 @@ class EndpointClient:
                 f"{key}: template failed for case {case.id!r}: {detail}",
                 tip="the template sees `question` and `case` (id, question, expected, category, tags, ...)",
             ) from None
+        if body is not None and self._sends_json():
+            try:
+                json.loads(body)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(
+                    f"endpoint.body: the rendered body for case {case.id!r} is not valid JSON: "
+                    f"{exc.msg} (line {exc.lineno}, column {exc.colno})",
+                    tip="insert text with `| tojson`, which quotes and escapes it: "
+                    '{"question": {{ question | tojson }}}',
+                ) from None
         return url, body
+
+    def _sends_json(self) -> bool:
+        """The body is JSON unless the team's headers declare another content type."""
+        declared = next((v for k, v in self.config.headers.items() if k.lower() == "content-type"), None)
+        return declared is None or "json" in declared.lower()
 
     def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult:
         url, body = self.render(case)
@@ -149,10 +197,10 @@ class EndpointClient:
         for attempt in range(1, attempts_allowed + 1):
             t0 = time.monotonic()
             try:
-                status, decoded = self._once(url, body)
+                status, decoded, raw = self._once(url, body)
                 elapsed_ms = (time.monotonic() - t0) * 1000
                 try:
-                    trace = parse_reply(decoded.data, self.config.response, elapsed_ms)
+                    trace = parse_reply(decoded.data, self.config.response, elapsed_ms, self._refusal)
                 except RecursionError:
                     raise ReplyShapeError("reply is nested too deeply to read") from None
                 if decoded.duplicate_keys:
@@ -161,14 +209,16 @@ class EndpointClient:
                 last = failure
                 status = failure.status
                 if on_attempt:
-                    on_attempt(
-                        {
-                            "attempt": attempt,
-                            "ok": False,
-                            "error": failure.detail,
-                            "elapsed_ms": round((time.monotonic() - t0) * 1000, 1),
-                        }
-                    )
+                    fields: dict[str, Any] = {
+                        "attempt": attempt,
+                        "ok": False,
+                        "error": failure.detail,
+                        "elapsed_ms": round((time.monotonic() - t0) * 1000, 1),
+                    }
+                    if failure.excerpt:
+                        fields["reply_excerpt"] = failure.excerpt
+                    fields.update(self._body_fields(failure.body))
+                    on_attempt(fields)
                 if not failure.retry or attempt == attempts_allowed:
                     break
                 delay = self._backoff * 2 ** (attempt - 1)
@@ -184,9 +234,19 @@ class EndpointClient:
                     break
                 continue
             except ReplyShapeError as exc:
+                if on_attempt:
+                    on_attempt({"attempt": attempt, "ok": False, "error": str(exc), **self._body_fields(raw)})
                 return self._result(None, f"endpoint error: {exc}", attempt, waited, started, status)
             if on_attempt:
-                on_attempt({"attempt": attempt, "ok": True, "status": status, "elapsed_ms": round(elapsed_ms, 1)})
+                on_attempt(
+                    {
+                        "attempt": attempt,
+                        "ok": True,
+                        "status": status,
+                        "elapsed_ms": round(elapsed_ms, 1),
+                        **self._body_fields(raw),
+                    }
+                )
             return self._result(trace, None, attempt, waited, started, status)
         assert last is not None
         return self._result(None, self._reason(last, attempt), attempt, waited, started, status)
@@ -203,8 +263,17 @@ class EndpointClient:
         if failure.kind == "timeout":
             return f"endpoint error: timeout after {self.config.timeout_s:g} s ({_plural(attempts)})"
         if failure.kind in ("http", "connection"):
-            return f"endpoint error: {failure.detail} after {_plural(attempts)}"
+            said = f": {failure.excerpt}" if failure.excerpt else ""
+            return f"endpoint error: {failure.detail} after {_plural(attempts)}{said}"
         return f"endpoint error: {failure.detail}"
+
+    def _body_fields(self, raw: bytes | None) -> dict[str, Any]:
+        """With --log-bodies: the reply body for the log, truncated to max_log_body_bytes, secrets masked."""
+        if not self.log_bodies or raw is None:
+            return {}
+        cap = self.config.max_log_body_bytes
+        text = mask(raw[:cap].decode("utf-8", errors="replace"), self._secrets)
+        return {"body": text, "body_bytes": len(raw), "body_truncated": len(raw) > cap}
 
     @staticmethod
     def _result(
@@ -219,15 +288,12 @@ class EndpointClient:
             status=status,
         )
 
-    def _once(self, url: str, body: str | None) -> tuple[int, Decoded]:
+    def _once(self, url: str, body: str | None) -> tuple[int, Decoded, bytes]:
         """One attempt, redirects included, under one deadline for the whole of it."""
         if deadline.stopped():
             raise _Attempt("interrupted", "interrupted", retry=False)
         cfg = self.config
-        headers = {"Accept": "application/json", "User-Agent": "ragjudge"}
-        if body is not None:
-            headers["Content-Type"] = "application/json"
-        headers.update(cfg.headers)
+        headers = self.request_headers(body)
         with deadline.limit(cfg.timeout_s) as limit:
             try:
                 return self._follow(cfg.method, url, body, headers, limit)
@@ -238,7 +304,7 @@ class EndpointClient:
 
     def _follow(
         self, method: str, url: str, body: str | None, headers: dict[str, str], limit: deadline.Deadline
-    ) -> tuple[int, Any]:
+    ) -> tuple[int, Decoded, bytes]:
         origin = _origin(url)
         for _ in range(MAX_REDIRECTS + 1):
             response = self._send(method, url, body, headers, limit)
@@ -248,18 +314,21 @@ class EndpointClient:
                     continue
                 if response.status_code >= 400:
                     retry = response.status_code in _RETRY_STATUSES
+                    error_body = self._error_body(response, limit.expires)
                     raise _Attempt(
                         "http",
-                        f"HTTP {response.status_code}",
+                        f"HTTP {response.status_code} from {method} {public_url(url)}",
                         retry=retry,
                         retry_after=parse_retry_after(response.headers.get("Retry-After")),
                         status=response.status_code,
+                        excerpt=mask(error_excerpt(error_body), self._secrets) or None,
+                        body=error_body,
                     )
                 try:
                     raw = self._read_capped(response, limit.expires)
                     if limit.fired is not None:
                         raise _cut_off(limit)  # a cut-off body can look complete
-                    return response.status_code, _decode(raw, response.headers.get("Content-Type"))
+                    return response.status_code, _decode(raw, response.headers.get("Content-Type")), raw
                 except _Attempt as failure:
                     failure.status = response.status_code
                     raise
@@ -321,6 +390,67 @@ class EndpointClient:
         if body is None:
             headers = {k: v for k, v in headers.items() if k != "Content-Type"}
         return method, target, body, headers
+
+    def request_headers(self, body: str | None) -> dict[str, str]:
+        """The headers a call sends (the team's headers last, so they win)."""
+        headers = {"Accept": "application/json", "User-Agent": "ragjudge"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        headers.update(self.config.headers)
+        return headers
+
+    def fetch_once(self, url: str, body: str | None) -> RawReply:
+        """One attempt, no retries or redirects, the body kept whatever the status (`ragjudge probe`).
+
+        Raises EvaluationError when the endpoint cannot be reached.
+        """
+        cfg = self.config
+        t0 = time.monotonic()
+        with deadline.limit(cfg.timeout_s) as limit:
+            try:
+                response = self._send(cfg.method, url, body, self.request_headers(body), limit)
+            except _Attempt as failure:
+                what = f"timeout after {cfg.timeout_s:g} s" if failure.kind == "timeout" else failure.detail
+                raise EvaluationError(f"endpoint error: {what}") from None
+            with response:
+                raw = self._error_body(response, limit.expires)
+        return RawReply(
+            status=response.status_code,
+            reason=response.reason or "",
+            content_type=response.headers.get("Content-Type", ""),
+            body=raw,
+            size=len(raw),
+            elapsed_ms=round((time.monotonic() - t0) * 1000, 1),
+        )
+
+    def read(self, raw: RawReply) -> Trace:
+        """The reply read as a run reads it; raises ReplyShapeError (or ValueError for a body that is not JSON)."""
+        try:
+            decoded = decode(raw.body.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise ValueError(f"reply is not valid JSON ({exc})") from None
+        bad = non_finite(decoded.data)
+        if bad is not None:
+            raise ValueError(f'reply field "{bad[0]}" is not a finite number ({_shown(bad[1])})')
+        trace = parse_reply(decoded.data, self.config.response, raw.elapsed_ms, self._refusal)
+        if decoded.duplicate_keys:
+            trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
+        return trace
+
+    def _error_body(self, response: requests.Response, expires: float) -> bytes:
+        """The start of an error reply's body; whatever arrives before a problem reading it."""
+        chunks: list[bytes] = []
+        size = 0
+        cap = min(self.config.max_response_bytes, max(_ERROR_BODY_CAP, self.config.max_log_body_bytes))
+        try:
+            for chunk in _body_chunks(response):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size >= cap or time.monotonic() > expires:
+                    break
+        except (requests.RequestException, urllib3.exceptions.HTTPError):
+            pass
+        return b"".join(chunks)[:cap]
 
     def _read_capped(self, response: requests.Response, expires: float) -> bytes:
         cap = self.config.max_response_bytes
@@ -387,6 +517,55 @@ def _strict_dumps(obj: Any, **kwargs: Any) -> str:
     return json.dumps(obj, default=default, **kwargs)
 
 
+def public_url(url: str) -> str:
+    """scheme://host[:port]/path: no user:password@, no query string, no fragment (they may carry secrets)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port is not None else host
+    return f"{parts.scheme}://{netloc}{parts.path}"
+
+
+def header_secrets(headers: dict[str, str]) -> tuple[str, ...]:
+    """Header values long enough to be tokens, and the token alone of "Bearer <token>"."""
+    found = [v for v in headers.values() if len(v) >= 6]
+    for value in list(found):
+        found.extend(part for part in value.split()[1:] if len(part) >= 6)
+    return tuple(sorted(set(found), key=len, reverse=True))
+
+
+def mask(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """`text` through the one masking facility (`ragjudge.masking`), `secrets` registered beside the rest."""
+    masking.register(*secrets)
+    return masking.mask(text)
+
+
+def error_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
+    """The server's explanation: a JSON body's `detail`/`message`/`error` when it has one, else its text."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):  # nested 100,000 deep: shown as the text it is (found by fuzzing)
+        data = None
+    picked_text = None
+    if isinstance(data, dict):
+        key = next((k for k in ("detail", "message", "error") if k in data), None)
+        picked = {key: data[key]} if key is not None else data
+        try:
+            picked_text = json.dumps(picked, ensure_ascii=False, separators=(",", ":"))
+        except (RecursionError, ValueError):
+            picked_text = None
+    text = picked_text if picked_text is not None else " ".join(text.split())
+    if text in ("{}", "[]", '""', "null"):
+        return ""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _connection_detail(url: str, exc: Exception) -> str:
     parts = urlsplit(url)
     # Host and port only: the URL's user:password@ and query may carry secrets.
@@ -419,9 +598,12 @@ def _decode(raw: bytes, content_type: str | None) -> Decoded:
     bad = non_finite(decoded.data)
     if bad is not None:
         path, value = bad
-        shown = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
-        raise _Attempt("json", f'reply field "{path}" is not a finite number ({shown})', retry=False)
+        raise _Attempt("json", f'reply field "{path}" is not a finite number ({_shown(value)})', retry=False)
     return decoded
+
+
+def _shown(value: float) -> str:
+    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
 
 
 def _duplicate_warnings(decoded: Decoded) -> tuple[str, ...]:

@@ -1,48 +1,184 @@
 """Turning a decoded JSON reply into a `Trace`.
 
 With no `response` mapping the shapes of the seeds are accepted; a mapping of
-dotted paths adapts any other shape.
+dotted paths adapts any other shape. Every path is checked on every reply: one
+that leads nowhere, or to the wrong type, is an error naming the path, what was
+found there and the keys at the deepest level reached, so a mapping mistake is
+never read as an empty answer, a Python repr or a pass.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
 
 from ragjudge.config import ResponseMapping
-from ragjudge.endpoint.trace import Passage, Trace
+from ragjudge.endpoint.refusal import RefusalRules, decide
+from ragjudge.endpoint.trace import Passage, ReadNotes, Trace
 
 
 class ReplyShapeError(Exception):
     """The reply decoded but does not carry what ragjudge needs."""
 
 
-_MISSING = object()
+_MISSING: Any = object()
+
+DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
+    "answer": ("answer",),
+    "refused": ("refused",),
+    "confidence": ("confidence",),
+    "retrieved": ("retrieved", "sources", "contexts"),
+    "retrieved_id": ("id", "source", "doc_id"),
+    "retrieved_text": ("text", "excerpt", "content", "page_content"),
+    "retrieved_title": ("title",),
+    "retrieved_ids": ("retrievedIds", "retrieved_ids"),
+    "citations": ("citations",),
+    "cost_usd": ("cost_usd", "costUsd"),
+    "latency_ms": ("latencyMs", "latency_ms"),
+}
+"""What each mapping key reads when it is not mapped (the first key present and not null)."""
+
+# Preferred when guessing which key the user meant ("did you mean ...data?").
+_TEXT_KEYS = ("answer", "data", "text", "content", "output", "response", "result", "message", "page_content")
+_LIST_KEYS = ("documents", "sources", "source_nodes", "retrieved", "contexts", "context", "docs", "results")
+
+
+def _step(node: Any, part: str) -> Any:
+    if isinstance(node, dict) and part in node:
+        return node[part]
+    if isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
+        return node[int(part)]
+    return _MISSING
 
 
 def dig(data: Any, path: str) -> Any:
     """Follow a dotted path (`data.items.0.text`); `_MISSING` when it leads nowhere."""
     node = data
     for part in path.split("."):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
-            node = node[int(part)]
-        else:
+        node = _step(node, part)
+        if node is _MISSING:
             return _MISSING
     return node
 
 
-def _first(data: dict[str, Any], *keys: str) -> Any:
-    for key in keys:
-        if key in data and data[key] is not None:
-            return data[key]
-    return _MISSING
+def _deepest(data: Any, path: str) -> tuple[str, Any]:
+    """The longest prefix of `path` that resolves, and what is there ("" is the reply itself)."""
+    node, reached = data, ""
+    for part in path.split("."):
+        nxt = _step(node, part)
+        if nxt is _MISSING:
+            break
+        node, reached = nxt, f"{reached}.{part}" if reached else part
+    return reached, node
 
 
-def _text(value: Any) -> str:
-    if value is _MISSING or value is None:
-        return ""
-    return value if isinstance(value, str) else str(value)
+def describe(node: Any) -> str:
+    """What a JSON value is, in words, with the keys of an object: never its Python repr."""
+    if isinstance(node, dict):
+        keys = [str(k) for k in node]
+        shown = ", ".join(keys[:12]) + (f" and {len(keys) - 12} more" if len(keys) > 12 else "")
+        return f"an object with keys {shown}" if keys else "an empty object"
+    if isinstance(node, list):
+        kinds = sorted({_kind(item) for item in node})
+        of = f" of {kinds[0]}s" if len(kinds) == 1 else ""
+        return f"a list of {len(node)} item{'s' if len(node) != 1 else ''}{of}" if node else "an empty list"
+    if node is None:
+        return "null"
+    if isinstance(node, bool):
+        return f"the boolean {'true' if node else 'false'}"
+    if isinstance(node, int | float):
+        return f"the number {node:g}"
+    return "a string"
+
+
+def _kind(node: Any) -> str:
+    if isinstance(node, dict):
+        return "object"
+    if isinstance(node, list):
+        return "list"
+    if isinstance(node, bool):
+        return "boolean"
+    if isinstance(node, int | float):
+        return "number"
+    return "null" if node is None else "string"
+
+
+_PASSAGE_TEXT_KEYS = ("text", "content", "page_content", "excerpt", "chunk", "node")
+
+
+def _wants(node: Any, want: str) -> bool:
+    if want == "text":
+        return isinstance(node, str)
+    if want == "list":
+        return isinstance(node, list)
+    if want == "passages":
+        # A list of objects that carry text, as retrievers return them (not any list, e.g. `answers`).
+        first = node[0] if isinstance(node, list) and node else None
+        return isinstance(first, dict) and any(k in first for k in _PASSAGE_TEXT_KEYS)
+    return isinstance(node, int | float) and not isinstance(node, bool)
+
+
+def suggest(node: Any, path: str, want: str, depth: int = 6) -> str | None:
+    """A path under `path` holding what is wanted (`text`, `list`, `passages`, `number`), preferring usual names."""
+    if depth == 0:
+        return None
+    join = (lambda k: f"{path}.{k}") if path else (lambda k: k)
+    if isinstance(node, list) and node:
+        return suggest(node[0], join("0"), want, depth - 1)
+    if not isinstance(node, dict):
+        return None
+    usual = _TEXT_KEYS if want == "text" else _LIST_KEYS if want in ("list", "passages") else ()
+    candidates = [k for k in usual if k in node] + [k for k in node if k not in usual]
+    for key in candidates:
+        if _wants(node[key], want):
+            return join(str(key))
+    for key in candidates:
+        found = suggest(node[key], join(str(key)), want, depth - 1)
+        if found:
+            return found
+    return None
+
+
+_WANT_WORDS = {"text": "text", "list": "a list", "passages": "a list of passages", "number": "a number"}
+
+
+def find_named(node: Any, names: Sequence[str], path: str = "", depth: int = 4) -> str | None:
+    """The path to the first key called one of `names` holding a string or number (breadth first)."""
+    level: list[tuple[str, Any]] = [(path, node)]
+    for _ in range(depth):
+        nxt: list[tuple[str, Any]] = []
+        for where, item in level:
+            if isinstance(item, list) and item:
+                nxt.append((f"{where}.0" if where else "0", item[0]))
+            if not isinstance(item, dict):
+                continue
+            for name in names:
+                if name in item and _scalar_text(item[name]) is not None:
+                    return f"{where}.{name}" if where else name
+            nxt.extend((f"{where}.{k}" if where else str(k), v) for k, v in item.items())
+        level = nxt
+    return None
+
+
+def _where(path: str) -> str:
+    return path or "the reply"
+
+
+def wrong_type(key: str, path: str, node: Any, want: str) -> ReplyShapeError:
+    text = f"endpoint.response.{key}: {_where(path)} is {describe(node)}"
+    hint = suggest(node, path, want)
+    text += f": did you mean {hint}?" if hint else f", not {_WANT_WORDS[want]}"
+    return ReplyShapeError(text)
+
+
+def unresolved(key: str, data: Any, path: str, want: str) -> ReplyShapeError:
+    reached, node = _deepest(data, path)
+    text = f"endpoint.response.{key}: {path} resolves to nothing: {_where(reached)} is {describe(node)}"
+    hint = suggest(node, reached, want)
+    if hint:
+        text += f": did you mean {hint}?"
+    return ReplyShapeError(text)
 
 
 def _number(value: Any) -> float | None:
@@ -51,82 +187,231 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _passage(item: Any, index: int, mapping: ResponseMapping, parallel_ids: list[Any]) -> Passage:
-    fallback_id = str(parallel_ids[index]) if index < len(parallel_ids) else f"S{index + 1}"
-    if isinstance(item, str):
-        return Passage(id=fallback_id, title="(untitled)", text=item.strip())
-    if not isinstance(item, dict):
-        return Passage(id=fallback_id, title="(untitled)", text=_text(item).strip())
-    pid = dig(item, mapping.retrieved_id) if mapping.retrieved_id else _first(item, "id", "source", "doc_id")
-    text = dig(item, mapping.retrieved_text) if mapping.retrieved_text else _first(item, "text", "excerpt", "content")
-    title = dig(item, mapping.retrieved_title) if mapping.retrieved_title else _first(item, "title")
-    return Passage(
-        id=fallback_id if pid is _MISSING or pid is None else str(pid),
-        title=_text(title) or "(untitled)",
-        text=_text(text).strip(),
+def _scalar_text(value: Any) -> str | None:
+    """Text from a string or a number; None for anything else."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return None
+
+
+_TRUE_WORDS = {"true": True, "yes": True, "false": False, "no": False}
+
+
+def parse_refused(value: Any, path: str) -> bool | None:
+    """A boolean, or "true"/"false"/"yes"/"no" (any case); null is "not said"; anything else is an error."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE_WORDS:
+        return _TRUE_WORDS[value.strip().lower()]
+    shown = json.dumps(value, ensure_ascii=False)[:60] if isinstance(value, str | int | float) else describe(value)
+    raise ReplyShapeError(
+        f"endpoint.response.refused: {path} is {shown}, not a boolean (true/false, or the strings "
+        '"true", "false", "yes", "no")'
     )
 
 
-_RETRIEVED_KEYS = ("retrieved", "sources", "contexts")
-_JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", list: "a list", type(None): "null"}
+class _Reader:
+    """Reads one reply under one mapping; `get` knows whether a key was mapped or defaulted."""
+
+    def __init__(self, data: dict[str, Any], mapping: ResponseMapping) -> None:
+        self.data = data
+        self.mapping = mapping
+
+    def path(self, key: str) -> str | None:
+        mapped: str | None = getattr(self.mapping, key)
+        return mapped
+
+    def get(self, key: str) -> tuple[Any, str]:
+        return locate(self.data, self.mapping, key)
+
+    def required(self, key: str, want: str, excused: bool) -> tuple[Any, str]:
+        """A mapped path must resolve on every reply (unless the reply declined and `excused`)."""
+        value, path = self.get(key)
+        if value is _MISSING and self.path(key) and not excused:
+            raise unresolved(key, self.data, path, want)
+        return value, path
 
 
-def _check_passages(items: list[Any], field: str) -> None:
-    """A passage is an object or a string; a number or a null is a broken reply, not a passage called "1"."""
-    for i, item in enumerate(items):
-        if not isinstance(item, str | dict):
-            kind = _JSON_KINDS.get(type(item), type(item).__name__)
-            raise ReplyShapeError(f'reply field "{field}"[{i}] is {kind}, not a passage (an object or a string)')
+def locate(data: dict[str, Any], mapping: ResponseMapping, key: str) -> tuple[Any, str]:
+    """A reply-level key's value and the path it came from; `_MISSING` (and the mapped path, or "") when absent."""
+    path: str | None = getattr(mapping, key)
+    if path:
+        return dig(data, path), path
+    for name in DEFAULT_KEYS[key]:
+        if name in data and data[name] is not None:
+            return data[name], name
+    return _MISSING, ""
 
 
-def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float) -> Trace:
-    """Read a decoded reply; raises ReplyShapeError naming what is missing."""
+def is_missing(value: Any) -> bool:
+    return value is _MISSING
+
+
+def _answer_text(value: Any, path: str) -> str:
+    text = _scalar_text(value)
+    if text is None:
+        raise wrong_type("answer", path, value, "text")
+    return text
+
+
+def _list(reader: _Reader, key: str, excused: bool) -> tuple[list[Any], str]:
+    want = "passages" if key == "retrieved" else "list"
+    value, path = reader.required(key, want, excused)
+    if value is _MISSING or value is None:
+        return [], path
+    if not isinstance(value, list):
+        raise wrong_type(key, path, value, want)
+    return value, path
+
+
+class _Passages:
+    """Reads the passage list, counting per-passage keys found and missed."""
+
+    def __init__(self, mapping: ResponseMapping) -> None:
+        self.mapping = mapping
+        self.resolved: set[str] = set()
+        self.missed: dict[str, int] = {}
+        self.positional = 0
+        self.objects = 0
+
+    def _field(self, item: dict[str, Any], key: str, where: str) -> str | None:
+        path: str | None = getattr(self.mapping, key)
+        if path:
+            value = dig(item, path)
+            if value is _MISSING:
+                self.missed[key] = self.missed.get(key, 0) + 1
+                return None
+        else:
+            path = next((k for k in DEFAULT_KEYS[key] if item.get(k) is not None), None)
+            if path is None:
+                return None
+            value = item[path]
+        self.resolved.add(key)
+        if value is None:
+            return ""
+        text = _scalar_text(value)
+        if text is None:
+            raise wrong_type(key, f"{where}.{path}", value, "text")
+        return text
+
+    def read(self, item: Any, where: str, index: int, parallel_ids: Sequence[Any]) -> Passage:
+        parallel = _scalar_text(parallel_ids[index]) if index < len(parallel_ids) else None
+        per_passage = self.mapping.retrieved_id or self.mapping.retrieved_text or self.mapping.retrieved_title
+        if isinstance(item, str) and not per_passage:
+            return Passage(self._fallback_id(parallel, index), "(untitled)", item.strip())
+        if not isinstance(item, dict):
+            expected = "an object (retrieved_id/retrieved_text/retrieved_title are paths inside one)"
+            if not per_passage:
+                expected = "an object or text"
+            raise ReplyShapeError(
+                f"endpoint.response.retrieved: {where} is {describe(item)}, not a passage: each passage must be "
+                f"{expected}"
+            )
+        self.objects += 1
+        pid = self._field(item, "retrieved_id", where)
+        text = self._field(item, "retrieved_text", where)
+        title = self._field(item, "retrieved_title", where)
+        if pid is None:
+            # A mapped id that is missing stays empty (warned about once per run): inventing one would hide it.
+            pid = "" if self.mapping.retrieved_id else self._fallback_id(parallel, index)
+        return Passage(id=pid, title=title or "(untitled)", text=(text or "").strip())
+
+    def _fallback_id(self, parallel: str | None, index: int) -> str:
+        if parallel is not None:
+            return parallel
+        self.positional += 1
+        return f"S{index + 1}"
+
+
+def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: RefusalRules | None = None) -> Trace:
+    """Read a decoded reply; raises ReplyShapeError naming what is missing or mistyped."""
     if not isinstance(data, dict):
         raise ReplyShapeError(f"reply is a JSON {type(data).__name__}, not an object")
+    rules = rules if rules is not None else RefusalRules()
+    reader = _Reader(data, mapping)
+    resolved: set[str] = set()
 
-    def get(path: str | None, *defaults: str) -> Any:
-        return dig(data, path) if path else _first(data, *defaults)
-
-    answer = get(mapping.answer, "answer")
-    refused_raw = get(mapping.refused, "refused")
+    refused_raw, refused_path = reader.get("refused")
+    field = None if refused_raw is _MISSING else parse_refused(refused_raw, refused_path)
+    if refused_raw is not _MISSING:
+        resolved.add("refused")
+    answer, answer_path = reader.get("answer")
     # A reply may leave the answer out only when it says it declined.
-    if answer is _MISSING and refused_raw is not True:
-        where = f'"{mapping.answer}"' if mapping.answer else '"answer"'
-        raise ReplyShapeError(
-            f"reply has no {where} field (keys: {', '.join(sorted(map(str, data))) or 'none'}); "
-            "set endpoint.response.answer to the answer's dotted path"
-        )
-    answer_text = _text(answer)
-    refused = bool(refused_raw) if refused_raw is not _MISSING else not answer_text.strip()
+    if answer is _MISSING or answer is None:
+        if field is not True:
+            if mapping.answer:
+                if answer is None:
+                    raise wrong_type("answer", answer_path, None, "text")
+                raise unresolved("answer", data, mapping.answer, "text")
+            hint = suggest(data, "", "text")
+            raise ReplyShapeError(
+                f'reply has no "answer" field (keys: {", ".join(sorted(map(str, data))) or "none"}); '
+                "set endpoint.response.answer to the answer's dotted path"
+                + (f" (did you mean {hint}?)" if hint else "")
+            )
+        answer_text = ""
+    else:
+        answer_text = _answer_text(answer, answer_path)
+    refused_by = decide(answer_text, field, rules)
+    declined = refused_by is not None
 
-    confidence_raw = get(mapping.confidence, "confidence")
-    confidence = None if confidence_raw is _MISSING else _text(confidence_raw).strip().lower() or None
+    confidence_raw, confidence_path = reader.required("confidence", "text", declined)
+    confidence = None
+    if confidence_raw is not _MISSING and confidence_raw is not None:
+        text = _scalar_text(confidence_raw)
+        if text is None:
+            raise wrong_type("confidence", confidence_path, confidence_raw, "text")
+        confidence = text.strip().lower() or None
 
-    retrieved = get(mapping.retrieved, *_RETRIEVED_KEYS)
-    ids_raw = get(mapping.retrieved_ids, "retrievedIds", "retrieved_ids")
-    parallel_ids = ids_raw if isinstance(ids_raw, list) else []
-    items = retrieved if isinstance(retrieved, list) else []
-    _check_passages(items, mapping.retrieved or next((k for k in _RETRIEVED_KEYS if k in data), "retrieved"))
-    passages = [_passage(item, i, mapping, parallel_ids) for i, item in enumerate(items)]
+    items, items_path = _list(reader, "retrieved", declined)
+    parallel_ids, ids_path = _list(reader, "retrieved_ids", declined)
+    for i, pid in enumerate(parallel_ids):
+        if _scalar_text(pid) is None:
+            raise wrong_type("retrieved_ids", f"{ids_path}.{i}", pid, "text")
+    reading = _Passages(mapping)
+    passages = [reading.read(item, f"{items_path}.{i}", i, parallel_ids) for i, item in enumerate(items)]
     # Ids reported without passages still count for recall and precision.
-    passages += [Passage(str(pid), "(untitled)", "") for pid in parallel_ids[len(items) :]]
+    passages += [Passage(str(_scalar_text(pid)), "(untitled)", "") for pid in parallel_ids[len(items) :]]
 
-    citations_raw = get(mapping.citations, "citations")
+    citations_raw, citations_path = _list(reader, "citations", declined)
     citations: list[str] = []
-    if isinstance(citations_raw, list):
-        for c in citations_raw:
-            if isinstance(c, dict):
-                citations.append(_text(_first(c, "source", "id", "title")))
-            else:
-                citations.append(_text(c))
+    for i, c in enumerate(citations_raw):
+        if isinstance(c, dict):
+            value = next((c[k] for k in ("source", "id", "title") if c.get(k) is not None), None)
+            text = _scalar_text(value)
+        else:
+            text = _scalar_text(c)
+        if text is None:
+            raise wrong_type("citations", f"{citations_path}.{i}", c, "text")
+        citations.append(text)
 
     return Trace(
         answer=answer_text,
-        refused=refused,
+        refused=declined,
         confidence=confidence,
         passages=tuple(passages),
         citations=tuple(citations),
-        cost_usd=_number(get(mapping.cost_usd, "cost_usd", "costUsd")),
-        server_latency_ms=_number(get(mapping.latency_ms, "latencyMs", "latency_ms")),
+        cost_usd=_numeric(reader, "cost_usd"),
+        server_latency_ms=_numeric(reader, "latency_ms"),
         latency_ms=latency_ms,
+        refused_by=refused_by,
+        read=ReadNotes(
+            resolved=frozenset(resolved | reading.resolved),
+            missed=tuple(sorted(reading.missed.items())),
+            positional_ids=reading.positional,
+            passage_objects=reading.objects,
+        ),
     )
+
+
+def _numeric(reader: _Reader, key: str) -> float | None:
+    """A mapped number must be there and be a number; the default keys are read when they are numbers."""
+    value, path = reader.required(key, "number", False)
+    if value is _MISSING or value is None:
+        return None
+    number = _number(value)
+    if number is None and reader.path(key):
+        raise wrong_type(key, path, value, "number")
+    return number

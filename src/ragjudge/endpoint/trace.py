@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
+
+RefusedBy = Literal["field", "empty", "pattern", "builtin", "judge"]
 
 
 @dataclass(frozen=True)
@@ -13,6 +16,20 @@ class Passage:
     title: str
     text: str
     """Empty when the endpoint reported only an id: such a passage is not evidence."""
+
+
+@dataclass(frozen=True)
+class ReadNotes:
+    """How a reply was read, for the suite-level mapping check (a key that resolves in no reply is warned about)."""
+
+    resolved: frozenset[str] = frozenset()
+    """Keys checked across replies (`refused`, `retrieved_id`, `retrieved_text`, `retrieved_title`) found here."""
+    missed: tuple[tuple[str, int], ...] = ()
+    """Per-passage mapped keys that resolved to nothing, with the number of passages they missed in."""
+    positional_ids: int = 0
+    """Passages numbered S1, S2, ... because the reply carried no id for them at all."""
+    passage_objects: int = 0
+    """Passages that were objects (where an id, text or title path could resolve)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +47,9 @@ class Trace:
     """What the endpoint said its latency was; never used by rules."""
     latency_ms: float
     """Measured by ragjudge: the round trip of the successful attempt."""
+    refused_by: RefusedBy | None = None
+    """How the refusal was decided (`field`, `empty`, `pattern`, `builtin`, `judge`); None when answered."""
+    read: ReadNotes = field(default_factory=ReadNotes)
     warnings: tuple[str, ...] = ()
     """What was odd about the reply without making it unusable (duplicate JSON keys)."""
 

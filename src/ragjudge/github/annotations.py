@@ -2,8 +2,9 @@
 
 GitHub shows at most 10 of each kind per step, so the list is ranked and cut,
 and the last slot says how many more there are. When the gate fails, the failed
-suite rules come first (they are why the step is red), then the worst cases as
-errors; when it passes, the cases it tolerated are warnings.
+suite rules and regression rules come first (they are why the step is red), then
+the regressions against the baseline and the worst other cases as errors; when it
+passes, the cases it tolerated are warnings.
 """
 
 from __future__ import annotations
@@ -46,22 +47,26 @@ def severity(case: CaseBlock) -> tuple[int, int, float, float, str]:
 
 def case_annotation(kind: Kind, case: CaseBlock) -> Annotation:
     reasons = "; ".join(case.failed_conditions) or "no reason recorded"
+    if case.change == "regression":
+        return Annotation(
+            kind, f"ragjudge: case {case.id} regressed", f"{case.id} passed on the baseline, fails now: {reasons}"
+        )
     verb = "errored" if case.status == "error" else "failed"
     return Annotation(kind, f"ragjudge: case {case.id} {verb}", f"{case.id} {verb}: {reasons}")
 
 
 def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annotation]:
     """The annotations for a gate report; `warnings` (e.g. a comment that could not be posted) go first."""
-    bad = sorted((c for c in report.cases if c.status != "pass"), key=severity)
+    # Regressions against the baseline first: they are what this change broke.
+    bad = sorted((c for c in report.cases if c.status != "pass"), key=lambda c: (c.change != "regression", severity(c)))
     gate_failed = report.verdict != "pass"
     notes = [Annotation("warning", "ragjudge", w) for w in (*warnings, *report.warnings)]
     if not gate_failed:
         return _fill(notes, bad, "warning")[:MAX_ANNOTATIONS]
-    errors = [
-        Annotation("error", f"ragjudge: suite rule {rule.metric} failed", rule.reason)
-        for rule in report.rules
-        if rule.scope == "suite" and rule.passed is False
-    ]
+    failed_rules = [r for r in report.rules if r.scope == "suite" and r.passed is False]
+    if report.comparison is not None:
+        failed_rules += [r for r in report.comparison.rules if r.passed is False]
+    errors = [Annotation("error", f"ragjudge: {r.scope} rule {r.metric} failed", r.reason) for r in failed_rules]
     if not errors:
         errors.append(Annotation("error", f"ragjudge: {report.verdict}", "no case could be evaluated"))
     return _fill(errors, bad, "error")[:MAX_ANNOTATIONS] + notes[:MAX_ANNOTATIONS]

@@ -163,6 +163,8 @@ class ChatCaller:
                 with self.limit.slot():
                     if self._fatal:  # set by another call while this one waited for its place
                         raise CallFailed(self._fatal, fatal=True)
+                    if deadline.stopped():  # the run was stopped while this call waited for its place
+                        raise CallFailed(INTERRUPTED, fatal=True)
                     # The deadline covers the whole call, body included: a judge that drips its reply is cut off.
                     with deadline.limit(self.config.timeout_s) as limit:
                         reply = client.chat.completions.create(**kwargs)

@@ -10,8 +10,10 @@ from ragjudge.judge.offline import OfflineJudge
 from ragjudge.rules import Rule
 
 
-def make_judge(config: JudgeConfig, rules: Sequence[Rule] = ()) -> Judge:
+def make_judge(config: JudgeConfig, rules: Sequence[Rule] = (), classify_refusal: bool = False) -> Judge:
     """The configured judge; `rules` tell the model judge which scores are borderline (escalation).
+
+    `classify_refusal` (`endpoint.refusal.judge`) has the model judge say whether an answer declined.
 
     With a `context_precision` case rule the model judge is wrapped for LLM context precision
     (see `judge.precision`); without one nothing reads it, so no call is spent on it.
@@ -20,7 +22,7 @@ def make_judge(config: JudgeConfig, rules: Sequence[Rule] = ()) -> Judge:
         return OfflineJudge(config.min_overlap)
     from ragjudge.judge.openai_judge import OpenAIJudge  # imported late: the SDK is slow to import
 
-    judge = OpenAIJudge(config, rules)
+    judge = OpenAIJudge(config, rules, classify_refusal=classify_refusal)
     if not any(r.metric == "context_precision" for r in rules):
         return judge
     from ragjudge.judge.evidence import EvidenceScorer

@@ -56,6 +56,8 @@ class Judgement:
     escalated: tuple[str, ...] = ()
     spread: Mapping[str, float] = field(default_factory=dict)
     """Max minus min across samples, per dimension, when samples > 1."""
+    declined: bool | None = None
+    """The judge's word on whether the answer declined (asked only with `endpoint.refusal.judge`)."""
 
     def unscored_reason(self, judgement: str) -> str | None:
         for item in self.unscored:
@@ -82,6 +84,7 @@ class Judgement:
             "cache_hits": self.cache_hits,
             "escalated": list(self.escalated),
             "spread": dict(self.spread),
+            **({"declined": self.declined} if self.declined is not None else {}),
         }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ragjudge.cases import Case
 from ragjudge.config import JudgeConfig
@@ -31,7 +32,14 @@ from ragjudge.judge.prompting import (
     rubric_plan,
     trim_notes,
 )
-from ragjudge.judge.replies import ClaimVerdict, parse_claims, parse_combined, parse_rubric, response_format
+from ragjudge.judge.replies import (
+    ClaimVerdict,
+    declined_of,
+    parse_claims,
+    parse_combined,
+    parse_rubric,
+    response_format,
+)
 from ragjudge.rules import Rule
 
 # The transport lives in chat.py and the validated ask in asking.py; re-exported for callers of this module.
@@ -43,8 +51,16 @@ class OpenAIJudge:
 
     lexical = False
 
-    def __init__(self, config: JudgeConfig, rules: Sequence[Rule] = (), caller: ChatCaller | None = None) -> None:
+    def __init__(
+        self,
+        config: JudgeConfig,
+        rules: Sequence[Rule] = (),
+        caller: ChatCaller | None = None,
+        classify_refusal: bool = False,
+    ) -> None:
         self.config = config
+        self.classify_refusal = classify_refusal
+        """`endpoint.refusal.judge`: the rubric (or combined) reply also says whether the answer declined."""
         self.name = config.model
         self.rules = list(rules)
         self.caller = caller or ChatCaller(config)
@@ -55,27 +71,27 @@ class OpenAIJudge:
 
     # ------------------------------------------------------------- judgements
     def _rubric(
-        self, case: Case, trace: Trace, target: Target, log: LogFn, tally: Tally
-    ) -> tuple[dict[str, float], dict[str, str], dict[str, float]]:
+        self, case: Case, trace: Trace, target: Target, log: LogFn, tally: Tally, ask: bool = False
+    ) -> tuple[dict[str, float], dict[str, str], dict[str, float], bool | None]:
         plan = rubric_plan(case, trace)
-        messages = rubric_messages(case, trace, plan, self.config.max_passage_chars, self.config.max_passages)
-        schema = response_format("rubric", plan.dimensions)
+        messages = rubric_messages(
+            case, trace, plan, self.config.max_passage_chars, ask, max_passages=self.config.max_passages
+        )
+        schema = response_format("rubric", plan.dimensions, ask)
+
+        def parse(text: str) -> tuple[Any, ...]:
+            parsed = parse_rubric(text, plan.dimensions, ask)
+            # The classification rides along only when asked, so the log's `parsed` is unchanged otherwise.
+            return (*parsed, declined_of(text)) if ask else parsed
+
         samples: list[tuple[dict[str, int], dict[str, str]]] = []
+        votes: list[bool | None] = []
         failure: CallFailed | None = None
         for i in range(self.config.samples):
             try:
-                samples.append(
-                    self.asker.ask(
-                        target,
-                        "rubric",
-                        messages,
-                        schema,
-                        lambda text: parse_rubric(text, plan.dimensions),
-                        i,
-                        log,
-                        tally,
-                    )
-                )
+                parsed = self.asker.ask(target, "rubric", messages, schema, parse, i, log, tally)
+                samples.append((parsed[0], parsed[1]))
+                votes.append(parsed[2] if ask else None)
             except CallFailed as exc:
                 failure = exc
                 if exc.fatal:
@@ -84,7 +100,7 @@ class OpenAIJudge:
             assert failure is not None
             raise failure
         _note_dropped(tally, "rubric", self.config.samples, len(samples), failure)
-        return _rubric_median(samples, plan.dimensions)
+        return (*_rubric_median(samples, plan.dimensions), _majority(votes))
 
     def _faithfulness(self, trace: Trace, target: Target, log: LogFn, tally: Tally) -> tuple[float | None, list[Claim]]:
         messages = faithfulness_messages(trace, self.config.max_passage_chars, self.config.max_passages)
@@ -111,36 +127,41 @@ class OpenAIJudge:
 
     def _combined(self, case: Case, trace: Trace, plan: RubricPlan, target: Target, log: LogFn, tally: Tally) -> _Both:
         """Rubric and claims from one reply per sample; medians across samples as for the separate calls."""
-        messages = combined_messages(case, trace, plan, self.config.max_passage_chars, self.config.max_passages)
-        schema = response_format("combined", plan.dimensions)
+        ask = self.classify_refusal  # only answers with claims come here: nothing else said they declined
+        messages = combined_messages(
+            case, trace, plan, self.config.max_passage_chars, ask, max_passages=self.config.max_passages
+        )
+        schema = response_format("combined", plan.dimensions, ask)
         ids = [p.id for p in trace.evidence[: self.config.max_passages]]
+
+        def parse(text: str) -> tuple[Any, ...]:
+            parsed = parse_combined(text, plan.dimensions, ids, ask)
+            return (*parsed, declined_of(text)) if ask else parsed
+
         rubrics: list[tuple[dict[str, int], dict[str, str]]] = []
         faiths: list[tuple[float | None, list[Claim]]] = []
+        votes: list[bool | None] = []
         failure: CallFailed | None = None
         for i in range(self.config.samples):
             try:
-                scores, reasoning, verdicts = self.asker.ask(
-                    target,
-                    "combined",
-                    messages,
-                    schema,
-                    lambda text: parse_combined(text, plan.dimensions, ids),
-                    i,
-                    log,
-                    tally,
-                )
+                parsed = self.asker.ask(target, "combined", messages, schema, parse, i, log, tally)
             except CallFailed as exc:
                 failure = exc
                 if exc.fatal:
                     break
                 continue
-            rubrics.append((scores, reasoning))
-            faiths.append(_faithfulness_of(verdicts))
+            rubrics.append((parsed[0], parsed[1]))
+            faiths.append(_faithfulness_of(parsed[2]))
+            votes.append(parsed[3] if ask else None)
         if not rubrics:
             assert failure is not None
             raise failure
         _note_dropped(tally, "combined", self.config.samples, len(rubrics), failure)
-        return _Both(*_rubric_median(rubrics, plan.dimensions), *_faithfulness_median(faiths))
+        declined = _majority(votes)
+        if declined:
+            # A decline is not scored for faithfulness, however it was recognised.
+            return _Both(*_rubric_median(rubrics, plan.dimensions), None, [], declined)
+        return _Both(*_rubric_median(rubrics, plan.dimensions), *_faithfulness_median(faiths), declined)
 
     def _borderline(self, metric: str, value: float) -> bool:
         if self.escalate is None or self.config.escalate is None:
@@ -166,16 +187,19 @@ class OpenAIJudge:
         scores: dict[str, float] = {}
         reasoning: dict[str, str] = {}
         spread: dict[str, float] = {}
+        # Asked only of answers nothing in the reply itself marked as declined (see endpoint/refusal.py).
+        ask = self.classify_refusal and rubric and _has_claims(trace)
+        declined: bool | None = None
         try:
             if rubric:
-                scores, reasoning, spread = self._rubric(case, trace, self.primary, log, tally)
+                scores, reasoning, spread, declined = self._rubric(case, trace, self.primary, log, tally, ask)
         except CallFailed as exc:
             unscored.append(Unscored("rubric", exc.reason))
         if self.escalate and scores:
             borderline = [d for d, v in scores.items() if self._borderline(f"judge.{d}", v)]
             if borderline:
                 try:
-                    scores, reasoning, spread = self._rubric(case, trace, self.escalate, log, tally)
+                    scores, reasoning, spread, declined = self._rubric(case, trace, self.escalate, log, tally, ask)
                     escalated.append(f"rubric by {self.escalate.model}")
                 except CallFailed as exc:
                     # A borderline score is exactly what escalation is there to check: without the
@@ -188,7 +212,7 @@ class OpenAIJudge:
                         unscored.append(Unscored(f"judge.{d}", why))
         faithfulness: float | None = None
         claims: list[Claim] = []
-        if _has_claims(trace):
+        if _has_claims(trace) and not declined:
             try:
                 faithfulness, claims = self._faithfulness(trace, self.primary, log, tally)
             except CallFailed as exc:
@@ -202,7 +226,8 @@ class OpenAIJudge:
                     unscored.append(
                         Unscored("faithfulness", f"escalation to {self.escalate.model} failed: {exc.reason}")
                     )
-        return self._judgement(_Both(scores, reasoning, spread, faithfulness, claims), plan, unscored, escalated, tally)
+        both = _Both(scores, reasoning, spread, faithfulness, claims, declined)
+        return self._judgement(both, plan, unscored, escalated, tally)
 
     def _judge_combined(self, case: Case, trace: Trace, plan: RubricPlan, log: LogFn, tally: Tally) -> Judgement:
         unscored: list[Unscored] = []
@@ -232,7 +257,7 @@ class OpenAIJudge:
                 both.spread.pop(d, None)
                 unscored.append(Unscored(f"judge.{d}", why))
             if faith_borderline:
-                both = _Both(both.scores, both.reasoning, both.spread, None, [])
+                both = _Both(both.scores, both.reasoning, both.spread, None, [], both.declined)
                 unscored.append(Unscored("faithfulness", why))
         return self._judgement(both, plan, unscored, escalated, tally)
 
@@ -254,6 +279,7 @@ class OpenAIJudge:
             escalated=tuple(escalated),
             spread=both.spread,
             notes=tuple(tally.notes),
+            declined=both.declined,
         )
 
 
@@ -266,6 +292,14 @@ class _Both:
     spread: dict[str, float]
     faithfulness: float | None
     claims: list[Claim]
+    declined: bool | None = None
+    """The judge's refusal classification, when it was asked (`endpoint.refusal.judge`)."""
+
+
+def _majority(votes: Sequence[bool | None]) -> bool | None:
+    """Across samples, a decline needs more than half the votes; None when it was not asked."""
+    cast = [v for v in votes if v is not None]
+    return sum(cast) * 2 > len(cast) if cast else None
 
 
 def _has_claims(trace: Trace) -> bool:

@@ -92,20 +92,33 @@ def _case_fields(case: Case, trace: Trace, max_chars: int, max_passages: int | N
 
 
 def rubric_messages(
-    case: Case, trace: Trace, plan: RubricPlan, max_chars: int, max_passages: int | None = None
+    case: Case,
+    trace: Trace,
+    plan: RubricPlan,
+    max_chars: int,
+    ask_declined: bool = False,
+    max_passages: int | None = None,
 ) -> list[Message]:
+    """`ask_declined` (`endpoint.refusal.judge`): the reply also says whether the answer declined."""
     system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
-    system = template(system_name).render(dimensions=plan.dimensions, unassessable=plan.unassessable)
+    system = template(system_name).render(
+        dimensions=plan.dimensions, unassessable=plan.unassessable, ask_declined=ask_declined
+    )
     user = template("rubric_user.j2").render(**_case_fields(case, trace, max_chars, max_passages))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def combined_messages(
-    case: Case, trace: Trace, plan: RubricPlan, max_chars: int, max_passages: int | None = None
+    case: Case,
+    trace: Trace,
+    plan: RubricPlan,
+    max_chars: int,
+    ask_declined: bool = False,
+    max_passages: int | None = None,
 ) -> list[Message]:
     """The rubric (positive or negative, as `plan` says) and the claim audit, asked in one request."""
     system = template("combined_system.j2").render(
-        dimensions=plan.dimensions, unassessable=plan.unassessable, negative=plan.negative
+        dimensions=plan.dimensions, unassessable=plan.unassessable, negative=plan.negative, ask_declined=ask_declined
     )
     user = template("combined_user.j2").render(**_case_fields(case, trace, max_chars, max_passages))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

@@ -58,14 +58,19 @@ def _rubric_fields(dimensions: Sequence[str]) -> dict[str, Any]:
     return {"scores": (scores, ...), "reasoning": (reasoning, ...)}
 
 
-def rubric_model(dimensions: Sequence[str]) -> type[BaseModel]:
-    """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions."""
-    return _rubric_model(tuple(dimensions))
+_DECLINED: dict[str, Any] = {"declined": (bool, Field(..., strict=True))}
+"""Asked with `endpoint.refusal.judge`: whether the answer declined the question."""
+
+
+def rubric_model(dimensions: Sequence[str], declined: bool = False) -> type[BaseModel]:
+    """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions (and `declined`)."""
+    return _rubric_model(tuple(dimensions), declined)
 
 
 @cache  # building a pydantic model is milliseconds of CPU; a run asks for the same few dimension sets
-def _rubric_model(dimensions: tuple[str, ...]) -> type[BaseModel]:
-    return create_model("RubricReply", __config__=ConfigDict(extra="forbid"), **_rubric_fields(dimensions))
+def _rubric_model(dimensions: tuple[str, ...], declined: bool = False) -> type[BaseModel]:
+    extra = _DECLINED if declined else {}
+    return create_model("RubricReply", __config__=ConfigDict(extra="forbid"), **_rubric_fields(dimensions), **extra)
 
 
 class ClaimVerdict(BaseModel):
@@ -109,18 +114,19 @@ def _loosen(data: Any) -> Any:
     return data
 
 
-def combined_model(dimensions: Sequence[str]) -> type[BaseModel]:
-    """The rubric reply and the claims in one object: `{"scores", "reasoning", "claims"}`."""
-    return _combined_model(tuple(dimensions))
+def combined_model(dimensions: Sequence[str], declined: bool = False) -> type[BaseModel]:
+    """The rubric reply and the claims in one object: `{"scores", "reasoning", "claims"}` (and `declined`)."""
+    return _combined_model(tuple(dimensions), declined)
 
 
 @cache
-def _combined_model(dimensions: tuple[str, ...]) -> type[BaseModel]:
+def _combined_model(dimensions: tuple[str, ...], declined: bool = False) -> type[BaseModel]:
     return create_model(
         "CombinedReply",
         __config__=ConfigDict(extra="forbid"),
         **_rubric_fields(dimensions),
         claims=(list[ClaimVerdict], ...),
+        **(_DECLINED if declined else {}),
     )
 
 
@@ -137,10 +143,15 @@ def _rubric_of(dumped: dict[str, Any]) -> tuple[dict[str, int], dict[str, str]]:
     return dict(dumped["scores"]), {k: v.strip() for k, v in dumped["reasoning"].items()}
 
 
-def parse_rubric(text: str, dimensions: Sequence[str]) -> tuple[dict[str, int], dict[str, str]]:
+def declined_of(text: str) -> bool:
+    """The `declined` of a reply already validated with `declined=True`."""
+    return bool(_decode(text)["declined"])
+
+
+def parse_rubric(text: str, dimensions: Sequence[str], declined: bool = False) -> tuple[dict[str, int], dict[str, str]]:
     data = _drop_unasked(_decode(text), dimensions)
     try:
-        model = rubric_model(dimensions).model_validate(data)
+        model = rubric_model(dimensions, declined).model_validate(data)
     except ValidationError as exc:
         raise ReplyError(_explain(exc)) from None
     return _rubric_of(model.model_dump())
@@ -156,12 +167,12 @@ def parse_claims(text: str, passage_ids: Sequence[str]) -> list[ClaimVerdict]:
 
 
 def parse_combined(
-    text: str, dimensions: Sequence[str], passage_ids: Sequence[str]
+    text: str, dimensions: Sequence[str], passage_ids: Sequence[str], declined: bool = False
 ) -> tuple[dict[str, int], dict[str, str], list[ClaimVerdict]]:
     """The rubric and the claims of one combined reply, held to the same checks as the separate replies."""
     data = _loosen(_drop_unasked(_decode(text), dimensions))
     try:
-        model = combined_model(dimensions).model_validate(data)
+        model = combined_model(dimensions, declined).model_validate(data)
     except ValidationError as exc:
         raise ReplyError(_explain(exc)) from None
     scores, reasoning = _rubric_of(model.model_dump())
@@ -183,16 +194,20 @@ def _shown(claims: list[ClaimVerdict], passage_ids: Sequence[str]) -> list[Claim
     return claims
 
 
-def response_format(kind: Literal["rubric", "claims", "combined"], dimensions: Sequence[str] = ()) -> dict[str, Any]:
+def response_format(
+    kind: Literal["rubric", "claims", "combined"], dimensions: Sequence[str] = (), declined: bool = False
+) -> dict[str, Any]:
     """The `json_schema` response_format for a judge kind, generated from the models above (shared: do not
-    modify it)."""
-    return _response_format(kind, tuple(dimensions))
+    modify it). `declined` adds the refusal classification (`endpoint.refusal.judge`)."""
+    return _response_format(kind, tuple(dimensions), declined)
 
 
 @cache
-def _response_format(kind: Literal["rubric", "claims", "combined"], dimensions: tuple[str, ...]) -> dict[str, Any]:
+def _response_format(
+    kind: Literal["rubric", "claims", "combined"], dimensions: tuple[str, ...], declined: bool = False
+) -> dict[str, Any]:
     models = {"rubric": rubric_model, "combined": combined_model}
-    model = models[kind](dimensions) if kind in models else ClaimsReply
+    model = models[kind](dimensions, declined) if kind in models else ClaimsReply
     schema = model.model_json_schema()
     return {
         "type": "json_schema",

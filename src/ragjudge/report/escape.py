@@ -22,11 +22,12 @@ _HTML_ATTR = {**_HTML, '"': "&quot;", "'": "&#39;"}
 # `owner/repo#123` is covered by the same rule, `owner/repo@sha` by the `@` one.
 _ISSUE_REF = re.compile(r"#(?=\d)")
 # The other autolinks GitHub makes in comments: `GH-123`; a commit SHA (7 to 40 hex digits, split
-# every 6 so that no piece is long enough); and URLs (a bare issue or pull-request URL becomes a
-# cross-reference), whose scheme or `www.` is broken so that they stay text.
+# every 6 so that no piece is long enough); and bare issue, pull-request, discussion and commit URLs (GitHub
+# turns them into cross-references), whose scheme or `www.` is broken so that they stay text. Other URLs stay
+# links: a link mentions no one.
 _GH_REF = re.compile(r"(?i)(GH-)(?=\d)")
 _SHA = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{7,}(?![0-9A-Za-z])")
-_URL = re.compile(r"(?i)(https?:|www\.)")
+_URL = re.compile(r"(?i)(https?:|www\.)(?=\S*/(?:issues|pull|pulls|discussions|commit)/\w)")
 # Markdown punctuation that could open emphasis, code, a link or image, a heading or a table cell.
 _MD = re.compile(r"([\\`*_\[\]|~#])")
 # At the start of a list item, these would open a nested list.

@@ -58,6 +58,10 @@ class TraceBlock(_Model):
     attempts: int = 0
     retry_wait_ms: float = 0.0
     server_latency_ms: float | None = None
+    refused_by: Literal["field", "empty", "pattern", "builtin", "judge"] | None = None
+    """How the refusal was decided; null when the reply answered (or there was no reply)."""
+    positional_ids: bool = False
+    """True when the reply's passages had no ids and ragjudge numbered them S1, S2, ..."""
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -70,6 +74,10 @@ class CaseBlock(_Model):
     judge: dict[str, Any]
     trace: TraceBlock
     question: str = ""
+    expected: str | None = None
+    golden_context_ids: list[str] = Field(default_factory=list)
+    must_mention: list[str] = Field(default_factory=list)
+    must_not_mention: list[str] = Field(default_factory=list)
     change: str | None = None
     """Against the baseline: regression, fixed, still_failing, still_passing, flaky, baseline_flaky, new,
     removed or not_comparable; None without a baseline."""
@@ -178,6 +186,10 @@ def _case_block(result: CaseResult) -> CaseBlock:
         metrics=dict(result.metrics),
         judge=result.judgement.as_dict() if result.judgement else {},
         question=result.case.question,
+        expected=result.case.expected,
+        golden_context_ids=list(result.case.golden_context_ids),
+        must_mention=list(result.case.must_mention),
+        must_not_mention=list(result.case.must_not_mention),
         trace=TraceBlock(
             answer=trace.answer if trace else None,
             refused=trace.refused if trace else None,
@@ -189,6 +201,8 @@ def _case_block(result: CaseResult) -> CaseBlock:
             attempts=result.endpoint.attempts,
             retry_wait_ms=result.endpoint.retry_wait_ms,
             server_latency_ms=trace.server_latency_ms if trace else None,
+            refused_by=trace.refused_by if trace else None,
+            positional_ids=bool(trace and trace.read.positional_ids),
             warnings=list(trace.warnings) if trace else [],
         ),
         flaky=result.flaky,

@@ -1,0 +1,70 @@
+"""The suite-level mapping check: a key that resolved in none of the replies is said once, in the report.
+
+A single reply may lack a `refused` field or a passage's id for good reasons;
+every reply lacking it means the path is wrong, and the run would otherwise
+score refusals, recall or faithfulness on nothing without a word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragjudge.config import ResponseMapping
+from ragjudge.endpoint.reply import DEFAULT_KEYS
+from ragjudge.endpoint.trace import Trace
+
+_CONSEQUENCE = {
+    "refused": "refusals were decided by empty answers and refusal phrases only",
+    "retrieved_id": "passages have no ids, so context_recall and context_precision cannot match golden ids",
+    "retrieved_text": "passages have no text, so faithfulness has no evidence to check claims against",
+    "retrieved_title": "passages are untitled",
+}
+
+
+def _cases(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:5])
+    return shown + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def mapping_warnings(replies: Sequence[tuple[str, Trace | None]], mapping: ResponseMapping) -> list[str]:
+    """Warnings for keys that resolved nowhere, per-passage keys that missed, and positional ids."""
+    traces = [(cid, t) for cid, t in replies if t is not None]
+    if not traces:
+        return []
+    warnings: list[str] = []
+    with_objects = [(cid, t) for cid, t in traces if t.read.passage_objects]
+    for key in ("refused", "retrieved_id", "retrieved_text", "retrieved_title"):
+        path = getattr(mapping, key)
+        pool = traces if key == "refused" else with_objects
+        if not pool:
+            continue
+        found = [cid for cid, t in pool if key in t.read.resolved]
+        if path and not found:
+            where = "replies" if key == "refused" else "replies with passages"
+            warnings.append(
+                f"endpoint.response.{key} ({path}) resolved in none of the {len(pool)} {where}: "
+                f"{_CONSEQUENCE[key]}; check the path with `ragjudge probe`"
+            )
+            continue
+        if key == "retrieved_text" and not path and not found:
+            tried = ", ".join(DEFAULT_KEYS[key])
+            warnings.append(
+                f"passages carried no text under {tried} in any of the {len(pool)} replies with passages: "
+                f"{_CONSEQUENCE[key]}; map endpoint.response.retrieved_text"
+            )
+            continue
+        missed = [(cid, n) for cid, t in pool for k, n in t.read.missed if k == key]
+        if path and missed:
+            total = sum(n for _, n in missed)
+            warnings.append(
+                f"endpoint.response.{key} ({path}) resolved to nothing in {total} passage(s) of "
+                f"{len(missed)} replies (cases {_cases([cid for cid, _ in missed])})"
+            )
+    positional = [cid for cid, t in traces if t.read.positional_ids]
+    if positional:
+        warnings.append(
+            f"passages in {len(positional)} replies carried no id (cases {_cases(positional)}): ragjudge numbered "
+            "them S1, S2, ... by position, which golden ids never match; map endpoint.response.retrieved_id "
+            "(or retrieved_ids)"
+        )
+    return warnings

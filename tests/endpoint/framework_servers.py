@@ -1,0 +1,245 @@
+"""Loopback stand-ins for RAG services built on popular frameworks, with their real reply shapes.
+
+One small support knowledge base answers through four shapes:
+
+* hayhooks (a Haystack pipeline behind `POST /<pipeline>/run`): the pipeline's output under
+  `result`, answers at `result.answer_builder.answers.N` as serialised `GeneratedAnswer`s
+  (`data`, `query`, `documents`, `meta`), documents with content-hash `id`s and the stable
+  id in `meta.doc_id`; a body without `query` gets FastAPI's 422 `{"detail": [...]}`;
+* LangServe (`POST /<path>/invoke`): `{"output": {...}, "metadata": {"run_id": ...}}`, the
+  chain's documents as LangChain `Document`s (`page_content`, `metadata`);
+* LlamaIndex served with FastAPI: `{"response": ..., "source_nodes": [{"node": {"id_", "text",
+  "metadata"}, "score"}]}`;
+* a plain FastAPI service: `{"answer": ..., "sources": [{"id", "title", "text"}]}`.
+
+None of them has a boolean refusal field: they decline in sentences, English and Chinese, the
+way LLM generators do. Each records the JSON bodies it was sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+DOCS: dict[str, tuple[str, str]] = {
+    "doc-refund-1": ("Refunds", "Refunds are paid back to the original card within 5 working days."),
+    "doc-refund-3": ("Damaged goods", "Refunds for damaged goods need a photo of the damage."),
+    "doc-ship-2": ("Shipping", "Shipping is free for orders over 99 yuan."),
+    "doc-zh-refund": ("退款", "退款将在5个工作日内退回原支付卡。"),
+}
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """What the service answers to one question, and which documents it retrieved."""
+
+    answer: str
+    doc_ids: tuple[str, ...]
+
+
+SCRIPT: dict[str, Scripted] = {
+    "How long do refunds take?": Scripted(
+        "Refunds are paid back to the original card within 5 working days.", ("doc-refund-1", "doc-ship-2")
+    ),
+    "Do refunds for damaged goods need anything?": Scripted(
+        "Sorry for the delay! Refunds for damaged goods need a photo of the damage, and the money is paid back "
+        "to the original card within 5 working days.",
+        ("doc-refund-3", "doc-refund-1"),
+    ),
+    "退款多久到账？": Scripted("抱歉让您久等了。退款将在5个工作日内退回原支付卡。", ("doc-zh-refund",)),
+    "What is the weather in Paris?": Scripted(
+        "I'm sorry, but I don't have information about the weather in our documentation.", ()
+    ),
+    "明天股市会涨吗？": Scripted("抱歉，暂时无法提供该信息。", ()),
+    "Can I get a refund after 5 days?": Scripted("I can't help with that question.", ("doc-refund-1",)),
+    "Who won the 1998 World Cup?": Scripted("France won the 1998 World Cup.", ()),
+    # Declines no phrase list catches: only a judge can tell (`endpoint.refusal.judge`).
+    "Is there a refund after a year?": Scripted("Let me connect you with a human agent for that.", ("doc-refund-1",)),
+    "Will it rain tomorrow?": Scripted("Let me connect you with a human agent for that.", ()),
+}
+"""Answers keyed by question; an unknown question gets the English decline."""
+
+UNKNOWN = Scripted("I don't have information about that.", ())
+
+
+def doc_hash(doc_id: str) -> str:
+    """A content hash, as Haystack gives documents: 64 hex characters, not the team's id."""
+    return hashlib.sha256(DOCS[doc_id][1].encode("utf-8")).hexdigest()
+
+
+def lookup(question: str) -> Scripted:
+    return SCRIPT.get(question.strip(), UNKNOWN)
+
+
+# --- the four reply shapes -------------------------------------------------------------------------
+
+
+def hayhooks_reply(question: str) -> dict[str, Any]:
+    got = lookup(question)
+    documents = [
+        {
+            "id": doc_hash(d),
+            "content": DOCS[d][1],
+            "meta": {"doc_id": d, "title": DOCS[d][0], "file_path": f"kb/{d}.md"},
+            "score": round(0.9 - i * 0.1, 2),
+        }
+        for i, d in enumerate(got.doc_ids)
+    ]
+    answer = {
+        "data": got.answer,
+        "query": question,
+        "documents": documents,
+        "meta": {"model": "gpt-4o-mini", "finish_reason": "stop"},
+    }
+    return {"result": {"answer_builder": {"answers": [answer]}}}
+
+
+def langserve_reply(question: str) -> dict[str, Any]:
+    got = lookup(question)
+    context = [
+        {"page_content": DOCS[d][1], "metadata": {"source": d, "title": DOCS[d][0]}, "type": "Document", "id": None}
+        for d in got.doc_ids
+    ]
+    return {
+        "output": {"answer": got.answer, "context": context},
+        "metadata": {"run_id": str(uuid.UUID(int=7)), "feedback_tokens": []},
+    }
+
+
+def llamaindex_reply(question: str) -> dict[str, Any]:
+    got = lookup(question)
+    nodes = [
+        {
+            "node": {"id_": doc_hash(d), "text": DOCS[d][1], "metadata": {"doc_id": d, "title": DOCS[d][0]}},
+            "score": round(0.8 - i * 0.1, 2),
+        }
+        for i, d in enumerate(got.doc_ids)
+    ]
+    return {"response": got.answer, "source_nodes": nodes, "metadata": {}}
+
+
+def fastapi_reply(question: str) -> dict[str, Any]:
+    got = lookup(question)
+    sources = [{"id": d, "title": DOCS[d][0], "text": DOCS[d][1]} for d in got.doc_ids]
+    return {"answer": got.answer, "sources": sources}
+
+
+def _missing(field: str, body: Any) -> dict[str, Any]:
+    """FastAPI's 422 body for a missing field."""
+    return {"detail": [{"type": "missing", "loc": ["body", field], "msg": "Field required", "input": body}]}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """One framework: its path, where the question sits in the body, and its reply."""
+
+    path: str
+    question: Callable[[Any], str | None]
+    field: str
+    reply: Callable[[str], dict[str, Any]]
+
+
+def _key(name: str) -> Callable[[Any], str | None]:
+    return lambda body: body.get(name) if isinstance(body, dict) and isinstance(body.get(name), str) else None
+
+
+def _langserve_question(body: Any) -> str | None:
+    if isinstance(body, dict) and isinstance(body.get("input"), dict):
+        value = body["input"].get("question")
+        return value if isinstance(value, str) else None
+    return None
+
+
+SHAPES = {
+    "hayhooks": Shape("/support_rag/run", _key("query"), "query", hayhooks_reply),
+    "langserve": Shape("/rag/invoke", _langserve_question, "input", langserve_reply),
+    "llamaindex": Shape("/query", _key("query"), "query", llamaindex_reply),
+    "fastapi": Shape("/ask", _key("question"), "question", fastapi_reply),
+}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, data: Any) -> None:
+        payload = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        shape = self.server.shape
+        if self.path != shape.path:
+            self._send(404, {"detail": "Not Found"})
+            return
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            self._send(422, {"detail": [{"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error"}]})
+            return
+        with self.server.lock:
+            self.server.bodies.append(body)
+        question = shape.question(body)
+        if question is None:
+            self._send(422, _missing(shape.field, body))
+            return
+        self._send(200, shape.reply(question))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, shape: Shape) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.shape = shape
+        self.lock = threading.Lock()
+        self.bodies: list[Any] = []
+
+
+class FrameworkServer:
+    """`with FrameworkServer("hayhooks") as s:` serves that shape on 127.0.0.1; `s.url` is its endpoint."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._server = _Server(SHAPES[kind])
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        return self.base + SHAPES[self.kind].path
+
+    @property
+    def bodies(self) -> list[Any]:
+        with self._server.lock:
+            return list(self._server.bodies)
+
+    def __enter__(self) -> FrameworkServer:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._server.shutdown()
+        self._server.server_close()
