@@ -20,7 +20,11 @@ from ragjudge.errors import ExitCode, RagjudgeError
 
 FUZZ_EXAMPLES = 100
 SETTINGS = settings(
-    max_examples=FUZZ_EXAMPLES, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 
 _SCALARS = st.one_of(

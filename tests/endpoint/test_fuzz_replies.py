@@ -21,7 +21,9 @@ from ragjudge.judge.openai_judge import ChatCaller, OpenAIJudge
 
 FUZZ_EXAMPLES = 100
 TIMEOUT_S = 2.0
-SETTINGS = settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(
+    max_examples=FUZZ_EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 
 _STATUS = st.one_of(
     st.sampled_from([200, 200, 200, 201, 204, 301, 302, 307, 400, 401, 404, 408, 429, 500, 502, 503, 504, 599]),

@@ -18,8 +18,9 @@ from tests.helpers_rag import make_case, make_trace
         (b'{"choices": "x"}', "judge reply is not a chat completion (ChatCompletion)"),
         (b'{"choices": [{"message": {"content": 5}}]}', "judge reply content is not text (int)"),
         (b'{"choices": []}', "judge reply had no choices"),
+        (b"[" * 5000, "judge reply is not valid JSON"),
     ],
-    ids=["empty", "not-json", "choices-a-string", "content-a-number", "no-choices"],
+    ids=["empty", "not-json", "choices-a-string", "content-a-number", "no-choices", "nested-5000-deep"],
 )
 def test_a_200_that_is_not_a_chat_completion_is_unscored(body: bytes, reason: str) -> None:
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)

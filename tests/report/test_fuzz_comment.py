@@ -73,7 +73,13 @@ _SHA = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{7,}(?![0-9A-Za-z])")
 _TAG = re.compile(r"<(/?[A-Za-z][A-Za-z0-9]*)")
 
 
-@settings(max_examples=FUZZ_EXAMPLES, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     case_id=UNTRUSTED,
     question=UNTRUSTED,

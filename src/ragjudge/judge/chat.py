@@ -226,7 +226,7 @@ class ChatCaller:
                     raise CallFailed(f"judge call failed: HTTP {exc.status_code}: {self._asked(wait)}") from None
                 self._wait(wait if wait is not None else self._backoff(attempt))
                 continue
-            except ValueError:  # the SDK's json() of a body that says it is JSON and is not
+            except (ValueError, RecursionError):  # the SDK's json() of a body that says it is JSON and is not
                 raise CallFailed("judge reply is not valid JSON") from None
             self.limit.succeeded()
             return _completion(reply, round((time.monotonic() - started) * 1000, 1), mode)
