@@ -131,6 +131,8 @@ class EndpointClient:
         self._sleep = sleep
         self._backoff = backoff_base_s
         self._local = threading.local()
+        self._rendered: dict[int, tuple[Case, str, str | None]] = {}
+        """Requests rendered ahead (the check before any call), kept for the call: each is rendered once."""
         self._refusal = RefusalRules.from_config(config.refusal)
         env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
         # `tojson` must fail on an undefined name the way `{{ name }}` does.
@@ -157,7 +159,14 @@ class EndpointClient:
         return session
 
     def render(self, case: Case) -> tuple[str, str | None]:
-        """The URL and body for one case; a template error is a config error naming the case."""
+        """The URL and body for one case; a template error is a config error naming the case.
+
+        Kept for `call`, which then does not render it again."""
+        url, body = self._render(case)
+        self._rendered[id(case)] = (case, url, body)
+        return url, body
+
+    def _render(self, case: Case) -> tuple[str, str | None]:
         context: dict[str, Any] = {"question": case.question, "case": case.as_template_context()}
         key = "endpoint.url"
         try:
@@ -188,7 +197,8 @@ class EndpointClient:
         return declared is None or "json" in declared.lower()
 
     def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult:
-        url, body = self.render(case)
+        ahead = self._rendered.pop(id(case), None)
+        url, body = ahead[1:] if ahead is not None and ahead[0] is case else self._render(case)
         attempts_allowed = self.config.retries + 1
         started = time.monotonic()
         waited = 0.0

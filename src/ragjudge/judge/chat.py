@@ -157,7 +157,6 @@ class ChatCaller:
             self.throttle.wait()
             if deadline.stopped():
                 raise CallFailed(INTERRUPTED, fatal=True)
-            started = time.monotonic()
             client = self.client(target.base_url)
             try:
                 with self.limit.slot():
@@ -165,6 +164,7 @@ class ChatCaller:
                         raise CallFailed(self._fatal, fatal=True)
                     if deadline.stopped():  # the run was stopped while this call waited for its place
                         raise CallFailed(INTERRUPTED, fatal=True)
+                    started = time.monotonic()  # the call's latency, not its wait for a place
                     # The deadline covers the whole call, body included: a judge that drips its reply is cut off.
                     with deadline.limit(self.config.timeout_s) as limit:
                         reply = client.chat.completions.create(**kwargs)
