@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import subprocess
 from dataclasses import replace
@@ -53,6 +55,15 @@ def test_case_set_hash_is_order_free_and_sees_what_is_asked() -> None:
     assert case_set_hash([a, b]) == case_set_hash([replace(a, origin="elsewhere.yaml:9"), b])
     assert case_set_hash([a, b]) != case_set_hash([replace(a, question="Question A, changed?"), b])
     assert case_set_hash([a, b]) != case_set_hash([a])
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_case_set_hash_fed_a_case_at_a_time_is_the_hash_of_the_whole_list(n: int) -> None:
+    # Baselines keep the hash: hashing row by row must give exactly the hash of the rows as one JSON text.
+    cases = [make_case(f"c{i}", f'运费 "{i}"?') for i in range(n)]
+    rows = [{k: v for k, v in vars(c).items() if k != "origin"} for c in cases]
+    blob = json.dumps(rows, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    assert case_set_hash(cases) == hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 def test_rules_hash_and_judge_fingerprint() -> None:

@@ -49,4 +49,5 @@ def test_passage_text_is_dropped_after_judging_unless_kept(keep: bool) -> None:
         assert trace is not None
         assert trace.retrieved_ids == ("d1", "d2")
         assert [p.text for p in trace.passages] == (["Refunds take five days.", ""] if keep else ["", ""])
+        assert [p.title for p in trace.passages] == (["d1", "d2"] if keep else ["", ""])
         assert result.judgement is not None and result.judgement.faithfulness == 1.0

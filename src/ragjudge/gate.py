@@ -11,7 +11,7 @@ from ragjudge.bias_check import BiasCheck
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case, load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
-from ragjudge.config import Config, check_http_url
+from ragjudge.config import Config, check_http_url, register_secrets
 from ragjudge.endpoint.client import EndpointClient, EndpointResult
 from ragjudge.endpoint.coverage import mapping_warnings
 from ragjudge.errors import ConfigError, ExitCode
@@ -47,17 +47,6 @@ class GateRequest:
     """(max, pass_at), overriding `repeat`."""
     shard: Shard | None = None
     """Evaluate only this part of the case set (`--shard i/n`)."""
-
-
-def secrets_of(config: Config) -> tuple[str, ...]:
-    """Every value that must never be printed: keys, and header values (tokens)."""
-    found = [v for v in config.endpoint.headers.values() if len(v) >= 6]
-    for value in list(found):
-        # "Bearer abc": the token alone must be masked too (the scheme word is not a secret).
-        found.extend(part for part in value.split()[1:] if len(part) >= 6)
-    if config.judge.api_key is not None:
-        found.append(config.judge.api_key.get_secret_value())
-    return tuple(sorted(set(found), key=len, reverse=True))
 
 
 def endpoint_url(config: Config, override: str | None) -> str:
@@ -102,7 +91,7 @@ def run_gate(request: GateRequest) -> Report:
         )
     else:
         url = endpoint_url(config, request.endpoint)
-        case_set = load_cases(list(request.cases) or config.cases)
+        case_set = load_cases(list(request.cases) or config.cases, config.max_case_file_bytes)
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)
@@ -133,8 +122,8 @@ def run_gate(request: GateRequest) -> Report:
             "judge.* rules are not checked by the offline judge (it cannot assess rubric dimensions); "
             "set judge.provider: openai to apply them"
         )
-    secrets = secrets_of(config)
-    log = EventLog(request.log, secrets)
+    register_secrets(config)  # a config built in code was never loaded, so never registered
+    log = EventLog(request.log)
     try:
         plan = RunPlan(
             cases,
@@ -184,7 +173,7 @@ def run_gate(request: GateRequest) -> Report:
         # Not for a stopped run: its unfinished cases would read as removed.
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
-    return redact(report, secrets)
+    return redact(report)
 
 
 def _baseline(request: GateRequest, warnings: list[str]) -> Baseline | None:

@@ -33,7 +33,7 @@ class RunPlan:
     endpoint_concurrency: int
     judge_concurrency: int
     keep_passage_text: bool = True
-    """False: a passage's text is dropped once the judge has it (ids and titles stay), so a large run does
+    """False: a passage's text and title are dropped once the judge has them (ids stay), so a large run does
     not hold every reply's passages until the end. Only the bias check reads them after the run."""
 
 
@@ -57,9 +57,9 @@ def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLo
 
 def _without_passage_text(result: EndpointResult) -> EndpointResult:
     trace = result.trace
-    if trace is None or not any(p.text for p in trace.passages):
+    if trace is None or not any(p.text or p.title for p in trace.passages):
         return result
-    passages = tuple(replace(p, text="") for p in trace.passages)
+    passages = tuple(replace(p, title="", text="") for p in trace.passages)
     return replace(result, trace=replace(trace, passages=passages))
 
 

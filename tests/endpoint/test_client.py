@@ -527,3 +527,23 @@ def test_response_mapping_to_a_missing_path_names_it(serve, make_client, make_ca
         "endpoint error: endpoint.response.answer: data.output.text resolves to nothing: "
         "data is an object with keys result: did you mean data.result?"
     )
+
+
+def test_a_request_checked_ahead_is_not_rendered_again_for_its_call(serve, make_client, make_case, monkeypatch):
+    server = serve(lambda ex: ex.json(OK))
+    client = make_client(server.url)
+    rendered: list[str] = []
+    real = client._render
+    monkeypatch.setattr(client, "_render", lambda case: rendered.append(case.id) or real(case))
+    checked, unchecked, same_id = make_case("a"), make_case("b"), make_case("a", question="Another question?")
+    assert client.render(checked) == (server.url, '{"question": "How do I get a refund?"}')
+    assert client.call(checked).error is None
+    assert client.call(unchecked).error is None
+    client.render(checked)
+    assert client.call(same_id).error is None  # another case object: never served a request made for another
+    assert rendered == ["a", "b", "a", "a"]
+    assert [json.loads(r.body) for r in server.requests] == [
+        {"question": "How do I get a refund?"},
+        {"question": "How do I get a refund?"},
+        {"question": "Another question?"},
+    ]

@@ -185,6 +185,7 @@ def test_case_entries(report: Report) -> None:
             "passages",
             "refused_by",
             "positional_ids",
+            "warnings",
         }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -208,6 +209,7 @@ def test_case_entries(report: Report) -> None:
         "passages": ok["trace"]["passages"],
         "refused_by": None,
         "positional_ids": False,
+        "warnings": [],
     }
     assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
     assert (ok["difficulty"], ok["should_answer"]) == (None, True)
@@ -249,6 +251,7 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "passages": [],
         "refused_by": None,
         "positional_ids": False,
+        "warnings": [],
     }
 
 

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from pydantic import SecretStr
 
+from ragjudge import masking
 from ragjudge.config import Config, check_http_url, load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
@@ -179,8 +180,10 @@ def with_judge_overrides(config: Config, model: str | None, base_url: str | None
         key = os.environ.get(key_env, "")
         if not key:
             raise UsageError(f"--judge-api-key-env {key_env}: the variable is not set or empty")
+        masking.register(key)
         update["api_key"] = SecretStr(key)
     elif config.judge.api_key is None and os.environ.get("OPENAI_API_KEY"):
+        masking.register(os.environ["OPENAI_API_KEY"])
         update["api_key"] = SecretStr(os.environ["OPENAI_API_KEY"])
     if not update:
         return config
@@ -219,5 +222,6 @@ def emit(report: Report, out: Outputs) -> int:
 
 
 def write_text(path: Path, text: str) -> None:
+    """An output people read (comment, JUnit, HTML), with every registered secret masked."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    path.write_text(masking.mask(text), encoding="utf-8")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ragjudge import __version__
+from ragjudge import __version__, masking
 from ragjudge.errors import CaseFileError, ExitCode, RagjudgeError
 from ragjudge.github.annotations import gate_annotations
 from ragjudge.github.cli_args import JUDGE_KEY_VARIABLE, SUBCOMMANDS, cli_argv, cli_environ
@@ -60,13 +60,22 @@ class Notes:
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Run the action; `argv` is appended to the subcommand's arguments (for use outside Actions)."""
     env = dict(os.environ if environ is None else environ)
+    # One masking scope for the whole step: the inputs' secrets, and those the CLI run registers
+    # (config values from the environment), stay masked in the summary, outputs and annotations.
+    with masking.scope(), masking.masked_std():
+        return _main(argv, env)
+
+
+def _main(argv: Sequence[str] | None, env: dict[str, str]) -> int:
     runner = RunnerEnv.from_environ(env)
     log = WorkflowLog(runner.in_actions)
+    masking.register_environ(env)
     try:
         inputs = read_inputs(env)
     except RagjudgeError as exc:
         return _refuse(exc, log)
     for secret in (*inputs.secrets, env.get(JUDGE_KEY_VARIABLE, "")):
+        masking.register(secret)
         log.add_mask(secret)
     subcommand = SUBCOMMANDS[inputs.mode]
     options = subcommand_options(subcommand)

@@ -44,7 +44,7 @@ class AdaptiveLimit:
         finally:
             with self._changed:
                 self._in_flight -= 1
-                self._changed.notify_all()
+                self._changed.notify()  # one place freed: one waiter (waking them all costs a lot of CPU)
 
     def throttled(self) -> None:
         """A call was answered 429."""
@@ -56,5 +56,6 @@ class AdaptiveLimit:
         """A call got through."""
         with self._changed:
             if self._limit < self.ceiling:
+                places = int(self._limit)
                 self._limit = min(float(self.ceiling), self._limit + 1.0)
-                self._changed.notify_all()
+                self._changed.notify(int(self._limit) - places)  # the places the limit gained

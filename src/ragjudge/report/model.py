@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragjudge import __version__
+from ragjudge import __version__, masking
 from ragjudge.errors import CaseFileError
 from ragjudge.scoring import CaseResult
 from ragjudge.suite import SuiteResult
@@ -74,6 +74,7 @@ class TraceBlock(_Model):
     """How the refusal was decided; null when the reply answered (or there was no reply)."""
     positional_ids: bool = False
     """True when the reply's passages had no ids and ragjudge numbered them S1, S2, ..."""
+    warnings: list[str] = Field(default_factory=list)
 
 
 class CaseBlock(_Model):
@@ -234,6 +235,7 @@ def _case_block(result: CaseResult) -> CaseBlock:
             else [],
             refused_by=trace.refused_by if trace else None,
             positional_ids=bool(trace and trace.read.positional_ids),
+            warnings=list(trace.warnings) if trace else [],
         ),
         flaky=result.flaky,
         runs=[
@@ -299,38 +301,29 @@ def mark_interrupted(report: Report, signal: str, total: int) -> Report:
 ReportT = TypeVar("ReportT", bound=BaseModel)
 
 
-def redact(report: ReportT, secrets: Sequence[str]) -> ReportT:
-    """The report with every secret replaced by `***` in every text value (e.g. a token echoed in an answer)."""
-    ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
-    if not ordered:
+def redact(report: ReportT, secrets: Sequence[str] = ()) -> ReportT:
+    """The report with every secret replaced by `***` in every text value (e.g. a token echoed in an answer).
+
+    `secrets` are registered (`ragjudge.masking`) beside those already known.
+    """
+    masking.register(*secrets)
+    if not masking.secrets():
         return report
     # Serialising is fast (pydantic-core); walking and re-validating every value is not. Only a report that
-    # holds a secret (raw or JSON-escaped) pays for the walk.
+    # holds a secret (in any form the mask knows) pays for the walk.
     text = report.model_dump_json()
-    if not any(s in text or json.dumps(s, ensure_ascii=False)[1:-1] in text for s in ordered):
+    if masking.mask(text) == text:
         return report
-
-    def clean(node: Any) -> Any:
-        if isinstance(node, str):
-            for secret in ordered:
-                node = node.replace(secret, "***")
-            return node
-        if isinstance(node, list):
-            return [clean(item) for item in node]
-        if isinstance(node, dict):
-            return {key: clean(value) for key, value in node.items()}
-        return node
-
-    return type(report).model_validate(clean(report.model_dump()))
+    return type(report).model_validate(masking.mask_data(report.model_dump()))
 
 
 def write_report(report: BaseModel, path: Path) -> None:
-    """Written whole or not at all: a reader never sees half a report."""
+    """Written whole or not at all: a reader never sees half a report; never a secret, even JSON-escaped."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as out:
         for chunk in json_chunks(report):
-            out.write(chunk)
+            out.write(masking.mask(chunk))
     tmp.replace(path)
 
 
