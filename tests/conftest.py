@@ -13,7 +13,15 @@ from collections.abc import Iterator
 
 import pytest
 
+from ragjudge import masking
 from tests.helpers_rag import RagServer
+
+
+@pytest.fixture(autouse=True)
+def _masking_scope() -> Iterator[None]:
+    """Each test starts with no registered secrets, as each process run does."""
+    with masking.scope():
+        yield
 
 
 @pytest.fixture

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from ragjudge import masking
 from ragjudge.cli import main
 from ragjudge.config import parse_config
-from ragjudge.gate import secrets_of
 from tests.helpers_rag import RagServer, Raw, answer, closed_port_url
 
 TOKEN = "tok-s3cr3t-4242"
@@ -619,7 +619,10 @@ def test_secrets_are_header_values_and_their_tokens_not_the_scheme_word(tmp_path
         "ragjudge.yml",
         tmp_path,
     )
-    assert secrets_of(config) == (f"Bearer {TOKEN}", TOKEN, "key-123456")
+    assert config.endpoint.headers["X-Short"] == "abc"
+    assert {f"Bearer {TOKEN}", TOKEN, "key-123456"} <= masking.secrets()
+    assert "abc" not in masking.secrets()
+    assert masking.mask(f"Bearer {TOKEN} key-123456 abc") == "*** *** abc"
 
 
 def test_a_broken_template_is_exit_2_before_any_endpoint_call(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:

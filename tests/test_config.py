@@ -220,9 +220,9 @@ def test_environment_wins_over_the_fallback(tmp_path, monkeypatch):
 def test_substituted_values_cannot_change_the_structure(tmp_path, monkeypatch):
     # Substitution happens after parsing: quotes, colons and '#' stay inside the value.
     monkeypatch.setenv("RAG_TOKEN", 'a"b: c #d\n  retries: 9')
-    cfg = write(tmp_path / "ragjudge.yml", "endpoint:\n  headers: {Authorization: 'Bearer ${RAG_TOKEN}'}\n")
+    cfg = write(tmp_path / "ragjudge.yml", "endpoint:\n  body: 'Bearer ${RAG_TOKEN}'\n")
     config = load_config(cfg)
-    assert config.endpoint.headers == {"Authorization": 'Bearer a"b: c #d\n  retries: 9'}
+    assert config.endpoint.body == 'Bearer a"b: c #d\n  retries: 9'
     assert config.endpoint.retries == 2
 
 

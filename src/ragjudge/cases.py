@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import string
 from collections.abc import Iterable, Sequence
@@ -13,7 +14,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ragjudge import safeyaml
 from ragjudge.errors import CaseFileError
+
+DEFAULT_MAX_CASE_FILE_BYTES = 50_000_000
+"""50 MB: a larger case file is refused before it is parsed (`max_case_file_bytes` in ragjudge.yml)."""
 
 OUT_OF_SCOPE_CATEGORIES = frozenset({"out of scope", "oos", "超纲", "超出范围"})
 """Categories meaning "should be declined", compared after `category_key` (case, `-`, `_` and spaces folded)."""
@@ -149,10 +154,10 @@ class RawItem:
     line: int | None
 
 
-def read_items(path: Path) -> list[RawItem]:
+def read_items(path: Path, max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES) -> list[RawItem]:
     """Read a YAML list or JSONL file into raw items, with line numbers."""
     try:
-        raw = path.read_bytes()
+        raw = _read_capped(path, max_bytes)
     except FileNotFoundError:
         raise CaseFileError(f"{path}: file not found", tip="check the path in `cases:` or --cases") from None
     except OSError as exc:
@@ -172,6 +177,20 @@ def read_items(path: Path) -> list[RawItem]:
         raise CaseFileError(f"{path}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
 
 
+def _read_capped(path: Path, max_bytes: int) -> bytes:
+    # A regular file's size says it at once; anything else (a pipe, /dev/zero) is read at most one byte
+    # past the cap. Either way a 1 GB file costs nothing to refuse.
+    with path.open("rb") as handle:
+        too_big = os.fstat(handle.fileno()).st_size > max_bytes
+        raw = b"" if too_big else handle.read(max_bytes + 1)
+    if too_big or len(raw) > max_bytes:
+        raise CaseFileError(
+            f"{path}: over {max_bytes:,} bytes, the limit for a case file",
+            tip="split the file, or raise max_case_file_bytes in ragjudge.yml",
+        )
+    return raw
+
+
 def _read_jsonl(path: Path, text: str) -> list[RawItem]:
     items: list[RawItem] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -187,12 +206,17 @@ def _read_jsonl(path: Path, text: str) -> list[RawItem]:
 
 def _read_yaml(path: Path, text: str) -> list[RawItem]:
     try:
-        data = load_yaml12(text)
-        node = yaml.compose(text, Loader=_Yaml12Loader)
+        loaded = safeyaml.load(text, _Yaml12Loader)
+    except safeyaml.YamlLimitError as exc:
+        if exc.too_deep:
+            raise CaseFileError(f"{path}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
+        where = f":{exc.line}" if exc.line else ""
+        raise CaseFileError(f"{path}{where}: refused: {exc.message}", tip="write the cases out plainly") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise CaseFileError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    data, node = loaded.data, loaded.node
     if data is None:
         return []
     if isinstance(data, dict) and isinstance(data.get("cases"), list):
@@ -263,7 +287,7 @@ class CaseSet:
     warnings: tuple[str, ...]
 
 
-def load_cases(paths: Sequence[Path]) -> CaseSet:
+def load_cases(paths: Sequence[Path], max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES) -> CaseSet:
     """Load and validate every case file; ids must be unique across all of them."""
     if not paths:
         raise CaseFileError("no case files given", tip="set `cases:` in ragjudge.yml or pass --cases FILE")
@@ -271,7 +295,7 @@ def load_cases(paths: Sequence[Path]) -> CaseSet:
     warnings: list[str] = []
     seen_ids: dict[str, str] = {}
     for path in paths:
-        for item in read_items(path):
+        for item in read_items(path, max_bytes):
             try:
                 case = _to_case(path, item)
             except RecursionError:

@@ -9,7 +9,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from ragjudge import __version__
+from ragjudge import __version__, masking
 from ragjudge.errors import ExitCode, RagjudgeError
 
 # name -> the one-line help `ragjudge --help` lists. Only the command being run is imported (its module
@@ -17,6 +17,7 @@ from ragjudge.errors import ExitCode, RagjudgeError
 # statistics and the GitHub code. tests/test_cli.py keeps these lines equal to the modules' own.
 COMMANDS = {
     "run": "evaluate the endpoint against the case set and apply the gate",
+    "merge": "merge the reports of `run --shard i/n` into one and apply the rules once",
     "probe": "send one request and show what every response mapping key extracts",
     "dedupe": "drop duplicate questions (normalised), keeping the first",
     "demo": "run the gate on the bundled example service with the offline judge",
@@ -55,6 +56,14 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Every byte this run prints goes through the mask: secrets registered while it runs (config
+    # values from the environment, the judge key, the GitHub token) never reach stdout or stderr.
+    with masking.scope(), masking.masked_std():
+        masking.register_environ()
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(chosen_command(argv))
     try:

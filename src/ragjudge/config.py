@@ -12,13 +12,28 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from ragjudge import masking, safeyaml
+from ragjudge.cases import DEFAULT_MAX_CASE_FILE_BYTES
 from ragjudge.envsubst import substitute
 from ragjudge.errors import ConfigError
+from ragjudge.headers import Headers
+from ragjudge.templatepath import check_contained, workspace
 
 DEFAULT_BODY = '{"question": {{ question | tojson }}}'
 DEFAULT_CASE_RULES: dict[str, str] = {"context_recall": ">= 1.0", "latency_ms": "<= 10000"}
+MAX_TIMEOUT_S = 3600.0
+"""An hour: a longer per-call timeout is a typo, and a gate must end."""
 DEFAULT_SUITE_RULES: dict[str, str] = {
     "pass_rate": ">= 0.9",
     "rejection_accuracy": ">= 0.9",
@@ -31,7 +46,9 @@ _TOO_DEEP_TIP = "see the README's config section: no key nests more than a few l
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # `.inf` and `.nan` are valid YAML floats: refused here, naming the key, rather than
+    # ending as an OverflowError in a socket timeout or a rule that never fails.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ResponseMapping(_Strict):
@@ -92,9 +109,9 @@ class EndpointConfig(_Strict):
 
     url: str | None = None
     method: Literal["POST", "PUT", "GET"] = "POST"
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: Headers = Field(default_factory=dict)
     body: str = DEFAULT_BODY
-    timeout_s: float = Field(30.0, gt=0)
+    timeout_s: float = Field(30.0, gt=0, le=MAX_TIMEOUT_S)
     retries: int = Field(2, ge=0, le=10)
     concurrency: int = Field(8, ge=1, le=256)
     max_response_bytes: int = Field(5_000_000, gt=0)
@@ -136,6 +153,8 @@ class PriceConfig(_Strict):
 class JudgeConfig(_Strict):
     """Which judge scores the answers, and how it is called."""
 
+    model_config = ConfigDict(populate_by_name=True)
+
     provider: Literal["offline", "openai"] = "offline"
     model: str = "gpt-4o-mini"
     base_url: str | None = None
@@ -143,7 +162,7 @@ class JudgeConfig(_Strict):
     temperature: float = Field(0.0, ge=0, le=2)
     seed: int | None = 7
     concurrency: int = Field(8, ge=1, le=256)
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(60.0, gt=0, le=MAX_TIMEOUT_S)
     max_retries: int = Field(4, ge=0, le=20)
     max_wait_s: float = Field(60.0, ge=0, description="A longer Retry-After ends the call at once instead.")
     max_retry_time_s: float = Field(
@@ -155,7 +174,14 @@ class JudgeConfig(_Strict):
         description="Ask the rubric and the claim-level verdicts in one call per answered case (false: two calls).",
     )
     cache: Path | None = Path(".ragjudge/cache")
-    excerpt_chars: int = Field(1200, ge=50)
+    max_passages: int = Field(20, ge=1, le=1000, description="Passages shown to the judge, in retrieval order.")
+    max_passage_chars: int = Field(
+        4000,
+        ge=50,
+        le=1_000_000,
+        validation_alias=AliasChoices("max_passage_chars", "excerpt_chars"),
+        description="Each passage is trimmed to this for the judge (`excerpt_chars` is its older name).",
+    )
     escalate: EscalateConfig | None = None
     prices: dict[str, PriceConfig] = Field(default_factory=dict)
     calibration: Path | None = None
@@ -211,7 +237,7 @@ class FeedbackPrometheus(_Strict):
     treatment_responses: str
     control_dislikes: str
     control_responses: str
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: Headers = Field(default_factory=dict)
 
 
 class FeedbackConfig(_Strict):
@@ -219,7 +245,7 @@ class FeedbackConfig(_Strict):
 
     file: Path | None = Field(None, description='JSON: {"treatment": {"dislikes", "responses"}, "control": {...}}.')
     url: str | None = Field(None, description="The same JSON over HTTP (GET).")
-    headers: dict[str, str] = Field(default_factory=dict, description="Sent with `url`.")
+    headers: Headers = Field(default_factory=dict, description="Sent with `url`.")
     prometheus: FeedbackPrometheus | None = None
 
     @model_validator(mode="after")
@@ -274,6 +300,9 @@ class Config(_Strict):
     gate: GateConfig = Field(default_factory=GateConfig)
     template: Path | None = None
     canary: CanaryConfig | None = None
+    max_case_file_bytes: int = Field(
+        DEFAULT_MAX_CASE_FILE_BYTES, gt=0, description="A larger case file is refused before it is read."
+    )
     baseline: BaselineConfig = Field(default_factory=BaselineConfig)
     repeat: RepeatConfig = Field(default_factory=RepeatConfig)
     serve: ServeConfig = Field(default_factory=ServeConfig)
@@ -307,6 +336,14 @@ def _resolve(base: Path, path: Path | None) -> Path | None:
     return path if path.is_absolute() else base / path
 
 
+def _template(base_dir: Path, path: Path | None, source: str) -> Path | None:
+    resolved = _resolve(base_dir, path)
+    if resolved is None:
+        return None
+    # A pull request can edit ragjudge.yml: its template must stay inside the repository.
+    return check_contained(resolved, [workspace(), base_dir], f"{source}: template")
+
+
 def parse_config(data: Any, source: str, base_dir: Path) -> Config:
     """Validate an already-parsed YAML tree and resolve its relative paths."""
     if data is None:
@@ -320,6 +357,7 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
         raise ConfigError(
             format_validation_error(source, exc), tip="see the README's config section for every key"
         ) from None
+    register_secrets(config)
     judge = config.judge.model_copy(
         update={
             "cache": _resolve(base_dir, config.judge.cache),
@@ -336,11 +374,25 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
         update={
             "judge": judge,
             "cases": [p for p in (_resolve(base_dir, c) for c in config.cases) if p is not None],
-            "template": _resolve(base_dir, config.template),
+            "template": _template(base_dir, config.template, source),
             "canary": canary,
             "baseline": config.baseline.model_copy(update={"report": _resolve(base_dir, config.baseline.report)}),
         }
     )
+
+
+def register_secrets(config: Config) -> None:
+    """Header values (tokens) and the judge's key are secrets however they were written."""
+    headers = list(config.endpoint.headers.values())
+    feedback = config.canary.feedback if config.canary else None
+    if feedback is not None:
+        headers += feedback.headers.values()
+        if feedback.prometheus is not None:
+            headers += feedback.prometheus.headers.values()
+    # A literal short value (`Accept: json`) is not a credential; masking it would garble outputs.
+    masking.register(*(value for value in headers if len(value) >= 6))
+    if config.judge.api_key is not None:
+        masking.register(config.judge.api_key.get_secret_value())
 
 
 def load_config(path: Path | None) -> Config:
@@ -361,7 +413,12 @@ def load_config(path: Path | None) -> Config:
     except OSError as exc:
         raise ConfigError(f"{target}: cannot read: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = safeyaml.load(text).data
+    except safeyaml.YamlLimitError as exc:
+        if exc.too_deep:
+            raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None
+        where = f" (line {exc.line})" if exc.line else ""
+        raise ConfigError(f"{target}: refused{where}: {exc.message}", tip="write the config out plainly") from None
     except RecursionError:
         raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None
     except yaml.YAMLError as exc:

@@ -1,7 +1,9 @@
 """`${VAR}` and `${VAR:-fallback}` substitution over a parsed YAML tree.
 
 Substitution happens after YAML parsing so that a value containing quotes or
-colons cannot change the document's structure.
+colons cannot change the document's structure. A value substituted into a key
+that carries credentials (a URL, a header, a body, a key) is registered as a
+secret (`ragjudge.masking`), so no output ever shows it.
 """
 
 from __future__ import annotations
@@ -11,7 +13,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ragjudge import masking
 from ragjudge.errors import ConfigError
+
+SECRET_KEYS = frozenset({"url", "body", "api_key", "base_url", "treatment", "control"})
+"""Keys whose substituted values are secrets; anything under a `headers` mapping is one too."""
 
 _REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -55,6 +61,12 @@ def _replace(text: str, path: tuple[str, ...], source: str, env: Mapping[str, st
                 f"{source}: {where}: environment variable {name} is not set",
                 tip=f"export {name}=..., or write ${{{name}:-default}} to give a fallback",
             )
+        if _carries_secrets(path):
+            masking.register(value)
         return value
 
     return _REF.sub(one, text)
+
+
+def _carries_secrets(path: tuple[str, ...]) -> bool:
+    return "headers" in path[:-1] or bool(path and path[-1] in SECRET_KEYS)

@@ -8,18 +8,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from ragjudge import masking
 from ragjudge.errors import UsageError
 
 
 class EventLog:
     """Thread-safe JSONL writer; a no-op when no path is given.
 
-    `secrets` are replaced by `***` in every line before it is written.
+    Every registered secret (`ragjudge.masking`; `secrets` are registered too) is replaced by
+    `***` in every line before it is written, in its JSON-escaped form as well.
     """
 
     def __init__(self, path: Path | None, secrets: tuple[str, ...] = ()) -> None:
         self._lock = threading.Lock()
-        self._secrets = tuple(s for s in secrets if s)
+        masking.register(*secrets)
         self._file: IO[str] | None = None
         if path is not None:
             try:
@@ -32,9 +34,7 @@ class EventLog:
         if self._file is None:
             return
         record = {"type": event_type, "case_id": case_id, "timestamp": datetime.now(UTC).isoformat(), **fields}
-        line = json.dumps(record, ensure_ascii=False, default=str)
-        for secret in self._secrets:
-            line = line.replace(secret, "***")
+        line = masking.mask(json.dumps(record, ensure_ascii=False, default=str))
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()

@@ -10,8 +10,8 @@ from pathlib import Path
 from ragjudge.bias_check import BiasCheck
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case, load_cases
-from ragjudge.compare import Baseline, compare_with_baseline, load_baseline, regression_rules
-from ragjudge.config import Config, check_http_url
+from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
+from ragjudge.config import Config, check_http_url, register_secrets
 from ragjudge.endpoint.client import EndpointClient, EndpointResult
 from ragjudge.endpoint.coverage import mapping_warnings
 from ragjudge.errors import ConfigError, ExitCode
@@ -20,10 +20,11 @@ from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
 from ragjudge.provenance import provenance
 from ragjudge.repeat import run_repeated
-from ragjudge.report.model import Report, build_report, mark_interrupted, redact
+from ragjudge.report.model import Report, ShardBlock, build_report, mark_interrupted, redact
 from ragjudge.rules import parse_rules
 from ragjudge.runner import ReplySource, RunPlan
 from ragjudge.scoring import CaseResult
+from ragjudge.shard import Shard
 from ragjudge.suite import evaluate_suite
 from ragjudge.traces import latency_rules, load_traces
 from ragjudge.transport import deadline
@@ -44,17 +45,8 @@ class GateRequest:
     """Overrides baseline.report."""
     repeat: tuple[int, int] | None = None
     """(max, pass_at), overriding `repeat`."""
-
-
-def secrets_of(config: Config) -> tuple[str, ...]:
-    """Every value that must never be printed: keys, and header values (tokens)."""
-    found = [v for v in config.endpoint.headers.values() if len(v) >= 6]
-    for value in list(found):
-        # "Bearer abc": the token alone must be masked too (the scheme word is not a secret).
-        found.extend(part for part in value.split()[1:] if len(part) >= 6)
-    if config.judge.api_key is not None:
-        found.append(config.judge.api_key.get_secret_value())
-    return tuple(sorted(set(found), key=len, reverse=True))
+    shard: Shard | None = None
+    """Evaluate only this part of the case set (`--shard i/n`)."""
 
 
 def endpoint_url(config: Config, override: str | None) -> str:
@@ -99,10 +91,22 @@ def run_gate(request: GateRequest) -> Report:
         )
     else:
         url = endpoint_url(config, request.endpoint)
-        case_set = load_cases(list(request.cases) or config.cases)
+        case_set = load_cases(list(request.cases) or config.cases, config.max_case_file_bytes)
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)
+    all_cases = cases  # provenance hashes the whole set, so every shard (and their merge) names the same one
+    shard_block = None
+    if request.shard is not None:
+        positions = request.shard.positions([c.id for c in cases])
+        shard_block = ShardBlock(
+            index=request.shard.index, count=request.shard.count, total_cases=len(cases), positions=positions
+        )
+        cases = [cases[k] for k in positions]
+        warnings.append(
+            f"shard {request.shard}: {len(cases)} of {shard_block.total_cases} cases; the verdict covers this "
+            "shard only: `ragjudge merge` applies the rules to the whole set"
+        )
     # The one thing the gate takes from `calibrate/`: the check of the calibration record.
     refusal = calibration_gate(config.judge, warnings)
     judge = make_judge(config.judge, case_rules, classify_refusal=config.endpoint.refusal.judge)
@@ -118,8 +122,8 @@ def run_gate(request: GateRequest) -> Report:
             "judge.* rules are not checked by the offline judge (it cannot assess rubric dimensions); "
             "set judge.provider: openai to apply them"
         )
-    secrets = secrets_of(config)
-    log = EventLog(request.log, secrets)
+    register_secrets(config)  # a config built in code was never loaded, so never registered
+    log = EventLog(request.log)
     try:
         plan = RunPlan(
             cases,
@@ -154,27 +158,25 @@ def run_gate(request: GateRequest) -> Report:
     report = build_report(results, suite, judge_info, warnings)
     if bias is not None:
         report = bias.attach(report)
-    report = report.model_copy(update={"provenance": provenance(config, cases, url, os.environ)})
+    if shard_block is not None:
+        report = report.model_copy(update={"shard": shard_block})
+    report = report.model_copy(update={"provenance": provenance(config, all_cases, url, os.environ)})
     if stopped:
         report = mark_interrupted(report, stopped, len(cases))
+    elif baseline is not None and shard_block is not None:
+        # A shard would list two thirds of the baseline as removed: the merge compares, over the whole set.
+        report.warnings.append(
+            f"shard {request.shard}: not compared with the baseline here; `ragjudge merge --baseline` compares the "
+            "whole set"
+        )
     elif baseline is not None:
         # Not for a stopped run: its unfinished cases would read as removed.
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
-    return redact(report, secrets)
+    return redact(report)
 
 
 def _baseline(request: GateRequest, warnings: list[str]) -> Baseline | None:
     """The baseline report, read before any call (a bad one is exit 2); a missing one is a notice."""
     path = request.baseline or request.config.baseline.report
-    if path is None:
-        if request.config.gate.regression is not None:
-            warnings.append(
-                "gate.regression is set but no baseline was given (--baseline FILE or baseline.report): "
-                "the gate applied the absolute rules only"
-            )
-        return None
-    found = load_baseline(path)
-    if found is None:
-        warnings.append(f"no baseline: {path} not found; the gate applied the absolute rules only")
-    return found
+    return baseline_for(path, request.config.gate.regression is not None, warnings)

@@ -32,6 +32,31 @@ class SuiteResult:
     verdict: Verdict
 
 
+@dataclass(frozen=True)
+class CaseFigures:
+    """What the suite needs of one case: built from a CaseResult by `run`, from a report's case by `merge`,
+    so both compute the suite the same way (percentiles from raw latencies, never averages of averages)."""
+
+    id: str
+    status: str
+    failed_conditions: tuple[str, ...]
+    replied: bool
+    """The case's (final) run got a usable reply."""
+    latency_ms: float | None
+    """The first run's latency: repeats go only to failing cases and would bias percentiles."""
+    rejection_correct: bool | None
+    judged: bool
+    faithfulness: float | None
+    unscored: bool
+    cost_usd: float | None
+    """The endpoint's reported cost over every run; None when it reported none."""
+    judge_cost_usd: float
+    judge_calls: int
+    judge_cache_hits: int
+    judge_tokens: int
+    flaky: bool = False
+
+
 def first_latency(result: CaseResult) -> float | None:
     """The latency of a case's first run: repeats go only to failing cases and would bias percentiles."""
     if result.runs:
@@ -39,44 +64,59 @@ def first_latency(result: CaseResult) -> float | None:
     return result.endpoint.trace.latency_ms if result.endpoint.trace is not None else None
 
 
-def _usage(results: Sequence[CaseResult]) -> tuple[list[float], list[float], int, int, int]:
-    """Endpoint costs, judge costs, judge calls, cache hits and tokens, over every run of every case."""
-    costs: list[float] = []
-    judge_costs: list[float] = []
-    calls = hits = tokens = 0
-    for r in results:
-        if r.runs:
-            costs += [run.endpoint_cost_usd for run in r.runs if run.endpoint_cost_usd is not None]
-            judge_costs += [run.judge_cost_usd for run in r.runs if run.judge_cost_usd]
-            calls += sum(run.judge_calls for run in r.runs)
-            hits += sum(run.judge_cache_hits for run in r.runs)
-            tokens += sum(run.judge_tokens for run in r.runs)
-            continue
-        trace, judgement = r.endpoint.trace, r.judgement
-        if trace is not None and trace.cost_usd is not None:
-            costs.append(trace.cost_usd)
-        if trace is not None and judgement is not None:
-            if judgement.cost_usd:
-                judge_costs.append(judgement.cost_usd)
-            calls += judgement.calls
-            hits += judgement.cache_hits
-            tokens += judgement.tokens
-    return costs, judge_costs, calls, hits, tokens
+def figures_of(result: CaseResult) -> CaseFigures:
+    trace, judgement = result.endpoint.trace, result.judgement
+    judged = trace is not None and judgement is not None
+    if result.runs:  # usage counts every run
+        run_costs = [run.endpoint_cost_usd for run in result.runs if run.endpoint_cost_usd is not None]
+        cost = sum(run_costs) if run_costs else None
+        judge_cost = sum(run.judge_cost_usd for run in result.runs)
+        calls = sum(run.judge_calls for run in result.runs)
+        hits = sum(run.judge_cache_hits for run in result.runs)
+        tokens = sum(run.judge_tokens for run in result.runs)
+    else:
+        cost = trace.cost_usd if trace is not None else None
+        judge_cost = judgement.cost_usd if judged and judgement is not None else 0.0
+        calls = judgement.calls if judged and judgement is not None else 0
+        hits = judgement.cache_hits if judged and judgement is not None else 0
+        tokens = judgement.tokens if judged and judgement is not None else 0
+    return CaseFigures(
+        id=result.case.id,
+        status=result.status,
+        failed_conditions=tuple(result.failed_conditions),
+        replied=trace is not None,
+        latency_ms=first_latency(result),
+        rejection_correct=rejection_correct(result.case, trace) if trace is not None else None,
+        judged=judged,
+        faithfulness=judgement.faithfulness if judged and judgement is not None else None,
+        unscored=bool(judgement.unscored) if judged and judgement is not None else False,
+        cost_usd=cost,
+        judge_cost_usd=judge_cost,
+        judge_calls=calls,
+        judge_cache_hits=hits,
+        judge_tokens=tokens,
+        flaky=result.flaky,
+    )
 
 
 def suite_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None]:
+    return figures_metrics([figures_of(r) for r in results])
+
+
+def figures_metrics(cases: Sequence[CaseFigures]) -> dict[str, float | int | None]:
     """Aggregates, unrounded (rules compare these); percentiles are nearest-rank over first runs that got a
     reply (repeats would bias them); usage counts every run."""
-    n = len(results)
-    passed = sum(r.status == "pass" for r in results)
-    failed = sum(r.status == "fail" for r in results)
-    errored = sum(r.status == "error" for r in results)
-    traces = [(r, r.endpoint.trace) for r in results if r.endpoint.trace is not None]
-    latencies = [lat for lat in (first_latency(r) for r in results) if lat is not None]
-    judged = [r.judgement for r, _ in traces if r.judgement is not None]
-    faith = [j.faithfulness for j in judged if j.faithfulness is not None]
-    costs, judge_costs, calls, hits, tokens = _usage(results)
-    correct = [rejection_correct(r.case, t) for r, t in traces]
+    n = len(cases)
+    passed = sum(c.status == "pass" for c in cases)
+    failed = sum(c.status == "fail" for c in cases)
+    errored = sum(c.status == "error" for c in cases)
+    replied = [c for c in cases if c.replied]
+    latencies = [c.latency_ms for c in cases if c.latency_ms is not None]
+    judged = [c for c in replied if c.judged]
+    faith = [c.faithfulness for c in judged if c.faithfulness is not None]
+    costs = [c.cost_usd for c in cases if c.cost_usd is not None]
+    judge_costs = [c.judge_cost_usd for c in cases if c.judge_cost_usd]
+    correct = [c.rejection_correct for c in replied if c.rejection_correct is not None]
     p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
     return {
         "cases": n,
@@ -88,14 +128,14 @@ def suite_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None
         "rejection_accuracy": sum(correct) / len(correct) if correct else None,
         "p50_latency_ms": p50,
         "p95_latency_ms": p95,
-        "judge_error_rate": sum(1 for j in judged if j.unscored) / len(judged) if judged else None,
-        "endpoint_error_rate": (n - len(traces)) / n if n else None,
+        "judge_error_rate": sum(1 for c in judged if c.unscored) / len(judged) if judged else None,
+        "endpoint_error_rate": (n - len(replied)) / n if n else None,
         "cost_usd": round(sum(costs) + sum(judge_costs), 6) if costs or judge_costs else None,
-        "judge_calls": calls,
-        "judge_cache_hits": hits,
-        "judge_tokens": tokens,
+        "judge_calls": sum(c.judge_calls for c in cases),
+        "judge_cache_hits": sum(c.judge_cache_hits for c in cases),
+        "judge_tokens": sum(c.judge_tokens for c in cases),
         "judge_cost_usd": round(sum(judge_costs), 6),
-        "flaky_cases": sum(r.flaky for r in results),
+        "flaky_cases": sum(c.flaky for c in cases),
     }
 
 
@@ -107,10 +147,10 @@ def shown(metrics: dict[str, float | int | None]) -> dict[str, float | int | Non
     return {k: round(v, 1) if k in _ROUNDED_FOR_DISPLAY and v is not None else v for k, v in metrics.items()}
 
 
-def _case_rule_outcome(rule: Rule, results: Sequence[CaseResult]) -> RuleOutcome:
+def _case_rule_outcome(rule: Rule, results: Sequence[CaseFigures]) -> RuleOutcome:
     # A broken rule reads `metric VALUE OP threshold` (Rule.failure); `metric unscored: ...` is an error, not a failure.
     failed = re.compile(rf"^{re.escape(rule.metric)} [-\d]")
-    failing = [r.case.id for r in results if any(failed.match(c) for c in r.failed_conditions)]
+    failing = [r.id for r in results if any(failed.match(c) for c in r.failed_conditions)]
     if failing:
         shown = ", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else "")
         reason = f"{len(failing)} case(s) failed {rule.metric} {rule.op} {rule.threshold:g}: {shown}"
@@ -136,13 +176,20 @@ def _suite_rule_outcome(rule: Rule, metrics: dict[str, float | int | None]) -> R
 def evaluate_suite(
     results: Sequence[CaseResult], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]
 ) -> SuiteResult:
-    exact = suite_metrics(results)
-    outcomes = [_case_rule_outcome(r, results) for r in case_rules]
+    return evaluate_figures([figures_of(r) for r in results], case_rules, suite_rules)
+
+
+def evaluate_figures(
+    cases: Sequence[CaseFigures], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]
+) -> SuiteResult:
+    """The suite metrics, every rule's outcome and the verdict: the one place the rules are applied."""
+    exact = figures_metrics(cases)
+    outcomes = [_case_rule_outcome(r, cases) for r in case_rules]
     # Rules compare the exact value: a p95 of 3000.04 ms fails "<= 3000" although the report shows 3000.0.
     outcomes += [_suite_rule_outcome(r, exact) for r in suite_rules]
     metrics = shown(exact)
     verdict: Verdict
-    if not results or all(r.status == "error" for r in results):
+    if not cases or all(c.status == "error" for c in cases):
         verdict = "error"
     elif any(o.passed is False for o in outcomes if o.rule.scope == "suite"):
         verdict = "fail"

@@ -17,6 +17,7 @@ from typing import Any
 from ragjudge.cases import Case, RawItem, _to_case, read_items
 from ragjudge.config import EndpointConfig, ResponseMapping
 from ragjudge.endpoint.client import EndpointResult
+from ragjudge.endpoint.decoding import non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, dig, parse_reply
 from ragjudge.errors import CaseFileError
@@ -72,6 +73,11 @@ def load_traces(
         where = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
         if not isinstance(data, dict):
             raise CaseFileError(f"{where}: expected a JSON object, found {type(data).__name__}")
+        bad = non_finite(data)
+        if bad is not None:  # NaN, Infinity or 1e999: a cost or latency rule would compare false in silence
+            raise CaseFileError(
+                f'{where}: field "{bad[0]}" is not a finite number', tip="record it as a number or null"
+            )
         case_part = {k: v for k, v in data.items() if k in _CASE_FIELDS}
         case = _to_case(path, RawItem(case_part, item.index, item.line))
         if case.id in replies:

@@ -2,6 +2,13 @@
 
 Example: ``with FakeGitHub() as gh: gh.seed_comments(7, 120)`` then
 ``requests.get(f"{gh.url}/repos/o/r/issues/7/comments?per_page=100", headers={"Authorization": "Bearer t"})``.
+
+Also the Actions endpoints that find and download an artifact: ``GET /repos/{o}/{r}`` (default
+branch), workflow runs (``?branch=&status=success``, paginated, newest first), a run's artifacts
+(``?name=``, paginated) and ``GET .../actions/artifacts/{id}/zip``, which answers 302 to a
+``FakeArtifactStorage`` (a second loopback server, as GitHub redirects to blob storage on another
+host) or 410 for an expired artifact. The storage rejects any request carrying ``Authorization``,
+as Azure Blob Storage rejects a bearer token beside a SAS signature.
 """
 
 import re
@@ -20,6 +27,7 @@ __all__ = [
     "MAX_COMMENT_LENGTH",
     "NOT_ACCESSIBLE",
     "SECONDARY_RATE_LIMIT_MESSAGE",
+    "FakeArtifactStorage",
     "FakeGitHub",
     "RecordedRequest",
 ]
@@ -48,6 +56,33 @@ _TOO_LONG = {
 _SCOPE = r"/(?:repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)|repositories/(?P<rid>\d+))"
 _ISSUE_COMMENTS = re.compile(_SCOPE + r"/issues/(?P<num>\d+)/comments/?")
 _ONE_COMMENT = re.compile(_SCOPE + r"/issues/comments/(?P<cid>\d+)/?")
+_REPOSITORY = re.compile(_SCOPE + r"/?")
+_WORKFLOW_RUNS = re.compile(_SCOPE + r"/actions/workflows/(?P<wf>[^/]+)/runs/?")
+_RUN_ARTIFACTS = re.compile(_SCOPE + r"/actions/runs/(?P<run>\d+)/artifacts/?")
+_ARTIFACT_ZIP = re.compile(_SCOPE + r"/actions/artifacts/(?P<aid>\d+)/zip/?")
+
+
+class FakeArtifactStorage(LoopbackServer):
+    """Blob storage for artifact zips: ``GET /blob/{key}?sig=...`` without ``Authorization``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blobs: dict[str, bytes] = {}
+        self.requests: list[RecordedRequest] = []
+
+    def handle(self, req: Incoming) -> Outgoing:
+        with self._lock:
+            self.requests.append(RecordedRequest(req.method, req.raw_path, req.headers))
+        if "authorization" in req.headers:
+            body = (
+                "<Error><Code>InvalidAuthenticationInfo</Code>"
+                "<Message>Authentication information is not given in the correct format.</Message></Error>"
+            )
+            return Outgoing(400, body, {"Content-Type": "application/xml"})
+        key = req.path.removeprefix("/blob/")
+        if req.method != "GET" or key not in self.blobs or "sig" not in req.query:
+            return Outgoing(404, "<Error><Code>BlobNotFound</Code></Error>", {"Content-Type": "application/xml"})
+        return Outgoing(200, self.blobs[key], {"Content-Type": "application/zip"})
 
 
 class RecordedRequest(NamedTuple):
@@ -117,6 +152,10 @@ class FakeGitHub(LoopbackServer):
         self._requests: list[RecordedRequest] = []
         self._faults: list[_Fault] = []
         self._next_id = 1_000_000_001
+        self.default_branch = "main"
+        self.workflow_runs: list[dict[str, Any]] = []  # newest first, as GitHub lists them
+        self.artifacts: dict[int, list[dict[str, Any]]] = {}  # run id -> its artifacts
+        self.storage: FakeArtifactStorage | None = None
 
     # -- test-side helpers ---------------------------------------------------------------------------
     @property
@@ -147,6 +186,52 @@ class FakeGitHub(LoopbackServer):
         """Append ``n`` comments by ``author``; body ``body_fn(i)`` (default ``f"comment {i}"``), i=0..n-1."""
         fn = body_fn or (lambda i: f"comment {i}")
         return [self.add_comment(issue, fn(i), author) for i in range(n)]
+
+    def add_workflow_run(
+        self,
+        workflow: str = "rag-gate.yml",
+        branch: str = "main",
+        conclusion: str = "success",
+        artifacts: tuple[tuple[str, bytes, bool], ...] = (),
+        head_sha: str = "abc1234def5678",
+    ) -> dict[str, Any]:
+        """A completed run of ``workflow`` on ``branch`` (newer than every run before it), with artifacts
+        ``(name, zip bytes, expired)``; the zips go to ``self.storage``, which must be set."""
+        with self._lock:
+            run_id, self._next_id = self._next_id, self._next_id + 1
+            run = {
+                "id": run_id,
+                "name": "RAG gate",
+                "path": f".github/workflows/{workflow}",
+                "head_branch": branch,
+                "head_sha": head_sha,
+                "event": "push",
+                "status": "completed",
+                "conclusion": conclusion,
+                "created_at": _now(),
+                "html_url": f"https://github.com/{self.repo}/actions/runs/{run_id}",
+            }
+            self.workflow_runs.insert(0, run)
+            items = []
+            for name, data, expired in artifacts:
+                aid, self._next_id = self._next_id, self._next_id + 1
+                if self.storage is None:
+                    raise RuntimeError("set FakeGitHub.storage before adding artifacts")
+                self.storage.blobs[str(aid)] = data
+                items.append(
+                    {
+                        "id": aid,
+                        "name": name,
+                        "size_in_bytes": len(data),
+                        "archive_download_url": f"{self.url}/repos/{self.repo}/actions/artifacts/{aid}/zip",
+                        "expired": expired,
+                        "created_at": _now(),
+                        "expires_at": "2020-01-01T00:00:00Z" if expired else "2099-01-01T00:00:00Z",
+                        "workflow_run": {"id": run_id, "head_branch": branch, "head_sha": head_sha},
+                    }
+                )
+            self.artifacts[run_id] = items
+            return run
 
     def find_comment(self, comment_id: int) -> dict[str, Any] | None:
         with self._lock:
@@ -228,6 +313,8 @@ class FakeGitHub(LoopbackServer):
         if fault is not None:
             return Outgoing(fault.status, fault.body, dict(fault.headers))
         not_found = Outgoing(404, _default_fault_body(404))
+        if req.method == "GET" and (actions := self._actions(req)) is not None:
+            return actions
         if req.path == "/user" and req.method == "GET":
             if self.user_forbidden:
                 doc = "https://docs.github.com/rest/users/users#get-the-authenticated-user"
@@ -262,6 +349,53 @@ class FakeGitHub(LoopbackServer):
                             items.remove(comment)
                 return Outgoing(204)
         return not_found
+
+    def _actions(self, req: Incoming) -> Outgoing | None:
+        params = {k: v[-1] for k, v in req.query.items()}
+        if m := _WORKFLOW_RUNS.fullmatch(req.path):
+            with self._lock:
+                runs = [
+                    dict(r)
+                    for r in self.workflow_runs
+                    if r["path"].endswith("/" + m["wf"])
+                    and params.get("branch", r["head_branch"]) == r["head_branch"]
+                    and params.get("status", r["conclusion"]) in (r["conclusion"], r["status"])
+                ]
+            return self._paged(req, runs, "workflow_runs")
+        if m := _RUN_ARTIFACTS.fullmatch(req.path):
+            with self._lock:
+                items = [dict(a) for a in self.artifacts.get(int(m["run"]), [])]
+            if "name" in params:
+                items = [a for a in items if a["name"] == params["name"]]
+            return self._paged(req, items, "artifacts")
+        if m := _ARTIFACT_ZIP.fullmatch(req.path):
+            aid = int(m["aid"])
+            with self._lock:
+                found = [a for items in self.artifacts.values() for a in items if a["id"] == aid]
+            if not found:
+                return Outgoing(404, _default_fault_body(404))
+            if found[0]["expired"]:
+                return Outgoing(410, {"message": "Artifact has expired", "documentation_url": DOCS, "status": "410"})
+            assert self.storage is not None
+            return Outgoing(302, None, {"Location": f"{self.storage.url}/blob/{aid}?sv=2021&sig=fakesignature"})
+        if _REPOSITORY.fullmatch(req.path):
+            return Outgoing(200, {"full_name": self.repo, "default_branch": self.default_branch})
+        return None
+
+    def _paged(self, req: Incoming, items: list[dict[str, Any]], key: str) -> Outgoing:
+        """``{"total_count", key: [...]}`` a page at a time, with a ``Link`` header like GitHub's."""
+        query = parse_qsl(req.raw_path.partition("?")[2], keep_blank_values=True)
+        params = dict(query)
+        per_page = max(1, min(100, int(params.get("per_page", "30"))))
+        page = max(1, int(params.get("page", "1")))
+        last = max(1, -(-len(items) // per_page))
+        kept = [(k, v) for k, v in query if k != "page"]
+        rels = []
+        if page < last:
+            rels.append(f'<{self.url}{req.path}?{urlencode([*kept, ("page", str(page + 1))])}>; rel="next"')
+            rels.append(f'<{self.url}{req.path}?{urlencode([*kept, ("page", str(last))])}>; rel="last"')
+        body = {"total_count": len(items), key: items[(page - 1) * per_page : page * per_page]}
+        return Outgoing(200, body, {"Link": ", ".join(rels)} if rels else {})
 
     @staticmethod
     def _invalid_body(body: Any) -> Outgoing | None:

@@ -298,7 +298,7 @@ def test_untrusted_text_cannot_issue_workflow_commands(runner: ActionRunner, wor
         ("job-summary", "yes", "input `job-summary` must be a boolean, got 'yes'"),
         ("annotations", "1", "input `annotations` must be a boolean, got '1'"),
         ("comment", "sometimes", "input `comment` must be one of always, on-failure, never, got 'sometimes'"),
-        ("mode", "deploy", "input `mode` must be one of gate, canary, calibrate, got 'deploy'"),
+        ("mode", "deploy", "input `mode` must be one of gate, canary, calibrate, merge, got 'deploy'"),
         ("fail-on", "warnings", "input `fail-on` must be one of rules, never, got 'warnings'"),
     ],
 )

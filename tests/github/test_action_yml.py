@@ -56,12 +56,47 @@ def test_gate_workflow() -> None:
     text = (WORKFLOWS / "rag-gate.yml").read_text(encoding="utf-8")
     wf = load(WORKFLOWS / "rag-gate.yml")
     assert "pull_request" in wf[True]  # YAML 1.1 reads the key `on` as True
-    assert wf["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert wf[True]["push"] == {"branches": ["main"]}  # main's half: the baseline
+    assert wf["permissions"] == {"contents": "read", "actions": "read", "pull-requests": "write"}
     uses = [s.get("uses", "") for s in wf["jobs"]["gate"]["steps"]]
     assert any(u.startswith("actions/cache@") for u in uses)
     assert any(u.startswith("actions/upload-artifact@") for u in uses)
     assert any(u.endswith("/ragjudge-action@v1") for u in uses)
     assert "Deploy preview" in text and "steps.preview.outputs.url" in text
+    [gate] = [s for s in wf["jobs"]["gate"]["steps"] if s.get("id") == "gate"]
+    assert (
+        gate["with"]["baseline-artifact"] == "${{ github.event_name == 'pull_request' && 'ragjudge-baseline' || '' }}"
+    )
+    assert gate["with"]["html"] == "ragjudge-report.html" and gate["with"]["junit"] == "ragjudge-junit.xml"
+    uploads = {s["with"]["name"]: s for s in wf["jobs"]["gate"]["steps"] if "upload-artifact" in s.get("uses", "")}
+    assert set(uploads) == {"ragjudge-report", "ragjudge-baseline"}
+    assert "ragjudge-report.html" in uploads["ragjudge-report"]["with"]["path"]
+    assert "ragjudge-report.json" in uploads["ragjudge-baseline"]["with"]["path"]
+    assert uploads["ragjudge-baseline"]["if"] == "always() && github.event_name == 'push'"
+
+
+def test_sharded_workflow_merges_compares_and_comments_once() -> None:
+    wf = load(WORKFLOWS / "rag-gate-sharded.yml")
+    assert wf["permissions"]["actions"] == "read"
+    shard_job, gate_job = wf["jobs"]["shard"], wf["jobs"]["gate"]
+    shards = shard_job["strategy"]["matrix"]["shard"]
+    assert shard_job["strategy"]["fail-fast"] is False
+    [step] = [s for s in shard_job["steps"] if str(s.get("uses", "")).endswith("/ragjudge-action@v1")]
+    assert step["with"]["shard"] == "${{ matrix.shard }}/" + str(len(shards))
+    assert step["with"]["comment"] == "never"
+    assert "shard" in gate_job["needs"] and gate_job["if"].startswith("always()")
+    [merge] = [s for s in gate_job["steps"] if s.get("id") == "gate"]
+    assert merge["with"]["mode"] == "merge" and merge["with"]["reports"] == "shards/*.json"
+    assert merge["with"]["baseline-artifact"].count("ragjudge-baseline") == 1
+    assert "comment" not in merge["with"]  # the default: always, on the gate's sticky comment
+    [download] = [s for s in gate_job["steps"] if "download-artifact" in str(s.get("uses", ""))]
+    assert download["with"] == {"pattern": "ragjudge-shard-*", "path": "shards", "merge-multiple": True}
+    # The action's inputs it uses all exist.
+    spec = load(ROOT / "action.yml")
+    for job in wf["jobs"].values():
+        for s in job.get("steps", []):
+            if str(s.get("uses", "")).endswith("/ragjudge-action@v1"):
+                assert set(s["with"]) <= set(spec["inputs"]), set(s["with"]) - set(spec["inputs"])
 
 
 def test_fork_comment_workflow_runs_no_pr_code() -> None:
@@ -87,6 +122,8 @@ def test_canary_workflow_branches_on_the_verdict() -> None:
 def test_gitlab_example_uses_the_cli() -> None:
     wf = load(WORKFLOWS / "gitlab-ci.yml")
     assert any("ragjudge run" in line for line in wf["rag-gate"]["script"])
+    assert any("--junit ragjudge-junit.xml" in line for line in wf["rag-gate"]["script"])
+    assert wf["rag-gate"]["artifacts"]["reports"] == {"junit": "ragjudge-junit.xml"}
 
 
 def test_readme_tables_list_every_input_and_output(spec: dict[str, Any]) -> None:

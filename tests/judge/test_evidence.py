@@ -343,3 +343,33 @@ def test_without_a_precision_rule_no_evidence_call_is_made(tmp_path: Path) -> No
     )
     assert not any(is_evidence(b) for b in fake.bodies)
     assert report["cases"][0]["metrics"]["context_precision"] is None
+
+
+def test_only_the_first_max_passages_are_judged_for_precision_and_the_note_says_so(tmp_path: Path) -> None:
+    from ragjudge.cli import main
+    from tests.helpers_rag import RagServer, answer
+    from tests.judge.fake_evidence import other_judges, run_config
+
+    # 60 relevant passages; with judge.max_passages 6 one evidence call scores the first six, not ten calls all.
+    many = {f"d{i}": passage("[S5]", "refunds", i) for i in range(60)}
+    replies = {"Q?": answer("Refunds take 5 days.", list(many), many)}
+    with FakeOpenAI(evidence_responder(other=other_judges), api_key=KEY) as fake, RagServer(replies) as rag:
+        config = run_config(
+            tmp_path,
+            fake.base_url,
+            rag.url,
+            [{"id": "q", "question": "Q?"}],
+            {"context_precision": ">= 0.0"},
+            max_passages=6,
+            calibration=str(tmp_path / "cal.json"),
+        )
+        assert main(["run", "--config", str(config), "--report", str(tmp_path / "r.json")]) == 0
+        evidence_calls = [b for b in fake.bodies if is_evidence(b)]
+    (case,) = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["cases"]
+    assert len(evidence_calls) == 1
+    assert [e["id"] for e in case["judge"]["evidence"]] == [f"d{i}" for i in range(6)]
+    # Six relevant at ranks 0..5 of 60 retrieved: (1 + 1/2 + ... + 1/6) / 60.
+    assert case["metrics"]["context_precision"] == pytest.approx(sum(1 / (r + 1) for r in range(6)) / 60)
+    assert (
+        "context precision: the first 6 of 60 passages were judged (judge.max_passages); the rest count as not relevant"
+    ) in case["judge"]["notes"]

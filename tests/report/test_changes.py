@@ -36,7 +36,7 @@ def test_note_when_nothing_got_worse() -> None:
     )
     body = render_comment(result)
     assert body.startswith("> [!NOTE]\n")
-    assert "**Fixed** (failed on main@\u200b0123456, pass now): <code>b</code>" in body
+    assert "**Fixed** (failed on main@\u200b012345\u200b6, pass now): <code>b</code>" in body
 
 
 def test_warning_for_flaky_cases_and_notices() -> None:
@@ -117,7 +117,7 @@ def test_hostile_case_ids_stay_inert() -> None:
     body = render_comment(result)
     assert "<img" not in body and "@octocat" not in body and "#12" not in body
     first = body.splitlines()[1]
-    assert first.startswith("> 1 regression against main@\u200b0123456 (3 days old): evil\\|&lt;img")
+    assert first.startswith("> 1 regression against main@\u200b012345\u200b6 (3 days old): evil\\|&lt;img")
     row = next(line for line in body.splitlines() if line.startswith("| <code>evil"))
     assert row.count(" | ") == 2  # three cells: the id's pipe is escaped
 
@@ -130,4 +130,4 @@ def test_many_regressions_stay_under_the_cap_and_are_counted() -> None:
     shown = len(re.findall(r"^\| <code>case-\d{4}</code> \| pass → fail \|", body, flags=re.M))
     hidden = re.search(r"…and (\d+) more regression\(s\) not shown here", body)
     assert hidden is not None and shown > 0 and shown + int(hidden.group(1)) == 1200
-    assert body.startswith("> [!CAUTION]\n> 1200 regressions against main@\u200b0123456 (3 days old): case-0000")
+    assert body.startswith("> [!CAUTION]\n> 1200 regressions against main@\u200b012345\u200b6 (3 days old): case-0000")

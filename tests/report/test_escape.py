@@ -80,7 +80,7 @@ def test_inline_flattens_lines_so_nothing_can_start_a_block() -> None:
 def test_inline_limits_length_before_escaping() -> None:
     assert inline("x" * 500, limit=10) == "xxxxxxxxx…"
     assert inline("abc", limit=10) == "abc"
-    assert inline("a" * 9 + " bcdef", limit=10) == "aaaaaaaaa…"
+    assert inline("y" * 9 + " bcdef", limit=10) == "yyyyyyyyy…"
 
 
 def test_inline_of_none_is_empty() -> None:

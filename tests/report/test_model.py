@@ -11,7 +11,7 @@ from tests.helpers_rag import error_result, make_case, make_report, make_trace, 
 
 from ragjudge.errors import CaseFileError, ExitCode
 from ragjudge.judge.offline import OfflineJudge
-from ragjudge.report.model import Report, load_report, redact, write_report
+from ragjudge.report.model import PASSAGE_CHARS, Report, load_report, redact, write_report
 from ragjudge.rules import Rule
 from ragjudge.scoring import CaseResult, score_case
 
@@ -73,10 +73,12 @@ def test_top_level_keys(report: Report) -> None:
         "warnings",
         "tool",
         "generated_at",
+        "shard",
         "provenance",
         "comparison",
         "interrupted",
     }
+    assert data["shard"] is None  # set only by `run --shard`
     assert data["provenance"] == {} and data["comparison"] is None  # filled by `ragjudge run`
     assert data["interrupted"] is None  # set only when a signal stopped the run
     assert data["schema_version"] == 1
@@ -164,6 +166,8 @@ def test_case_entries(report: Report) -> None:
     for case in (ok, bad, err):
         assert set(case) == CASE_KEYS | {
             "question",
+            "difficulty",
+            "should_answer",
             "expected",
             "golden_context_ids",
             "must_mention",
@@ -178,8 +182,10 @@ def test_case_entries(report: Report) -> None:
             "attempts",
             "retry_wait_ms",
             "server_latency_ms",
+            "passages",
             "refused_by",
             "positional_ids",
+            "warnings",
         }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -200,9 +206,13 @@ def test_case_entries(report: Report) -> None:
         "attempts": 1,
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
+        "passages": ok["trace"]["passages"],
         "refused_by": None,
         "positional_ids": False,
+        "warnings": [],
     }
+    assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
+    assert (ok["difficulty"], ok["should_answer"]) == (None, True)
     assert ok["judge"]["judge"] == "offline-lexical"
     assert ok["judge"]["faithfulness"] == 1.0
     assert ok["judge"]["claims"] == [
@@ -238,9 +248,21 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "attempts": 3,
         "retry_wait_ms": 0.0,
         "server_latency_ms": None,
+        "passages": [],
         "refused_by": None,
         "positional_ids": False,
+        "warnings": [],
     }
+
+
+def test_passages_are_kept_trimmed(tmp_path: Path) -> None:
+    long = "x" * (PASSAGE_CHARS + 50)
+    result = _judged("p-1", "An answer.", ["d1", "d2"], {"d1": long}, golden=["d1"])
+    [case] = _json(make_report([result], CASE_RULES, SUITE_RULES))["cases"]
+    assert case["trace"]["passages"] == [
+        {"id": "d1", "title": "d1", "text": "x" * PASSAGE_CHARS},
+        {"id": "d2", "title": "d2", "text": ""},  # an id without text still shows
+    ]
 
 
 def test_write_and_load_round_trip(report: Report, tmp_path: Path) -> None:

@@ -13,10 +13,9 @@ from ragjudge.canary.report import CanaryReport, build_report
 from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, CanaryRule, parse_canary_rules
 from ragjudge.canary.sample import ArmRun, run_sample
 from ragjudge.cases import load_cases
-from ragjudge.config import CanaryConfig, Config, FeedbackConfig
+from ragjudge.config import CanaryConfig, Config, FeedbackConfig, register_secrets
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError, ExitCode
-from ragjudge.gate import secrets_of
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
 from ragjudge.report.model import redact
@@ -67,18 +66,6 @@ def _url(flag: str | None, configured: str | None, arm: str) -> str:
     return url
 
 
-def _secrets(config: Config) -> tuple[str, ...]:
-    found = list(secrets_of(config))
-    feedback = config.canary.feedback if config.canary else None
-    if feedback is not None:
-        headers = [*feedback.headers.values(), *(feedback.prometheus.headers.values() if feedback.prometheus else ())]
-        for value in headers:
-            if len(value) >= 6:
-                found.append(value)
-                found.extend(part for part in value.split()[1:] if len(part) >= 6)
-    return tuple(found)
-
-
 def _warnings(runs: dict[str, ArmRun]) -> list[str]:
     warnings = []
     for arm in ARMS:
@@ -105,7 +92,7 @@ def _run_arms(
         "treatment": _url(request.treatment, canary.treatment, "treatment"),
         "control": _url(request.control, canary.control, "control"),
     }
-    case_set = load_cases([canary.sample])
+    case_set = load_cases([canary.sample], config.max_case_file_bytes)
     cases = case_set.cases if request.sample_size is None else case_set.cases[: request.sample_size]
     clients = {arm: EndpointClient(config.endpoint, urls[arm]) for arm in ARMS}
     judge = make_judge(config.judge) if any(r.metric == FAITHFULNESS for r in rules) else None
@@ -188,4 +175,5 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
         warnings,
         extra,
     )
-    return CanaryOutcome(redact(report, _secrets(config)), exit_code)
+    register_secrets(config)
+    return CanaryOutcome(redact(report), exit_code)

@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ragjudge import masking
 from ragjudge.calibrate.fingerprint import fingerprint_of, new_record, record_path, write_record
 from ragjudge.calibrate.items import load_bias_items
 from ragjudge.calibrate.labels import (
@@ -36,7 +37,6 @@ from ragjudge.calibrate.verdict import (
 from ragjudge.config import Config, load_config
 from ragjudge.errors import EvaluationError, ExitCode, UsageError
 from ragjudge.eventlog import EventLog
-from ragjudge.gate import secrets_of
 from ragjudge.judge.bias import MAX_FLIP_RATE, BiasResult, length_bias, position_bias
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
@@ -134,7 +134,7 @@ def handle(args: argparse.Namespace) -> int:
     reasons: list[str] = []
     fit = True
     check_output_paths((("--report", args.report), ("--log", args.log)))
-    log = EventLog(args.log, secrets_of(config))
+    log = EventLog(args.log)
     try:
         if args.labels:
             agreement, results, extra = _agreement(args, config, judges, bars, log)
@@ -175,7 +175,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.report:
         try:
             args.report.parent.mkdir(parents=True, exist_ok=True)
-            args.report.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            text = masking.mask(json.dumps(report, indent=2, ensure_ascii=False))
+            args.report.write_text(text + "\n", encoding="utf-8")
         except OSError as exc:
             raise UsageError(f"{args.report}: cannot write the report ({exc.strerror})") from None
     where = f"; record written to {report['record']}" if "record" in report else ""

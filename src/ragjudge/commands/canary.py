@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from ragjudge import masking
 from ragjudge.canary.report import CanaryReport, render_comment
 from ragjudge.canary.run import CanaryRequest, run_canary
 from ragjudge.commands.run import with_judge_overrides
@@ -80,7 +81,7 @@ def handle(args: argparse.Namespace) -> int:
     if args.comment_file is not None:
         text = render_comment(outcome.report, report_path=str(args.report) if args.report else None)
         args.comment_file.parent.mkdir(parents=True, exist_ok=True)
-        args.comment_file.write_text(text, encoding="utf-8")
+        args.comment_file.write_text(masking.mask(text), encoding="utf-8")
     print_summary(outcome.report, sys.stdout)
     if outcome.exit_code == ExitCode.INCONCLUSIVE and args.inconclusive_exit is not None:
         return int(args.inconclusive_exit)

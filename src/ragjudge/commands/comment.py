@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ragjudge import masking
 from ragjudge.errors import UsageError
 from ragjudge.github.env import RunnerEnv
 from ragjudge.github.rest import GitHubClient
@@ -46,7 +47,7 @@ def handle(args: argparse.Namespace) -> int:
     check_output_paths((("--comment-file", args.comment_file),))
     text = render_comment(report, args.template, report_path=str(args.report))
     if args.comment_file:
-        args.comment_file.write_text(text, encoding="utf-8")
+        args.comment_file.write_text(masking.mask(text), encoding="utf-8")
     elif not args.post:
         sys.stdout.write(text)
     if args.post:
@@ -57,6 +58,7 @@ def handle(args: argparse.Namespace) -> int:
 def post(text: str, repo: str | None, pr: int | None, header: str) -> None:
     runner = RunnerEnv.from_environ(os.environ)
     token = os.environ.get("GITHUB_TOKEN", "").strip()
+    masking.register(token)
     repo = repo or runner.repository
     pr = pr if pr is not None else runner.pr_number
     if not token:

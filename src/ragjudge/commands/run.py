@@ -6,17 +6,20 @@ import argparse
 import os
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from pydantic import SecretStr
 
+from ragjudge import masking
 from ragjudge.config import Config, check_http_url, load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.comment import check_template, render_comment
 from ragjudge.report.model import Report, write_report
+from ragjudge.shard import parse_shard
 
 
 def add_parser(sub: Any) -> None:
@@ -27,6 +30,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
     p.add_argument("--comment-file", type=Path, metavar="FILE", help="write the Markdown comment here")
     p.add_argument("--template", type=Path, metavar="FILE", help="Jinja template for the comment")
+    add_report_outputs(p)
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="evaluate only shard I of N (a stable partition by a hash of the case id); the step exits 0 "
+        "once its report is written: `ragjudge merge` gates the whole set",
+    )
     p.add_argument("--log", type=Path, metavar="FILE", help="JSONL log of every endpoint and judge call")
     p.add_argument(
         "--log-bodies",
@@ -65,6 +75,12 @@ def add_parser(sub: Any) -> None:
         "OPENAI_API_KEY is used when set",
     )
     p.set_defaults(handler=handle)
+
+
+def add_report_outputs(p: argparse.ArgumentParser) -> None:
+    """The report formats read outside GitHub, shared by `run` and `merge`."""
+    p.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report here (GitLab, Jenkins)")
+    p.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained HTML report here")
 
 
 def parse_repeat(text: str) -> tuple[int, int]:
@@ -122,6 +138,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--log-bodies needs --log FILE")
     if args.bias_check < 0:
         raise UsageError("--bias-check N needs N >= 0")
+    shard = parse_shard(args.shard) if args.shard is not None else None
     template = args.template or config.template
     if args.comment_file is not None:
         check_template(template)
@@ -138,9 +155,15 @@ def _run(args: argparse.Namespace) -> int:
         bias_check=args.bias_check,
         baseline=args.baseline,
         repeat=args.repeat,
+        shard=shard,
     )
     report = run_gate(request)
-    return emit(report, args.report, args.comment_file, template)
+    code = emit(report, Outputs(args.report, args.comment_file, template, args.junit, args.html))
+    if shard is not None:
+        # A shard's verdict covers part of the set; only `merge` gates. Its report is what matters here.
+        print(f"ragjudge: shard {shard}: exit 0 (the gate is `ragjudge merge` over every shard's report)")
+        return 0
+    return code
 
 
 def with_judge_overrides(config: Config, model: str | None, base_url: str | None, key_env: str | None) -> Config:
@@ -157,21 +180,48 @@ def with_judge_overrides(config: Config, model: str | None, base_url: str | None
         key = os.environ.get(key_env, "")
         if not key:
             raise UsageError(f"--judge-api-key-env {key_env}: the variable is not set or empty")
+        masking.register(key)
         update["api_key"] = SecretStr(key)
     elif config.judge.api_key is None and os.environ.get("OPENAI_API_KEY"):
+        masking.register(os.environ["OPENAI_API_KEY"])
         update["api_key"] = SecretStr(os.environ["OPENAI_API_KEY"])
     if not update:
         return config
     return config.model_copy(update={"judge": config.judge.model_copy(update=update)})
 
 
-def emit(report: Report, report_path: Path | None, comment_path: Path | None, template: Path | None) -> int:
+@dataclass(frozen=True)
+class Outputs:
+    """Where `run` and `merge` write what they found."""
+
+    report: Path | None = None
+    comment: Path | None = None
+    template: Path | None = None
+    """The comment's Jinja template (None: the built-in one)."""
+    junit: Path | None = None
+    html: Path | None = None
+
+
+def emit(report: Report, out: Outputs) -> int:
     """Write the outputs and print the summary; the exit code follows the verdict."""
-    if report_path is not None:
-        write_report(report, report_path)
-    if comment_path is not None:
-        comment = render_comment(report, template, report_path=str(report_path) if report_path else None)
-        comment_path.parent.mkdir(parents=True, exist_ok=True)
-        comment_path.write_text(comment, encoding="utf-8")
+    if out.report is not None:
+        write_report(report, out.report)
+    if out.comment is not None:
+        comment = render_comment(report, out.template, report_path=str(out.report) if out.report else None)
+        write_text(out.comment, comment)
+    if out.junit is not None:
+        from ragjudge.report.junit import render_junit
+
+        write_text(out.junit, render_junit(report))
+    if out.html is not None:
+        from ragjudge.report.html import render_html
+
+        write_text(out.html, render_html(report))
     print_summary(report, sys.stdout)
     return int(exit_code_for(report.verdict))
+
+
+def write_text(path: Path, text: str) -> None:
+    """An output people read (comment, JUnit, HTML), with every registered secret masked."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(masking.mask(text), encoding="utf-8")

@@ -6,6 +6,7 @@ nothing here raises for a misbehaving endpoint.
 
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 import json
 import threading
@@ -13,15 +14,17 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import requests
 import urllib3
 from jinja2 import StrictUndefined, TemplateError, Undefined
 from jinja2.sandbox import SandboxedEnvironment
 
+from ragjudge import masking
 from ragjudge.cases import Case
 from ragjudge.config import EndpointConfig
+from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.trace import Trace
@@ -134,8 +137,13 @@ class EndpointClient:
         env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
         # `tojson` must fail on an undefined name the way `{{ name }}` does.
         env.policies["json.dumps_function"] = _strict_dumps
+        # What the URL template inserts is URL-encoded: a question with `&`, `#` or `/` in it
+        # stays one query value and cannot add parameters or change the path.
+        url_env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, finalize=_url_quote)
+        urlencode = url_env.filters["urlencode"]
+        url_env.filters["urlencode"] = lambda value: _Encoded(urlencode(value))  # encoded once, not twice
         try:
-            self._url = env.from_string(url)
+            self._url = url_env.from_string(url)
         except TemplateError as exc:
             raise ConfigError(f"endpoint.url: invalid template: {exc}") from None
         try:
@@ -199,12 +207,14 @@ class EndpointClient:
         for attempt in range(1, attempts_allowed + 1):
             t0 = time.monotonic()
             try:
-                status, data, raw = self._once(url, body)
+                status, decoded, raw = self._once(url, body)
                 elapsed_ms = (time.monotonic() - t0) * 1000
                 try:
-                    trace = parse_reply(data, self.config.response, elapsed_ms, self._refusal)
+                    trace = parse_reply(decoded.data, self.config.response, elapsed_ms, self._refusal)
                 except RecursionError:
                     raise ReplyShapeError("reply is nested too deeply to read") from None
+                if decoded.duplicate_keys:
+                    trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
             except _Attempt as failure:
                 last = failure
                 status = failure.status
@@ -288,7 +298,7 @@ class EndpointClient:
             status=status,
         )
 
-    def _once(self, url: str, body: str | None) -> tuple[int, Any, bytes]:
+    def _once(self, url: str, body: str | None) -> tuple[int, Decoded, bytes]:
         """One attempt, redirects included, under one deadline for the whole of it."""
         if deadline.stopped():
             raise _Attempt("interrupted", "interrupted", retry=False)
@@ -304,7 +314,7 @@ class EndpointClient:
 
     def _follow(
         self, method: str, url: str, body: str | None, headers: dict[str, str], limit: deadline.Deadline
-    ) -> tuple[int, Any, bytes]:
+    ) -> tuple[int, Decoded, bytes]:
         origin = _origin(url)
         for _ in range(MAX_REDIRECTS + 1):
             response = self._send(method, url, body, headers, limit)
@@ -426,10 +436,16 @@ class EndpointClient:
     def read(self, raw: RawReply) -> Trace:
         """The reply read as a run reads it; raises ReplyShapeError (or ValueError for a body that is not JSON)."""
         try:
-            data = json.loads(raw.body.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            decoded = decode(raw.body.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise ValueError(f"reply is not valid JSON ({exc})") from None
-        return parse_reply(data, self.config.response, raw.elapsed_ms, self._refusal)
+        bad = non_finite(decoded.data)
+        if bad is not None:
+            raise ValueError(f'reply field "{bad[0]}" is not a finite number ({_shown(bad[1])})')
+        trace = parse_reply(decoded.data, self.config.response, raw.elapsed_ms, self._refusal)
+        if decoded.duplicate_keys:
+            trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
+        return trace
 
     def _error_body(self, response: requests.Response, expires: float) -> bytes:
         """The start of an error reply's body; whatever arrives before a problem reading it."""
@@ -533,10 +549,10 @@ def header_secrets(headers: dict[str, str]) -> tuple[str, ...]:
     return tuple(sorted(set(found), key=len, reverse=True))
 
 
-def mask(text: str, secrets: tuple[str, ...]) -> str:
-    for secret in secrets:
-        text = text.replace(secret, "***")
-    return text
+def mask(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """`text` through the one masking facility (`ragjudge.masking`), `secrets` registered beside the rest."""
+    masking.register(*secrets)
+    return masking.mask(text)
 
 
 def error_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
@@ -544,14 +560,17 @@ def error_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
     text = raw.decode("utf-8", errors="replace").strip()
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # nested 100,000 deep: shown as the text it is (found by fuzzing)
         data = None
+    picked_text = None
     if isinstance(data, dict):
         key = next((k for k in ("detail", "message", "error") if k in data), None)
         picked = {key: data[key]} if key is not None else data
-        text = json.dumps(picked, ensure_ascii=False, separators=(",", ":"))
-    else:
-        text = " ".join(text.split())
+        try:
+            picked_text = json.dumps(picked, ensure_ascii=False, separators=(",", ":"))
+        except (RecursionError, ValueError):
+            picked_text = None
+    text = picked_text if picked_text is not None else " ".join(text.split())
     if text in ("{}", "[]", '""', "null"):
         return ""
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -578,11 +597,35 @@ def _connection_detail(url: str, exc: Exception) -> str:
     return f"cannot connect to {host}"
 
 
-def _decode(raw: bytes, content_type: str | None) -> Any:
+def _decode(raw: bytes, content_type: str | None) -> Decoded:
     kind = (content_type or "no content type").split(";")[0].strip() or "no content type"
     try:
-        return json.loads(raw.decode("utf-8"))
+        decoded = decode(raw.decode("utf-8"))
     except RecursionError:
         raise _Attempt("json", f"reply is nested too deeply to read ({len(raw)} bytes)", retry=False) from None
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise _Attempt("json", f"reply is not valid JSON ({kind}, {len(raw)} bytes)", retry=False) from None
+    bad = non_finite(decoded.data)
+    if bad is not None:
+        path, value = bad
+        raise _Attempt("json", f'reply field "{path}" is not a finite number ({_shown(value)})', retry=False)
+    return decoded
+
+
+def _shown(value: float) -> str:
+    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+
+
+def _duplicate_warnings(decoded: Decoded) -> tuple[str, ...]:
+    return tuple(f'reply has duplicate key "{key}"; the last value was used' for key in decoded.duplicate_keys)
+
+
+class _Encoded(str):
+    """Text the template already URL-encoded (`| urlencode`)."""
+
+
+def _url_quote(value: Any) -> Any:
+    # `finalize` sees every `{{ ... }}` result; literal template text is left as written.
+    if value is None or isinstance(value, _Encoded):
+        return value
+    return quote(str(value), safe="")

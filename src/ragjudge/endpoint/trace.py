@@ -50,6 +50,8 @@ class Trace:
     refused_by: RefusedBy | None = None
     """How the refusal was decided (`field`, `empty`, `pattern`, `builtin`, `judge`); None when answered."""
     read: ReadNotes = field(default_factory=ReadNotes)
+    warnings: tuple[str, ...] = ()
+    """What was odd about the reply without making it unusable (duplicate JSON keys)."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ragjudge import __version__
+from ragjudge import __version__, masking
 from ragjudge.errors import CaseFileError, ExitCode, RagjudgeError
 from ragjudge.github.annotations import gate_annotations
 from ragjudge.github.cli_args import JUDGE_KEY_VARIABLE, SUBCOMMANDS, cli_argv, cli_environ
@@ -42,7 +42,7 @@ class RunOutcome:
     data: dict[str, Any] | None
     """The report's JSON, when the run wrote one."""
     report: Report | None
-    """The same, as a gate report (mode gate only)."""
+    """The same, as a gate report (modes gate and merge)."""
     comment: str | None
     """The rendered comment, when the run wrote one."""
     error: str = ""
@@ -60,13 +60,22 @@ class Notes:
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Run the action; `argv` is appended to the subcommand's arguments (for use outside Actions)."""
     env = dict(os.environ if environ is None else environ)
+    # One masking scope for the whole step: the inputs' secrets, and those the CLI run registers
+    # (config values from the environment), stay masked in the summary, outputs and annotations.
+    with masking.scope(), masking.masked_std():
+        return _main(argv, env)
+
+
+def _main(argv: Sequence[str] | None, env: dict[str, str]) -> int:
     runner = RunnerEnv.from_environ(env)
     log = WorkflowLog(runner.in_actions)
+    masking.register_environ(env)
     try:
         inputs = read_inputs(env)
     except RagjudgeError as exc:
         return _refuse(exc, log)
     for secret in (*inputs.secrets, env.get(JUDGE_KEY_VARIABLE, "")):
+        masking.register(secret)
         log.add_mask(secret)
     subcommand = SUBCOMMANDS[inputs.mode]
     options = subcommand_options(subcommand)
@@ -82,8 +91,40 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             cli = [*cli_argv(inputs, comment_file, options), *(argv or ())]
         except RagjudgeError as exc:
             return _refuse(exc, log)
+        if inputs.baseline_artifact:
+            baseline = find_baseline(inputs, runner, scratch, log)
+            if baseline is not None:
+                cli[1:1] = ["--baseline", str(baseline)]
         outcome = run_cli(inputs, cli, {**env, **cli_environ(inputs)}, comment_file, log)
     return publish(inputs, runner, outcome, log)
+
+
+def find_baseline(inputs: ActionInputs, runner: RunnerEnv, scratch: Path, log: WorkflowLog) -> Path | None:
+    """`baseline-artifact`: main's report downloaded into the scratch folder, or None (with a notice saying why)."""
+    from ragjudge.github.baseline import Where, fetch_baseline
+
+    name = inputs.baseline_artifact or ""
+    missing = [
+        what
+        for what, value in (
+            ("GITHUB_REPOSITORY", runner.repository),
+            ("GITHUB_WORKFLOW_REF", runner.workflow_file),
+            ("github-token", inputs.github_token),
+        )
+        if not value
+    ]
+    if missing or runner.repository is None or runner.workflow_file is None or not inputs.github_token:
+        log.issue(
+            "warning",
+            f"baseline-artifact {name!r} skipped: no {', '.join(missing)} (it needs a GitHub Actions run)",
+            "ragjudge: baseline",
+        )
+        return None
+    where = Where(runner.repository, runner.workflow_file, runner.default_branch, name)
+    client = GitHubClient(runner.api_url, inputs.github_token)
+    found = fetch_baseline(client, where, scratch / "baseline", inputs.report)
+    log.issue(found.level, found.message, "ragjudge: baseline")
+    return found.path
 
 
 def _refuse(exc: RagjudgeError, log: WorkflowLog) -> int:
@@ -124,7 +165,7 @@ def run_cli(
     data = report = None
     if report_path.is_file() and _stamp(report_path) != before:
         data = _read_json(report_path)
-        if inputs.mode is Mode.GATE:
+        if inputs.mode in (Mode.GATE, Mode.MERGE):
             try:
                 report = load_report(report_path)
             except CaseFileError as exc:

@@ -11,7 +11,8 @@ it. The judge key is never on the command line: it goes in OPENAI_API_KEY, and
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import glob
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,12 +32,15 @@ class ModeCommand:
     """The option the `cases` input feeds."""
     many_cases: bool = True
     """Whether that option takes several files."""
+    reports: bool = False
+    """Whether the `reports` input feeds the positional arguments (mode merge)."""
 
 
 MODES = {
     Mode.GATE: ModeCommand("run", endpoint="--endpoint", cases="--cases"),
     Mode.CANARY: ModeCommand("canary", endpoint="--treatment", cases=None),
     Mode.CALIBRATE: ModeCommand("calibrate", endpoint=None, cases="--labels", many_cases=False),
+    Mode.MERGE: ModeCommand("merge", endpoint=None, cases=None, reports=True),
 }
 SUBCOMMANDS = {mode: spec.subcommand for mode, spec in MODES.items()}
 
@@ -56,7 +60,13 @@ def cli_argv(inputs: ActionInputs, comment_file: Path, options: Collection[str])
         if len(inputs.cases) > 1 and not spec.many_cases:
             raise InputError(f"input `cases` takes one file in mode {inputs.mode.value} ({flag} FILE)")
         argv += [flag, *inputs.cases]
+    if inputs.baseline_artifact:
+        # Checked here, before anything is downloaded; the path is added once the artifact is found.
+        _option(inputs, "baseline-artifact", "--baseline", options)
     for name, flag, value in (
+        ("junit", "--junit", inputs.junit),
+        ("html", "--html", inputs.html),
+        ("shard", "--shard", inputs.shard),
         ("judge-model", "--judge-model", inputs.judge_model),
         ("judge-base-url", "--judge-base-url", inputs.judge_base_url),
         ("judge-api-key", "--judge-api-key-env", JUDGE_KEY_VARIABLE if inputs.judge_api_key else None),
@@ -64,7 +74,32 @@ def cli_argv(inputs: ActionInputs, comment_file: Path, options: Collection[str])
     ):
         if value:
             argv += [_option(inputs, name, flag, options), value]
+    if spec.reports:
+        argv += report_paths(inputs.reports)
+    elif inputs.reports:
+        raise InputError(
+            f"input `reports` does not apply to mode {inputs.mode.value} (it lists the shards' reports for mode merge)",
+            tip="remove `reports` from the step's `with:`",
+        )
     return argv
+
+
+def report_paths(patterns: Sequence[str]) -> list[str]:
+    """Mode merge: the report files, each line a path or a glob relative to the workspace, in order."""
+    if not patterns:
+        raise InputError(
+            "mode merge needs input `reports`: the shards' report files",
+            tip="e.g. `reports: shards/*.json` after downloading the shards' artifacts into shards/",
+        )
+    paths: list[str] = []
+    for pattern in patterns:
+        found = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not found:
+            raise InputError(
+                f"input `reports`: {pattern!r} matches no file", tip="download the shards' artifacts first"
+            )
+        paths += [p for p in found if p not in paths]
+    return paths
 
 
 def cli_environ(inputs: ActionInputs) -> dict[str, str]:

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TextIO
 
+from ragjudge import masking
+
 MAX_ANNOTATIONS = 10
 """GitHub shows at most 10 annotations of each kind per step; more are dropped."""
 
@@ -28,9 +30,9 @@ def escape_property(text: str) -> str:
 
 
 def command(name: str, message: str = "", properties: Mapping[str, str] | None = None) -> str:
-    """One workflow command line, escaped."""
-    props = ",".join(f"{k}={escape_property(v)}" for k, v in (properties or {}).items() if v)
-    return f"::{name}{' ' + props if props else ''}::{escape_data(message)}"
+    """One workflow command line, escaped, with every registered secret masked."""
+    props = ",".join(f"{k}={escape_property(masking.mask(v))}" for k, v in (properties or {}).items() if v)
+    return f"::{name}{' ' + props if props else ''}::{escape_data(masking.mask(message))}"
 
 
 class WorkflowLog:
@@ -60,9 +62,12 @@ class WorkflowLog:
         """Ask the runner to show *** for `secret` from here on (each line of a multi-line one)."""
         if not self.in_actions:
             return
+        # Written past the mask (which would turn the command into `::add-mask::***`).
+        out = masking.unmasked(self.out)
         for line in secret.splitlines():
             if line.strip():
-                print(command("add-mask", line), file=self.out, flush=True)
+                out.write(f"::add-mask::{escape_data(line)}\n")
+                out.flush()
 
     @contextmanager
     def group(self, title: str) -> Iterator[None]:

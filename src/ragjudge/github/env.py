@@ -37,6 +37,10 @@ class RunnerEnv:
     """Link to this workflow run, for the comment's footer."""
     temp_dir: Path | None
     """`RUNNER_TEMP`: scratch space that is not the workspace."""
+    workflow_file: str | None = None
+    """The running workflow's file name (`rag-gate.yml`), from `GITHUB_WORKFLOW_REF`."""
+    default_branch: str | None = None
+    """The repository's default branch, from the event payload when it carries one."""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> RunnerEnv:
@@ -60,11 +64,32 @@ class RunnerEnv:
             summary_file=_path(get("GITHUB_STEP_SUMMARY")),
             run_url=run_url,
             temp_dir=_path(get("RUNNER_TEMP")),
+            workflow_file=workflow_file(get("GITHUB_WORKFLOW_REF")),
+            default_branch=default_branch(Path(event_path)) if event_path else None,
         )
 
 
 def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
+
+
+def workflow_file(ref: str | None) -> str | None:
+    """`octo-org/octo-repo/.github/workflows/rag-gate.yml@refs/pull/7/merge` -> `rag-gate.yml`."""
+    if not ref:
+        return None
+    path = ref.split("@", 1)[0]
+    name = path.rsplit("/", 1)[-1]
+    return name if "/.github/workflows/" in path and name else None
+
+
+def default_branch(event_path: Path) -> str | None:
+    """`repository.default_branch` of the webhook payload (push and pull_request events carry it)."""
+    try:
+        event = json.loads(event_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    value = _dig(event, "repository", "default_branch")
+    return value if isinstance(value, str) and value else None
 
 
 def pull_request_number(event_path: Path) -> int | None:

@@ -27,6 +27,7 @@ class Mode(StrEnum):
     GATE = "gate"
     CANARY = "canary"
     CALIBRATE = "calibrate"
+    MERGE = "merge"
 
 
 class CommentWhen(StrEnum):
@@ -59,7 +60,7 @@ class ActionInputs:
     """Token for the PR comment; never printed (it is masked)."""
     comment: CommentWhen = CommentWhen.ALWAYS
     comment_header: str = ""
-    """Keeps several sticky comments on one PR apart; defaults to the mode."""
+    """Keeps several sticky comments on one PR apart; defaults to the mode (`gate` for mode merge)."""
     report: str = "ragjudge-report.json"
     fail_on: FailOn = FailOn.RULES
     judge_model: str | None = None
@@ -72,10 +73,21 @@ class ActionInputs:
     """Append the Markdown summary to `$GITHUB_STEP_SUMMARY`."""
     annotations: bool = True
     """Emit `::error::`/`::warning::` annotations for the worst failures."""
+    baseline_artifact: str | None = None
+    """Name of the artifact holding main's report: the newest one is found, downloaded and passed as --baseline."""
+    junit: str | None = None
+    """Where to write the JUnit XML report, relative to the workspace."""
+    html: str | None = None
+    """Where to write the self-contained HTML report, relative to the workspace."""
+    reports: tuple[str, ...] = ()
+    """Mode merge: the shards' reports, one path or glob a line."""
+    shard: str | None = None
+    """`i/n`: evaluate one shard of the case set (`ragjudge run --shard`); merge the reports with `ragjudge merge`."""
 
     @property
     def header(self) -> str:
-        return self.comment_header or self.mode.value
+        # A merged run's comment is the gate's comment: the same sticky one, whether the run was sharded or not.
+        return self.comment_header or (Mode.GATE.value if self.mode is Mode.MERGE else self.mode.value)
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -155,6 +167,11 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         repeat=repeat_input(environ, "repeat"),
         job_summary=boolean_input(environ, "job-summary", True),
         annotations=boolean_input(environ, "annotations", True),
+        baseline_artifact=raw_input(environ, "baseline-artifact"),
+        junit=raw_input(environ, "junit"),
+        html=raw_input(environ, "html"),
+        shard=raw_input(environ, "shard"),
+        reports=tuple(line.strip() for line in (raw_input(environ, "reports") or "").splitlines() if line.strip()),
     )
 
 

@@ -12,10 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ragjudge import masking
+
 
 def format_outputs(values: Mapping[str, str]) -> str:
     chunks = []
-    for name, value in values.items():
+    for name, raw in values.items():
+        value = masking.mask(raw)
         delimiter = f"ghadelimiter_{uuid.uuid4()}"
         if delimiter in name or delimiter in value:  # a UUID collision: refuse rather than corrupt
             raise ValueError(f"output {name!r}: the value contains the delimiter")

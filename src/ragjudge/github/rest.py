@@ -75,8 +75,9 @@ class GitHubClient:
         """The decoded JSON reply (None when empty); raises GitHubError."""
         return _decode(self._send(method, self.url(path), json, params))
 
-    def paginate(self, path: str, params: dict[str, Any] | None = None) -> Iterator[Any]:
-        """Each item of a list endpoint, following `Link: rel="next"`, 100 a page."""
+    def paginate(self, path: str, params: dict[str, Any] | None = None, key: str | None = None) -> Iterator[Any]:
+        """Each item of a list endpoint, following `Link: rel="next"`, 100 a page. `key`: the list is that
+        field of each page's object (`workflow_runs`, `artifacts`), as the Actions endpoints answer."""
         url: str | None = self.url(path)
         query: dict[str, Any] | None = {**(params or {}), "per_page": PER_PAGE}
         for _ in range(MAX_PAGES):
@@ -84,6 +85,8 @@ class GitHubClient:
                 return
             response = self._send("GET", url, None, query)
             page = _decode(response)
+            if key is not None and isinstance(page, dict):
+                page = page.get(key)
             if not isinstance(page, list):
                 raise GitHubError(f"GET {_show(url)}: expected a list, got {type(page).__name__}", response.status_code)
             yield from page
@@ -93,14 +96,32 @@ class GitHubClient:
                 # Never send the token to another host, whatever a Link header says.
                 raise GitHubError(f"pagination link leaves {self._origin}: {_origin(url)}")
 
-    def _send(self, method: str, url: str, body: Any, params: dict[str, Any] | None) -> requests.Response:
+    def redirect(self, path: str) -> str:
+        """Where a download endpoint redirects to (GitHub answers 302 to its blob storage). The caller fetches
+        that URL itself, without this client's headers: the token must never reach the storage host."""
+        response = self._send("GET", self.url(path), None, None, allow_redirects=False)
+        location = response.headers.get("location")
+        if response.status_code not in (301, 302, 303, 307, 308) or not location:
+            raise GitHubError(f"GET {_show(self.url(path))}: expected a redirect, got HTTP {response.status_code}")
+        return str(location)
+
+    def _send(
+        self, method: str, url: str, body: Any, params: dict[str, Any] | None, allow_redirects: bool = True
+    ) -> requests.Response:
         attempt = 0
         while True:
             attempt += 1
             try:
                 # Not cut short by SIGINT/SIGTERM: posting the comment of a stopped run is how it is reported.
                 response = bounded_request(
-                    self._session, method, url, self.timeout_s, stoppable=False, json=body, params=params
+                    self._session,
+                    method,
+                    url,
+                    self.timeout_s,
+                    stoppable=False,
+                    json=body,
+                    params=params,
+                    allow_redirects=allow_redirects,
                 )
             except requests.RequestException as exc:
                 if attempt > self.retries:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from ragjudge import masking
 from ragjudge.report.comment import render_comment
 from ragjudge.report.escape import code_id
 from ragjudge.report.model import Report
@@ -59,4 +60,4 @@ def append_summary(path: Path | None, markdown: str) -> None:
     if path is None:
         return
     with path.open("a", encoding="utf-8", newline="\n") as fh:
-        fh.write(markdown)
+        fh.write(masking.mask(markdown))

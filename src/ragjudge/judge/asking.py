@@ -12,6 +12,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragjudge import masking
 from ragjudge.config import JudgeConfig
 from ragjudge.judge.cache import JudgeCache, cache_key
 from ragjudge.judge.chat import CallFailed, ChatCaller, Completion, Target
@@ -19,6 +20,8 @@ from ragjudge.judge.interface import LogFn, host_of
 from ragjudge.judge.prompting import Message, correction_message
 from ragjudge.judge.replies import ReplyError
 
+MAX_QUOTED_CHARS = 2000
+"""The corrective retry quotes at most this much of the invalid reply (and of the error about it)."""
 _RERUN: ContextVar[int] = ContextVar("ragjudge_judge_rerun", default=0)
 # A re-run's samples take seeds past every first-run sample (judge.samples is at most 15).
 _RERUN_SEED_STRIDE = 100
@@ -70,7 +73,12 @@ class Asker:
         tally: Tally,
         label: str = "judge",
     ) -> Any:
-        """A validated parse of the judge's reply; raises CallFailed with the reason otherwise."""
+        """A validated parse of the judge's reply; raises CallFailed with the reason otherwise.
+
+        The messages are masked first: an endpoint that echoes a secret in its answer must not
+        get it forwarded to a third-party judge.
+        """
+        messages = [{**m, "content": masking.mask(m["content"])} for m in messages]
         key_parts = {
             "base_url": target.base_url or "",
             "model": target.model,
@@ -109,13 +117,18 @@ class Asker:
             except ReplyError as exc:
                 error = str(exc)
                 self._log(log, target, kind, convo, completion.content, None, error, completion, sample, False)
-                convo = [*convo, {"role": "assistant", "content": completion.content}, correction_message(error)]
+                # A 20 MB invalid reply quoted back whole made 120 MB logs: quote its start only.
+                convo = [
+                    *convo,
+                    {"role": "assistant", "content": _clip(completion.content)},
+                    correction_message(_clip(error)),
+                ]
                 continue
             self._log(log, target, kind, convo, completion.content, parsed, None, completion, sample, False)
             if not rerun:
                 self.cache.put(key, {"content": completion.content, "model": target.model, "kind": kind})
             return parsed
-        raise CallFailed(f"{label} reply invalid after 2 attempts: {error}")
+        raise CallFailed(f"{label} reply invalid after 2 attempts: {_clip(error)}")
 
     def _price(self, model: str, c: Completion) -> float:
         price = self.config.prices.get(model)
@@ -157,6 +170,12 @@ class Asker:
                 "cache_hit": cache_hit,
             }
         )
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_QUOTED_CHARS:
+        return text
+    return text[:MAX_QUOTED_CHARS] + f"… [{len(text) - MAX_QUOTED_CHARS} more characters not shown]"
 
 
 def _jsonable(parsed: Any) -> Any:

@@ -5,7 +5,7 @@ whose score changes with its position. Biased when the Wilson upper bound of the
 above `max_flip_rate` (0.10) or the observed flip rate is above 0.2.
 
 Length: each passage is padded with a sentence that neither supports nor contradicts anything,
-repeated (at least twice) until the passage is about twice as long, within `judge.excerpt_chars`,
+repeated (at least twice) until the passage is about twice as long, within `judge.max_passage_chars`,
 and scored again;
 biased when the Wilson upper bound of the share whose score rose is above `max_rise_rate` (0.10).
 
@@ -155,7 +155,7 @@ def compare_position(forward: Sequence[PassageScore], backward: Sequence[Passage
 def pad(text: str, limit: int) -> str | None:
     """`text` and a neutral sentence repeated (at least twice) to at least its length, within `limit`.
 
-    None when not even one repetition fits within `limit` (`judge.excerpt_chars`).
+    None when not even one repetition fits within `limit` (`judge.max_passage_chars`).
     """
     unit = ("" if has_cjk(text) else " ") + (FILLER_ZH if has_cjk(text) else FILLER_EN)
     reps = min(max(2, math.ceil(len(text) / len(unit))), (limit - len(text)) // len(unit))
@@ -221,7 +221,7 @@ def length_bias(
     concurrency: int = 4,
 ) -> BiasResult:
     """Score every passage as given and padded with neutral text; count the scores that rose."""
-    limit = scorer.config.excerpt_chars
+    limit = scorer.config.max_passage_chars
 
     def run(item: BiasItem) -> tuple[int, int, int, int, int, list[dict[str, Any]]]:
         def write(fields: dict[str, Any]) -> None:

@@ -226,21 +226,10 @@ class ChatCaller:
                     raise CallFailed(f"judge call failed: HTTP {exc.status_code}: {self._asked(wait)}") from None
                 self._wait(wait if wait is not None else self._backoff(attempt))
                 continue
+            except (ValueError, RecursionError):  # the SDK's json() of a body that says it is JSON and is not
+                raise CallFailed("judge reply is not valid JSON") from None
             self.limit.succeeded()
-            latency = (time.monotonic() - started) * 1000
-            if not reply.choices:
-                raise CallFailed("judge reply had no choices")
-            choice = reply.choices[0]
-            usage = reply.usage
-            return Completion(
-                content=choice.message.content or "",
-                finish_reason=choice.finish_reason,
-                prompt_tokens=usage.prompt_tokens if usage else 0,
-                completion_tokens=usage.completion_tokens if usage else 0,
-                latency_ms=round(latency, 1),
-                cached=False,
-                mode=mode,
-            )
+            return _completion(reply, round((time.monotonic() - started) * 1000, 1), mode)
 
     def _asked(self, wait: float) -> str:
         return f"the server asked to wait {wait:.0f} s, over judge.max_wait_s {self.config.max_wait_s:g}"
@@ -270,6 +259,38 @@ class ChatCaller:
     @staticmethod
     def _backoff(attempt: int) -> float:
         return min(8.0, 0.5 * 2.0 ** (attempt - 1))
+
+
+def _completion(reply: Any, latency_ms: float, mode: str) -> Completion:
+    """The reply as a `Completion`; a body that is not a chat completion is a failed call, not a crash.
+
+    The SDK builds its reply objects without validating them, so a 200 with an empty, non-JSON or
+    oddly shaped body arrives as a string or with fields of any type (found by fuzzing, issue 11).
+    """
+    try:
+        choices = reply.choices
+        if not choices:
+            raise CallFailed("judge reply had no choices")
+        choice = choices[0]
+        content = choice.message.content
+        usage = reply.usage
+        prompt = usage.prompt_tokens if usage else 0
+        completion = usage.completion_tokens if usage else 0
+        finish = choice.finish_reason
+    except (AttributeError, TypeError, IndexError, KeyError):
+        raise CallFailed(f"judge reply is not a chat completion ({type(reply).__name__})") from None
+    if content is not None and not isinstance(content, str):
+        raise CallFailed(f"judge reply content is not text ({type(content).__name__})")
+    counts = [n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0 for n in (prompt, completion)]
+    return Completion(
+        content=content or "",
+        finish_reason=finish if isinstance(finish, str) else None,
+        prompt_tokens=counts[0],
+        completion_tokens=counts[1],
+        latency_ms=latency_ms,
+        cached=False,
+        mode=mode,
+    )
 
 
 def _redirect_reason(exc: openai.APIStatusError) -> str:

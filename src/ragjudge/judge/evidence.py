@@ -220,8 +220,8 @@ class EvidenceScorer:
         self.name = config.model
 
     def score(self, claim: str, passages: Sequence[str], log: LogFn) -> EvidenceResult:
-        """Score every passage for `claim`; passages are trimmed to `judge.excerpt_chars`."""
-        shown = [p[: self.config.excerpt_chars] for p in passages]
+        """Score every passage for `claim`; passages are trimmed to `judge.max_passage_chars`."""
+        shown = [p[: self.config.max_passage_chars] for p in passages]
         tally = Tally()
         scores: list[PassageScore] = []
         for start in range(0, len(shown), MAX_BATCH):

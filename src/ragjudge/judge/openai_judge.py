@@ -30,6 +30,7 @@ from ragjudge.judge.prompting import (
     faithfulness_messages,
     rubric_messages,
     rubric_plan,
+    trim_notes,
 )
 from ragjudge.judge.replies import (
     ClaimVerdict,
@@ -73,7 +74,9 @@ class OpenAIJudge:
         self, case: Case, trace: Trace, target: Target, log: LogFn, tally: Tally, ask: bool = False
     ) -> tuple[dict[str, float], dict[str, str], dict[str, float], bool | None]:
         plan = rubric_plan(case, trace)
-        messages = rubric_messages(case, trace, plan, self.config.excerpt_chars, ask)
+        messages = rubric_messages(
+            case, trace, plan, self.config.max_passage_chars, ask, max_passages=self.config.max_passages
+        )
         schema = response_format("rubric", plan.dimensions, ask)
 
         def parse(text: str) -> tuple[Any, ...]:
@@ -100,9 +103,9 @@ class OpenAIJudge:
         return (*_rubric_median(samples, plan.dimensions), _majority(votes))
 
     def _faithfulness(self, trace: Trace, target: Target, log: LogFn, tally: Tally) -> tuple[float | None, list[Claim]]:
-        messages = faithfulness_messages(trace, self.config.excerpt_chars)
+        messages = faithfulness_messages(trace, self.config.max_passage_chars, self.config.max_passages)
         schema = response_format("claims")
-        ids = [p.id for p in trace.evidence]
+        ids = [p.id for p in trace.evidence[: self.config.max_passages]]
         results: list[tuple[float | None, list[Claim]]] = []
         failure: CallFailed | None = None
         for i in range(self.config.samples):
@@ -125,9 +128,11 @@ class OpenAIJudge:
     def _combined(self, case: Case, trace: Trace, plan: RubricPlan, target: Target, log: LogFn, tally: Tally) -> _Both:
         """Rubric and claims from one reply per sample; medians across samples as for the separate calls."""
         ask = self.classify_refusal  # only answers with claims come here: nothing else said they declined
-        messages = combined_messages(case, trace, plan, self.config.excerpt_chars, ask)
+        messages = combined_messages(
+            case, trace, plan, self.config.max_passage_chars, ask, max_passages=self.config.max_passages
+        )
         schema = response_format("combined", plan.dimensions, ask)
-        ids = [p.id for p in trace.evidence]
+        ids = [p.id for p in trace.evidence[: self.config.max_passages]]
 
         def parse(text: str) -> tuple[Any, ...]:
             parsed = parse_combined(text, plan.dimensions, ids, ask)
@@ -173,6 +178,7 @@ class OpenAIJudge:
         `rubric` says: calibration then measures the very call the gate makes.
         """
         tally = Tally()
+        tally.notes.extend(trim_notes(trace, self.config.max_passage_chars, self.config.max_passages))
         plan = rubric_plan(case, trace)
         if self.config.combined and _has_claims(trace):
             return self._judge_combined(case, trace, plan, log, tally)

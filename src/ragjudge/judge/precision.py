@@ -94,13 +94,15 @@ class PrecisionJudge:
         carried = {f.name: getattr(base, f.name) for f in fields(Judgement)}
         if not trace.passages:
             return EvidenceJudgement(**carried, context_precision=0.0)
-        texts = [(i, p) for i, p in enumerate(trace.passages) if p.text]
+        # Only the first judge.max_passages are scored: 100,000 passages must not make 16,667 judge calls.
+        limit = self.scorer.config.max_passages
+        texts = [(i, p) for i, p in enumerate(trace.passages[:limit]) if p.text]
         if not texts:
             return EvidenceJudgement(**carried, precision_note=NO_TEXT)
         result = self.scorer.score(case.question, [p.text for _, p in texts], log)
         by_rank: dict[int, PassageScore] = {texts[s.position][0]: s for s in result.scores}
         evidence = []
-        for rank, passage in enumerate(trace.passages):
+        for rank, passage in enumerate(trace.passages[:limit]):
             score = by_rank.get(rank)
             row: dict[str, Any] = {"id": passage.id, "rank": rank}
             if score is None:
@@ -118,8 +120,15 @@ class PrecisionJudge:
         extra: tuple[Unscored, ...] = ()
         if failures:
             extra = (Unscored("context_precision", f"{len(failures)} passage(s) unscored: {failures[0]}"),)
+        notes = judgement.notes
+        if len(trace.passages) > limit:
+            notes += (
+                f"context precision: the first {limit} of {len(trace.passages)} passages were judged "
+                "(judge.max_passages); the rest count as not relevant",
+            )
         return replace(
             judgement,
+            notes=notes,
             unscored=judgement.unscored + extra,
             tokens=judgement.tokens + result.tokens,
             cost_usd=round(judgement.cost_usd + result.cost_usd, 6),

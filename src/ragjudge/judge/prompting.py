@@ -60,11 +60,25 @@ def rubric_plan(case: Case, trace: Trace) -> RubricPlan:
     return RubricPlan(RUBRIC_DIMENSIONS, (), False)
 
 
-def trimmed(passages: Sequence[Passage], excerpt_chars: int) -> list[Passage]:
-    return [Passage(p.id, p.title, p.text[:excerpt_chars]) for p in passages]
+def trimmed(passages: Sequence[Passage], max_chars: int, max_passages: int | None = None) -> list[Passage]:
+    """The passages the judge is shown: the first `max_passages`, each cut to `max_chars`."""
+    kept = passages if max_passages is None else passages[:max_passages]
+    return [Passage(p.id, p.title, p.text[:max_chars]) for p in kept]
 
 
-def _case_fields(case: Case, trace: Trace, excerpt_chars: int) -> dict[str, object]:
+def trim_notes(trace: Trace, max_chars: int, max_passages: int) -> list[str]:
+    """What the judge was not shown, for the judgement's notes (an endpoint may return 100,000 passages)."""
+    evidence = trace.evidence
+    notes = []
+    if len(evidence) > max_passages:
+        notes.append(f"the judge saw the first {max_passages} of {len(evidence)} passages (judge.max_passages)")
+    cut = sum(1 for p in evidence[:max_passages] if len(p.text) > max_chars)
+    if cut:
+        notes.append(f"{cut} passage(s) cut to {max_chars} characters for the judge (judge.max_passage_chars)")
+    return notes
+
+
+def _case_fields(case: Case, trace: Trace, max_chars: int, max_passages: int | None) -> dict[str, object]:
     """What the rubric and combined user prompts show of one case and its reply."""
     return {
         "question": case.question,
@@ -73,37 +87,47 @@ def _case_fields(case: Case, trace: Trace, excerpt_chars: int) -> dict[str, obje
         "confidence": trace.confidence,
         "answer": _untrusted(trace.answer),
         "citations": list(trace.citations),
-        "passages": trimmed(trace.evidence, excerpt_chars),
+        "passages": trimmed(trace.evidence, max_chars, max_passages),
     }
 
 
 def rubric_messages(
-    case: Case, trace: Trace, plan: RubricPlan, excerpt_chars: int, ask_declined: bool = False
+    case: Case,
+    trace: Trace,
+    plan: RubricPlan,
+    max_chars: int,
+    ask_declined: bool = False,
+    max_passages: int | None = None,
 ) -> list[Message]:
     """`ask_declined` (`endpoint.refusal.judge`): the reply also says whether the answer declined."""
     system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
     system = template(system_name).render(
         dimensions=plan.dimensions, unassessable=plan.unassessable, ask_declined=ask_declined
     )
-    user = template("rubric_user.j2").render(**_case_fields(case, trace, excerpt_chars))
+    user = template("rubric_user.j2").render(**_case_fields(case, trace, max_chars, max_passages))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def combined_messages(
-    case: Case, trace: Trace, plan: RubricPlan, excerpt_chars: int, ask_declined: bool = False
+    case: Case,
+    trace: Trace,
+    plan: RubricPlan,
+    max_chars: int,
+    ask_declined: bool = False,
+    max_passages: int | None = None,
 ) -> list[Message]:
     """The rubric (positive or negative, as `plan` says) and the claim audit, asked in one request."""
     system = template("combined_system.j2").render(
         dimensions=plan.dimensions, unassessable=plan.unassessable, negative=plan.negative, ask_declined=ask_declined
     )
-    user = template("combined_user.j2").render(**_case_fields(case, trace, excerpt_chars))
+    user = template("combined_user.j2").render(**_case_fields(case, trace, max_chars, max_passages))
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def faithfulness_messages(trace: Trace, excerpt_chars: int) -> list[Message]:
+def faithfulness_messages(trace: Trace, max_chars: int, max_passages: int | None = None) -> list[Message]:
     system = template("faithfulness_system.j2").render()
     user = template("faithfulness_user.j2").render(
-        answer=_untrusted(trace.answer), passages=trimmed(trace.evidence, excerpt_chars)
+        answer=_untrusted(trace.answer), passages=trimmed(trace.evidence, max_chars, max_passages)
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

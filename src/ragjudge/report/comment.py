@@ -19,6 +19,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.report.changes import alert, delta_rows
 from ragjudge.report.escape import code_id, html_text, inline
 from ragjudge.report.model import Report
+from ragjudge.templatepath import check_readable
 
 COMMENT_LIMIT = 60_000
 """Under GitHub's 65,536-character limit, with room for a marker and a header."""
@@ -40,7 +41,7 @@ def load_template(path: Path | None, default: str = "comment.md.j2") -> str:
     if path is None:
         return resources.files("ragjudge.report").joinpath("templates", default).read_text(encoding="utf-8")
     try:
-        return path.read_text(encoding="utf-8")
+        return check_readable(path, "template").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the comment template ({exc})") from None
 

@@ -19,11 +19,26 @@ import re
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "@": "@\u200b"}
 _HTML_ATTR = {**_HTML, '"': "&quot;", "'": "&#39;"}
 # `#123` would cross-reference issue 123 (and leave a "mentioned this" trail there): same remedy.
+# `owner/repo#123` is covered by the same rule, `owner/repo@sha` by the `@` one.
 _ISSUE_REF = re.compile(r"#(?=\d)")
+# The other autolinks GitHub makes in comments: `GH-123`; a commit SHA (7 to 40 hex digits, split
+# every 6 so that no piece is long enough); and bare issue, pull-request, discussion and commit URLs (GitHub
+# turns them into cross-references), whose scheme or `www.` is broken so that they stay text. Other URLs stay
+# links: a link mentions no one.
+_GH_REF = re.compile(r"(?i)(GH-)(?=\d)")
+_SHA = re.compile(r"(?<![0-9A-Za-z])[0-9A-Fa-f]{7,}(?![0-9A-Za-z])")
+_URL = re.compile(r"(?i)(https?:|www\.)(?=\S*/(?:issues|pull|pulls|discussions|commit)/\w)")
 # Markdown punctuation that could open emphasis, code, a link or image, a heading or a table cell.
 _MD = re.compile(r"([\\`*_\[\]|~#])")
 # At the start of a list item, these would open a nested list.
 _LEADING_MARKER = re.compile(r"^(\d{1,9})([.)])(?=\s|$)|^([-+])(?=\s|$)")
+
+
+def _unlinked(text: str) -> str:
+    text = _ISSUE_REF.sub("#\u200b", text)
+    text = _GH_REF.sub("\\1\u200b", text)
+    text = _SHA.sub(lambda m: "\u200b".join(m[0][i : i + 6] for i in range(0, len(m[0]), 6)), text)
+    return _URL.sub(lambda m: m[1][:-1] + "\u200b" + m[1][-1], text)
 
 
 def _flat(text: object, limit: int) -> str:
@@ -37,7 +52,7 @@ def inline(text: object, limit: int = 300) -> str:
     """One line of inert Markdown text, at most `limit` characters before escaping."""
     out = _MD.sub(r"\\\1", _flat(text, limit))
     out = _LEADING_MARKER.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", out)
-    out = _ISSUE_REF.sub("#\u200b", out)
+    out = _unlinked(out)
     # Entities last, so that the `#` of an entity is not escaped.
     return "".join(_HTML.get(ch, ch) for ch in out)
 
@@ -50,4 +65,4 @@ def code_id(text: object, limit: int = 120) -> str:
 
 def html_text(text: object, limit: int = 300) -> str:
     """One line of inert text inside a raw HTML block, where Markdown is not processed."""
-    return "".join(_HTML_ATTR.get(ch, ch) for ch in _ISSUE_REF.sub("#\u200b", _flat(text, limit)))
+    return "".join(_HTML_ATTR.get(ch, ch) for ch in _unlinked(_flat(text, limit)))

@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragjudge import __version__
+from ragjudge import __version__, masking
 from ragjudge.errors import CaseFileError
 from ragjudge.scoring import CaseResult
 from ragjudge.suite import SuiteResult
@@ -47,6 +47,17 @@ class RuleBlock(_Model):
     reason: str
 
 
+class PassageBlock(_Model):
+    """A retrieved passage as the report keeps it: the text trimmed to `PASSAGE_CHARS` (for the HTML report)."""
+
+    id: str
+    title: str = ""
+    text: str = ""
+
+
+PASSAGE_CHARS = 600
+
+
 class TraceBlock(_Model):
     answer: str | None
     refused: bool | None
@@ -58,10 +69,12 @@ class TraceBlock(_Model):
     attempts: int = 0
     retry_wait_ms: float = 0.0
     server_latency_ms: float | None = None
+    passages: list[PassageBlock] = Field(default_factory=list)
     refused_by: Literal["field", "empty", "pattern", "builtin", "judge"] | None = None
     """How the refusal was decided; null when the reply answered (or there was no reply)."""
     positional_ids: bool = False
     """True when the reply's passages had no ids and ragjudge numbered them S1, S2, ..."""
+    warnings: list[str] = Field(default_factory=list)
 
 
 class CaseBlock(_Model):
@@ -73,6 +86,9 @@ class CaseBlock(_Model):
     judge: dict[str, Any]
     trace: TraceBlock
     question: str = ""
+    difficulty: str | None = None
+    should_answer: bool | None = None
+    """None in reports written before it was recorded: read it as the category implies."""
     expected: str | None = None
     golden_context_ids: list[str] = Field(default_factory=list)
     must_mention: list[str] = Field(default_factory=list)
@@ -95,6 +111,17 @@ class CaseBlock(_Model):
             value = self.runs[0].get("latency_ms")
             return float(value) if isinstance(value, int | float) else None
         return self.trace.latency_ms
+
+
+class ShardBlock(_Model):
+    """Which part of the case set a `run --shard i/n` evaluated, so `merge` can tell a missing shard."""
+
+    index: int
+    count: int
+    total_cases: int
+    """Cases in the whole set, before sharding."""
+    positions: list[int] = Field(default_factory=list)
+    """Each case's place in the whole set, parallel to `cases`: `merge` restores the set's order."""
 
 
 class DeltaBlock(_Model):
@@ -162,6 +189,7 @@ class Report(_Model):
     warnings: list[str] = Field(default_factory=list)
     tool: dict[str, str] = Field(default_factory=lambda: {"name": "ragjudge", "version": __version__})
     generated_at: str = ""
+    shard: ShardBlock | None = None
     interrupted: InterruptedBlock | None = None
     provenance: dict[str, Any] = Field(default_factory=dict)
     """ragjudge_version, created_at, git_commit, git_ref, case_set_hash, rules_hash, judge_fingerprint, endpoint."""
@@ -185,6 +213,8 @@ def _case_block(result: CaseResult) -> CaseBlock:
         metrics=dict(result.metrics),
         judge=result.judgement.as_dict() if result.judgement else {},
         question=result.case.question,
+        difficulty=result.case.difficulty,
+        should_answer=result.case.should_answer,
         expected=result.case.expected,
         golden_context_ids=list(result.case.golden_context_ids),
         must_mention=list(result.case.must_mention),
@@ -200,8 +230,12 @@ def _case_block(result: CaseResult) -> CaseBlock:
             attempts=result.endpoint.attempts,
             retry_wait_ms=result.endpoint.retry_wait_ms,
             server_latency_ms=trace.server_latency_ms if trace else None,
+            passages=[PassageBlock(id=p.id, title=p.title, text=p.text[:PASSAGE_CHARS]) for p in trace.passages]
+            if trace
+            else [],
             refused_by=trace.refused_by if trace else None,
             positional_ids=bool(trace and trace.read.positional_ids),
+            warnings=list(trace.warnings) if trace else [],
         ),
         flaky=result.flaky,
         runs=[
@@ -213,6 +247,7 @@ def _case_block(result: CaseResult) -> CaseBlock:
                 "judge_calls": run.judge_calls,
                 "judge_tokens": run.judge_tokens,
                 "judge_cost_usd": run.judge_cost_usd,
+                "judge_cache_hits": run.judge_cache_hits,
             }
             for run in result.runs
         ],
@@ -266,38 +301,29 @@ def mark_interrupted(report: Report, signal: str, total: int) -> Report:
 ReportT = TypeVar("ReportT", bound=BaseModel)
 
 
-def redact(report: ReportT, secrets: Sequence[str]) -> ReportT:
-    """The report with every secret replaced by `***` in every text value (e.g. a token echoed in an answer)."""
-    ordered = sorted({s for s in secrets if s}, key=len, reverse=True)
-    if not ordered:
+def redact(report: ReportT, secrets: Sequence[str] = ()) -> ReportT:
+    """The report with every secret replaced by `***` in every text value (e.g. a token echoed in an answer).
+
+    `secrets` are registered (`ragjudge.masking`) beside those already known.
+    """
+    masking.register(*secrets)
+    if not masking.secrets():
         return report
     # Serialising is fast (pydantic-core); walking and re-validating every value is not. Only a report that
-    # holds a secret (raw or JSON-escaped) pays for the walk.
+    # holds a secret (in any form the mask knows) pays for the walk.
     text = report.model_dump_json()
-    if not any(s in text or json.dumps(s, ensure_ascii=False)[1:-1] in text for s in ordered):
+    if masking.mask(text) == text:
         return report
-
-    def clean(node: Any) -> Any:
-        if isinstance(node, str):
-            for secret in ordered:
-                node = node.replace(secret, "***")
-            return node
-        if isinstance(node, list):
-            return [clean(item) for item in node]
-        if isinstance(node, dict):
-            return {key: clean(value) for key, value in node.items()}
-        return node
-
-    return type(report).model_validate(clean(report.model_dump()))
+    return type(report).model_validate(masking.mask_data(report.model_dump()))
 
 
 def write_report(report: BaseModel, path: Path) -> None:
-    """Written whole or not at all: a reader never sees half a report."""
+    """Written whole or not at all: a reader never sees half a report; never a secret, even JSON-escaped."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as out:
         for chunk in json_chunks(report):
-            out.write(chunk)
+            out.write(masking.mask(chunk))
     tmp.replace(path)
 
 

@@ -1,0 +1,72 @@
+"""Decoding an endpoint's JSON reply: duplicate keys noticed, non-finite numbers found.
+
+Python's `json` keeps the last of two equal keys without a word, and accepts
+`NaN`, `Infinity` and `1e999` as floats. A reply whose `cost_usd` is NaN would make
+every cost rule compare false in silence, so a non-finite number anywhere in the
+reply is a case error naming its field; a duplicate key is a warning on the case
+(which value counted is then the last one, as in most JSON parsers).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+MAX_WARNINGS = 5
+
+
+@dataclass(frozen=True)
+class Decoded:
+    data: Any
+    duplicate_keys: tuple[str, ...]
+    """Dotted paths of keys that appeared more than once in one object (at most `MAX_WARNINGS`)."""
+
+
+class _Pairs(dict[str, Any]):
+    """An object that remembers which of its keys were repeated."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Pairs:
+    obj = _Pairs(pairs)
+    if len(obj) < len(pairs):
+        seen: set[str] = set()
+        obj.repeated = tuple(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return obj
+
+
+def decode(text: str) -> Decoded:
+    """`text` as JSON; raises `json.JSONDecodeError` (and `RecursionError` for absurd nesting)."""
+    data = json.loads(text, object_pairs_hook=_object)
+    duplicates: list[str] = []
+    _collect(data, "", duplicates)
+    return Decoded(data, tuple(duplicates[:MAX_WARNINGS]))
+
+
+def _collect(node: Any, path: str, out: list[str]) -> None:
+    stack = [(node, path)]
+    while stack and len(out) < MAX_WARNINGS:
+        node, path = stack.pop()
+        if isinstance(node, _Pairs):
+            out.extend(f"{path}.{k}" if path else k for k in dict.fromkeys(node.repeated))
+            # Reversed onto the stack, so that keys are reported in document order.
+            stack.extend((v, f"{path}.{k}" if path else k) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in reversed(list(enumerate(node))))
+
+
+def non_finite(node: Any) -> tuple[str, float] | None:
+    """The dotted path and value of the first NaN or infinite number in `node`, if any."""
+    stack: list[tuple[Any, str]] = [(node, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return path or "(the reply)", node
+        if isinstance(node, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in reversed(list(enumerate(node))))
+    return None

@@ -1,0 +1,175 @@
+"""The action's `baseline-artifact: NAME`: main's report, found and downloaded through the REST API.
+
+The newest artifact called NAME, not expired, from a successful run of the same workflow file on
+the default branch. Workflow runs come newest first (paginated; at most `MAX_RUNS` are looked at);
+each run's artifacts are listed by name (paginated too). The archive endpoint answers 302 to blob
+storage on another host: that URL is fetched with a bare session, so the token never leaves the API
+host. The zip is read in memory with size limits (nothing is extracted by path), and the report in
+it must load as a ragjudge report.
+
+Nothing found, or any failure on the way, never fails the step: the gate then runs without a
+baseline (the absolute rules still apply), and the reason is a notice (nothing to compare with yet)
+or a warning (something is wrong: a token without `actions: read`, a broken artifact).
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, Literal
+
+import requests
+
+from ragjudge.errors import CaseFileError
+from ragjudge.github.rest import GitHubClient, GitHubError
+from ragjudge.report.model import load_report
+
+MAX_RUNS = 200
+"""Successful runs on the default branch looked at, newest first, before giving up."""
+MAX_ZIP_BYTES = 100 * 1024 * 1024
+MAX_REPORT_BYTES = 50 * 1024 * 1024
+BASELINE_FILE = "baseline-report.json"
+
+
+@dataclass(frozen=True)
+class BaselineFetch:
+    """What the search found: the report's local path, or None and why."""
+
+    path: Path | None
+    message: str
+    level: Literal["notice", "warning"] = "notice"
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where to look."""
+
+    repository: str
+    workflow: str
+    """The workflow's file name, e.g. `rag-gate.yml`."""
+    branch: str | None
+    """The default branch; None: ask the API."""
+    name: str
+    """The artifact's name."""
+
+
+def fetch_baseline(client: GitHubClient, where: Where, dest_dir: Path, report_name: str) -> BaselineFetch:
+    """Find, download and extract the baseline report into `dest_dir`; never raises for what GitHub says."""
+    try:
+        branch = where.branch or default_branch(client, where.repository)
+        found = find_artifact(client, where, branch)
+        if isinstance(found, str):
+            return BaselineFetch(None, found)
+        artifact, run = found
+        path = download_report(client, artifact, dest_dir, report_name)
+        load_report(path)  # a file that is not a ragjudge report is no baseline
+    except GitHubError as exc:
+        tip = ""
+        if exc.status in (401, 403, 404):
+            tip = " (the workflow needs `permissions: actions: read` for baseline-artifact)"
+        return BaselineFetch(None, f"no baseline: {exc.message}{tip}", "warning")
+    except (CaseFileError, BaselineError) as exc:
+        return BaselineFetch(None, f"no baseline: artifact {where.name!r}: {exc.message}", "warning")
+    sha = str(run.get("head_sha", ""))[:7]
+    return BaselineFetch(
+        path,
+        f"baseline: artifact {where.name!r} of run {run.get('id')} ({branch}@{sha}, {run.get('created_at', '?')})",
+    )
+
+
+class BaselineError(CaseFileError):
+    """The artifact was found but holds no usable report."""
+
+
+def default_branch(client: GitHubClient, repository: str) -> str:
+    data = client.request("GET", f"repos/{repository}")
+    branch = data.get("default_branch") if isinstance(data, dict) else None
+    if not isinstance(branch, str) or not branch:
+        raise GitHubError(f"GET repos/{repository}: no default_branch in the reply")
+    return branch
+
+
+def find_artifact(client: GitHubClient, where: Where, branch: str) -> tuple[dict[str, Any], dict[str, Any]] | str:
+    """The newest live artifact and its run; or, when there is none, a sentence saying what was searched."""
+    runs = client.paginate(
+        f"repos/{where.repository}/actions/workflows/{where.workflow}/runs",
+        {"branch": branch, "status": "success"},
+        key="workflow_runs",
+    )
+    looked = expired = 0
+    for run in runs:
+        if looked >= MAX_RUNS:
+            break
+        looked += 1
+        if run.get("conclusion") not in (None, "success") or run.get("head_branch") not in (None, branch):
+            continue  # the query filters these; a server that ignores the filter is checked here
+        artifacts = client.paginate(
+            f"repos/{where.repository}/actions/runs/{run['id']}/artifacts", {"name": where.name}, key="artifacts"
+        )
+        for artifact in artifacts:
+            if artifact.get("name") != where.name:
+                continue
+            if artifact.get("expired"):
+                expired += 1
+                continue
+            return artifact, run
+    more = f" ({expired} expired)" if expired else ""
+    return (
+        f"no baseline: no artifact {where.name!r}{more} in the last {looked} successful run(s) of "
+        f"{where.workflow} on {branch}; the gate applies its absolute rules only "
+        "(a push to the default branch that uploads the report makes one)"
+    )
+
+
+def download_report(client: GitHubClient, artifact: dict[str, Any], dest_dir: Path, report_name: str) -> Path:
+    storage_url = client.redirect(str(artifact["archive_download_url"]))
+    # A bare request: no Authorization, no session headers. The storage URL carries its own signature.
+    try:
+        with requests.get(storage_url, timeout=client.timeout_s, stream=True) as response:
+            if response.status_code != 200:
+                raise BaselineError(f"download from storage failed: HTTP {response.status_code}")
+            data = _read_capped(response)
+    except requests.RequestException as exc:
+        raise BaselineError(f"download from storage failed: {type(exc).__name__}") from None
+    text = _report_in(data, report_name)
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    path = dest_dir / BASELINE_FILE
+    path.write_bytes(text)
+    return path
+
+
+def _read_capped(response: requests.Response) -> bytes:
+    chunks, size = [], 0
+    for chunk in response.iter_content(1 << 16):
+        size += len(chunk)
+        if size > MAX_ZIP_BYTES:
+            raise BaselineError(f"the archive is over {MAX_ZIP_BYTES // (1024 * 1024)} MB")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _report_in(data: bytes, report_name: str) -> bytes:
+    """The report inside the zip: the member named like the `report` input, else its only JSON file."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise BaselineError("the download is not a zip archive") from None
+    with archive:
+        files = [i for i in archive.infolist() if not i.is_dir()]
+        wanted = PurePosixPath(report_name).name
+        named = [i for i in files if PurePosixPath(i.filename).name == wanted]
+        candidates = named or [i for i in files if i.filename.lower().endswith(".json")]
+        if len(candidates) != 1:
+            listed = ", ".join(i.filename for i in files[:10]) or "nothing"
+            raise BaselineError(
+                f"expected one report ({wanted}, or a single .json file) in the archive, found: {listed}"
+            )
+        info = candidates[0]
+        if info.file_size > MAX_REPORT_BYTES:
+            raise BaselineError(f"{info.filename} is over {MAX_REPORT_BYTES // (1024 * 1024)} MB")
+        try:
+            return archive.read(info)
+        except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
+            raise BaselineError(f"{info.filename}: cannot read it from the archive ({exc})") from None

@@ -1,0 +1,216 @@
+"""`ragjudge merge`: one report from the reports of a sharded run.
+
+The suite is rebuilt from the union of the per-case data, exactly as `run` builds it
+(`suite.evaluate_figures`): percentiles come from the raw latencies of every case, never from
+averages of the shards' percentiles, and the rules are applied once, to the whole set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ragjudge.cases import OUT_OF_SCOPE_CATEGORIES
+from ragjudge.errors import CaseFileError
+from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock
+from ragjudge.rules import Rule
+from ragjudge.suite import CaseFigures, evaluate_figures
+
+RUN_LEVEL_COUNTERS = ("judge_calls", "judge_tokens", "judge_cost_usd")
+"""Suite counters that may include calls made for the run rather than for a case (e.g. `--bias-check`)."""
+
+
+@dataclass(frozen=True)
+class ShardReport:
+    """A report to merge and the file it came from (for messages)."""
+
+    path: Path
+    report: Report
+
+
+def figures_of_block(block: CaseBlock) -> CaseFigures:
+    """What the suite needs of one case, read back from a report (as `suite.figures_of` reads a result)."""
+    trace, judge = block.trace, block.judge
+    replied = trace.latency_ms is not None
+    should_answer = block.should_answer
+    if should_answer is None:
+        should_answer = block.category not in OUT_OF_SCOPE_CATEGORIES
+    judged = replied and bool(judge)
+    if block.runs:  # usage counts every run
+        runs = block.runs
+        run_costs = [float(r["cost_usd"]) for r in runs if r.get("cost_usd") is not None]
+        cost = sum(run_costs) if run_costs else None
+        judge_cost = sum(float(r.get("judge_cost_usd") or 0.0) for r in runs)
+        calls = sum(int(r.get("judge_calls") or 0) for r in runs)
+        hits = sum(int(r.get("judge_cache_hits") or 0) for r in runs)
+        tokens = sum(int(r.get("judge_tokens") or 0) for r in runs)
+    else:
+        cost = trace.cost_usd
+        judge_cost = float(judge.get("cost_usd") or 0.0) if judged else 0.0
+        calls = int(judge.get("calls") or 0) if judged else 0
+        hits = int(judge.get("cache_hits") or 0) if judged else 0
+        tokens = int(judge.get("tokens") or 0) if judged else 0
+    return CaseFigures(
+        id=block.id,
+        status=block.status,
+        failed_conditions=tuple(block.failed_conditions),
+        replied=replied,
+        latency_ms=block.first_latency_ms(),
+        rejection_correct=(trace.refused != should_answer) if replied and trace.refused is not None else None,
+        judged=judged,
+        faithfulness=judge.get("faithfulness") if judged else None,
+        unscored=bool(judge.get("unscored")) if judged else False,
+        cost_usd=cost,
+        judge_cost_usd=judge_cost,
+        judge_calls=calls,
+        judge_cache_hits=hits,
+        judge_tokens=tokens,
+        flaky=block.flaky,
+    )
+
+
+def merge_reports(parts: Sequence[ShardReport]) -> Report:
+    """The whole run's report; raises CaseFileError (exit 2) naming the file when the parts do not fit."""
+    if not parts:
+        raise CaseFileError("no reports to merge", tip="pass every shard's report: ragjudge merge shard-*.json")
+    _check_shards(parts)
+    rules = _common_rules(parts)
+    cases = _union(parts)
+    figures = [figures_of_block(c) for c in cases]
+    case_rules = [r for r in rules if r.scope == "case"]
+    suite_rules = [r for r in rules if r.scope == "suite"]
+    result = evaluate_figures(figures, case_rules, suite_rules)
+    metrics: dict[str, Any] = dict(result.metrics)
+    for name in RUN_LEVEL_COUNTERS:
+        extra = sum(_run_level(p.report, name) for p in parts)
+        metrics[name] = round(metrics[name] + extra, 6) if name == "judge_cost_usd" else int(metrics[name] + extra)
+    warnings = _warnings(parts)
+    first = parts[0].report
+    update: dict[str, Any] = {}
+    if first.provenance:
+        # The shards hash the whole case set and share commit, rules and judge: the first one's stands for all.
+        update["provenance"] = first.provenance
+    merged = Report(
+        verdict=result.verdict,
+        suite=SuiteBlock.model_validate(metrics),
+        rules=[
+            RuleBlock(
+                scope=o.rule.scope,
+                metric=o.rule.metric,
+                op=o.rule.op,
+                threshold=o.rule.threshold,
+                value=o.value,
+                passed=o.passed,
+                reason=o.reason,
+            )
+            for o in result.rules
+        ],
+        cases=cases,
+        judge_info=first.judge_info,
+        warnings=warnings,
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    return merged.model_copy(update=update) if update else merged
+
+
+def _check_shards(parts: Sequence[ShardReport]) -> None:
+    for part in parts:
+        if part.report.interrupted is not None:
+            raise CaseFileError(
+                f"{part.path}: this run was interrupted ({part.report.interrupted.reason})",
+                tip="rerun that shard to the end before merging: a merge of part of the cases would gate on them",
+            )
+    sharded = [p for p in parts if p.report.shard is not None]
+    if not sharded:
+        return
+    if len(sharded) != len(parts):
+        plain = next(p for p in parts if p.report.shard is None)
+        raise CaseFileError(
+            f"{plain.path}: not a shard's report, but the other reports are shards",
+            tip="merge the reports of one `run --shard i/n` matrix",
+        )
+    count = sharded[0].report.shard.count if sharded[0].report.shard else 0
+    seen: dict[int, Path] = {}
+    for part in parts:
+        shard = part.report.shard
+        assert shard is not None
+        if shard.count != count:
+            raise CaseFileError(
+                f"{part.path}: shard {shard.index}/{shard.count}, but {sharded[0].path} is one of {count}",
+                tip="merge the reports of one matrix, all run with the same n",
+            )
+        if shard.index in seen:
+            raise CaseFileError(f"{part.path}: shard {shard.index}/{count} is also {seen[shard.index]}")
+        seen[shard.index] = part.path
+    missing = [str(i) for i in range(1, count + 1) if i not in seen]
+    if missing:
+        raise CaseFileError(
+            f"shard(s) {', '.join(missing)} of {count} missing: got {len(parts)} report(s)",
+            tip="pass every shard's report; a shard whose job failed must be rerun before merging",
+        )
+    totals = {p.report.shard.total_cases for p in parts if p.report.shard is not None}
+    got = sum(len(p.report.cases) for p in parts)
+    if len(totals) != 1 or got != next(iter(totals)):
+        raise CaseFileError(
+            f"the shards ran different case sets: {got} cases in the reports, totals {sorted(totals)}",
+            tip="run every shard on the same commit and case files",
+        )
+
+
+def _warnings(parts: Sequence[ShardReport]) -> list[str]:
+    """Every part's warnings once, in order, without the per-shard "this shard only" notes."""
+    seen: dict[str, None] = {}
+    for part in parts:
+        for warning in part.report.warnings:
+            if not warning.startswith("shard "):
+                seen.setdefault(warning, None)
+    return list(seen)
+
+
+def _rule_key(rule: RuleBlock) -> tuple[str, str, str, float]:
+    return (rule.scope, rule.metric, rule.op, rule.threshold)
+
+
+def _common_rules(parts: Sequence[ShardReport]) -> list[Rule]:
+    first = parts[0].report.rules
+    for part in parts[1:]:
+        if [_rule_key(r) for r in part.report.rules] != [_rule_key(r) for r in first]:
+            raise CaseFileError(
+                f"{part.path}: run with other rules than {parts[0].path}",
+                tip="run every shard with the same ragjudge.yml",
+            )
+    return [Rule(scope=r.scope, metric=r.metric, op=r.op, threshold=r.threshold) for r in first]
+
+
+def _union(parts: Sequence[ShardReport]) -> list[CaseBlock]:
+    owner: dict[str, Path] = {}
+    placed: list[tuple[int, int, CaseBlock]] = []
+    for n, part in enumerate(parts):
+        shard = part.report.shard
+        positions = shard.positions if shard is not None else []
+        for k, case in enumerate(part.report.cases):
+            if case.id in owner:
+                raise CaseFileError(
+                    f"{part.path}: case {case.id!r} is also in {owner[case.id]}",
+                    tip="merge the reports of disjoint case sets (one per shard)",
+                )
+            owner[case.id] = part.path
+            # The whole set's order when the shards recorded it; else the order the reports were given in.
+            where = positions[k] if len(positions) == len(part.report.cases) else -1
+            placed.append((where, n * 1_000_000 + k, case))
+    placed.sort(key=lambda item: (item[0], item[1]))
+    return [case for _, _, case in placed]
+
+
+def _run_level(report: Report, name: str) -> float:
+    """A shard's suite counter minus what its cases account for: calls made for the run as a whole."""
+    total = getattr(report.suite, name, None)
+    if not isinstance(total, int | float):
+        return 0.0
+    figures = [figures_of_block(c) for c in report.cases]
+    per_case = float(sum(getattr(f, name) for f in figures))
+    extra = float(total) - per_case
+    return extra if abs(extra) > 1e-9 else 0.0

@@ -1,0 +1,140 @@
+"""The JUnit XML report (`--junit`): one testcase per case, for GitLab, Jenkins and other CI test views.
+
+Layout (the common JUnit dialect that GitLab's `artifacts:reports:junit` and Jenkins read):
+
+* `<testsuite name="ragjudge cases">`: one `<testcase classname=CATEGORY name=ID>` per case, with
+  `<failure message=...>` listing the conditions it failed on, `<error message=...>` for a case that
+  could not be evaluated, and the suite's metrics as `<property>`s;
+* `<testsuite name="ragjudge rules">`: one testcase per suite rule (and regression rule, when the
+  report compares with a baseline), so the reason a gate failed shows even when every case passed.
+
+Untrusted text (answers, reasons) is only ever character data or attribute values, escaped by the
+XML writer; characters XML 1.0 cannot carry (most control characters) are dropped first.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from ragjudge.report.model import CaseBlock, Report
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+UNCATEGORISED = "uncategorised"
+MESSAGE_CHARS = 1000
+
+
+def _text(value: object) -> str:
+    return _NOT_XML.sub("", "" if value is None else str(value))
+
+
+def _message(text: str) -> str:
+    flat = " ".join(_text(text).split())
+    return flat if len(flat) <= MESSAGE_CHARS else flat[: MESSAGE_CHARS - 1] + "…"
+
+
+def _seconds(ms: float | None) -> str:
+    return f"{(ms or 0.0) / 1000:.3f}"
+
+
+def _case_details(case: CaseBlock) -> str:
+    lines = [f"question: {case.question}"]
+    if case.change:
+        lines.append(f"change against the baseline: {case.change}")
+    if case.baseline and case.baseline.get("status"):
+        was = "; ".join(case.baseline.get("failed_conditions") or [])
+        lines.append(f"baseline: {case.baseline['status']}" + (f" ({was})" if was else ""))
+    if case.k_of_n:
+        lines.append(f"runs: {case.k_of_n}")
+    if case.trace.answer is not None:
+        lines.append(f"answer: {case.trace.answer}")
+    if case.trace.retrieved_ids:
+        lines.append("retrieved: " + ", ".join(case.trace.retrieved_ids))
+    return _text("\n".join(lines))
+
+
+def _testcase(parent: ET.Element, case: CaseBlock) -> None:
+    element = ET.SubElement(
+        parent,
+        "testcase",
+        classname=_text(case.category or UNCATEGORISED),
+        name=_text(case.id),
+        time=_seconds(case.trace.latency_ms),
+    )
+    conditions = "; ".join(case.failed_conditions)
+    if case.status == "fail":
+        failure = ET.SubElement(element, "failure", message=_message(conditions), type="fail")
+        failure.text = _text("\n".join(case.failed_conditions))
+    elif case.status == "error":
+        error = ET.SubElement(element, "error", message=_message(conditions or "could not be evaluated"), type="error")
+        error.text = _text("\n".join(case.failed_conditions))
+    ET.SubElement(element, "system-out").text = _case_details(case)
+
+
+def _properties(parent: ET.Element, report: Report) -> None:
+    props = ET.SubElement(parent, "properties")
+
+    def add(name: str, value: object) -> None:
+        ET.SubElement(props, "property", name=_text(name), value=_text("" if value is None else value))
+
+    add("verdict", report.verdict)
+    for name, value in report.suite.model_dump().items():
+        if value is None or isinstance(value, int | float | str | bool):
+            add(f"suite.{name}", value)
+    for delta in report.comparison.deltas if report.comparison else []:
+        add(f"delta.{delta.metric}", delta.delta)
+
+
+def _rule_cases(parent: ET.Element, report: Report) -> tuple[int, int]:
+    rules: list[tuple[str, bool | None, str]] = [
+        (f"{r.metric} {r.op} {r.threshold:g}", r.passed, r.reason) for r in report.rules if r.scope == "suite"
+    ]
+    for r in report.comparison.rules if report.comparison else []:
+        rules.append((f"regression {r.metric} {r.op} {r.threshold:g}", r.passed, r.reason))
+    failures = 0
+    for name, passed, reason in rules:
+        element = ET.SubElement(parent, "testcase", classname="ragjudge.rules", name=_text(name), time="0")
+        if passed is False:
+            failures += 1
+            ET.SubElement(element, "failure", message=_message(reason), type="rule").text = _text(reason)
+        else:
+            ET.SubElement(element, "system-out").text = _text(reason)
+    return len(rules), failures
+
+
+def render_junit(report: Report) -> str:
+    """The JUnit XML document for a report."""
+    root = ET.Element("testsuites", name="ragjudge")
+    cases = ET.SubElement(root, "testsuite", name="ragjudge cases")
+    _properties(cases, report)
+    for case in report.cases:
+        _testcase(cases, case)
+    failed = sum(c.status == "fail" for c in report.cases)
+    errored = sum(c.status == "error" for c in report.cases)
+    total_time = sum((c.trace.latency_ms or 0.0) for c in report.cases)
+    cases.attrib.update(
+        tests=str(len(report.cases)),
+        failures=str(failed),
+        errors=str(errored),
+        skipped="0",
+        time=_seconds(total_time),
+        timestamp=_text(report.generated_at.replace("+00:00", "")) or "1970-01-01T00:00:00",
+    )
+    rules = ET.SubElement(root, "testsuite", name="ragjudge rules")
+    n_rules, failed_rules = _rule_cases(rules, report)
+    rules.attrib.update(
+        tests=str(n_rules),
+        failures=str(failed_rules),
+        errors="0",
+        skipped="0",
+        time="0",
+        timestamp=cases.attrib["timestamp"],
+    )
+    root.attrib.update(
+        tests=str(len(report.cases) + n_rules),
+        failures=str(failed + failed_rules),
+        errors=str(errored),
+        time=cases.attrib["time"],
+    )
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

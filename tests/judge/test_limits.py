@@ -1,0 +1,69 @@
+"""What the judge is sent is bounded (issue 11): passages, the quote of an invalid reply, and no secrets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ragjudge import masking
+from tests.fakes.openai_server import FakeOpenAI, Reply, queue
+from tests.helpers_rag import make_case, make_trace
+from tests.judge.openai_helpers import GOOD_CLAIMS, by_kind, claims_json, kind_of, make_judge, user_text
+
+CASE = make_case("c1", "How long do refunds take?")
+
+
+def test_the_judge_sees_at_most_max_passages_each_cut_to_max_passage_chars(fake: FakeOpenAI, tmp_path: Path) -> None:
+    # Reproduces the probe: 100,000 passages made a 7.5 MB prompt.
+    passages = {f"p{i}": f"passage {i} " + "x" * 5000 for i in range(100_000)}
+    trace = make_trace("Refunds take 5 days.", ids=list(passages), passages=passages)
+    fake.responder = by_kind(faithfulness=Reply(content=claims_json()))
+
+    judgement = make_judge(fake, None).judge(CASE, trace, lambda fields: None)
+
+    for body in fake.bodies:
+        text = user_text(body)
+        assert "[p19]" in text and "[p20]" not in text
+        assert len(text) < 20 * 4100 + 5000
+        assert "passage 0 " + "x" * (4000 - len("passage 0 ")) + "\n" in text
+    assert judgement.notes[:2] == (
+        "the judge saw the first 20 of 100000 passages (judge.max_passages)",
+        "20 passage(s) cut to 4000 characters for the judge (judge.max_passage_chars)",
+    )
+
+
+def test_the_limits_are_settings_and_nothing_is_noted_when_nothing_was_cut(fake: FakeOpenAI, tmp_path: Path) -> None:
+    passages = {"a": "short one", "b": "short two", "c": "short three"}
+    trace = make_trace("Refunds take 5 days.", ids=list(passages), passages=passages)
+    judgement = make_judge(fake, None, max_passages=2, max_passage_chars=50).judge(CASE, trace, lambda f: None)
+    assert "[b]" in user_text(fake.bodies[0]) and "[c]" not in user_text(fake.bodies[0])
+    assert judgement.notes == ("the judge saw the first 2 of 3 passages (judge.max_passages)",)
+    fake.reset()
+    judgement = make_judge(fake, None).judge(CASE, trace, lambda f: None)
+    assert judgement.notes == ()
+
+
+def test_the_corrective_retry_quotes_at_most_2000_characters_of_the_invalid_reply(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    # Reproduces the probe: a 20 MB field quoted back whole made a 120 MB log.
+    huge = json.dumps({"claims": [{"claim": "y" * 3_000_000, "supported": "maybe"}]})
+    fake.responder = by_kind(faithfulness=queue(Reply(content=huge), GOOD_CLAIMS))
+    trace = make_trace("Refunds take 5 days.", ids=["p1"], passages={"p1": "Refunds take 5 days."})
+
+    make_judge(fake, None).judge(CASE, trace, lambda f: None, rubric=False)
+
+    second = [b for b in fake.bodies if kind_of(b) == "faithfulness"][1]
+    assistant, correction = second["messages"][2], second["messages"][3]
+    assert assistant["role"] == "assistant"
+    assert len(assistant["content"]) < 2100
+    assert assistant["content"].endswith(f"… [{len(huge) - 2000} more characters not shown]")
+    assert len(correction["content"]) < 4000
+
+
+def test_secrets_in_an_answer_or_passage_are_masked_before_the_judge_sees_them(fake: FakeOpenAI) -> None:
+    masking.register("tok-5ecret-99")
+    trace = make_trace("Use tok-5ecret-99 to log in.", ids=["p1"], passages={"p1": "the token is tok-5ecret-99"})
+    make_judge(fake, None).judge(CASE, trace, lambda f: None)
+    sent = json.dumps(fake.bodies)
+    assert "tok-5ecret-99" not in sent and "Use *** to log in." in sent and "the token is ***" in sent

@@ -1,0 +1,164 @@
+"""The HTML report in a real browser: Debian's Chromium, driven headless through Playwright.
+
+No console errors, no request beyond the file itself, the charts have their marks, and the
+case table's filters hide and show the right rows. Skipped only where /usr/bin/chromium is
+absent (`.ci/run` installs it, so CI always runs these).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.report.samples import sample_report
+
+from ragjudge.cli import main
+from ragjudge.report.html import render_html
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium at /usr/bin/chromium")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = importlib.import_module("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+class Opened:
+    """A page with everything it said and asked for recorded."""
+
+    def __init__(self, browser: Any, path: Path) -> None:
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.console: list[str] = []
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+        self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"))
+        self.page.on("pageerror", lambda e: self.console.append(f"pageerror: {e}"))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.url = path.resolve().as_uri()
+        self.page.goto(self.url)
+
+    def visible_ids(self) -> list[str]:
+        return self.page.eval_on_selector_all(
+            "#cases tr.case", "rows => rows.filter(r => !r.hidden).map(r => r.dataset.id)"
+        )  # type: ignore[no-any-return]
+
+    def attr(self, selector: str, name: str) -> list[str]:
+        return self.page.eval_on_selector_all(selector, f"els => els.map(e => e.getAttribute('{name}'))")  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def opened(browser: Any, tmp_path: Path) -> Iterator[Opened]:
+    path = tmp_path / "report.html"
+    path.write_text(render_html(sample_report(comparison=True, hostile=True)), encoding="utf-8")
+    page = Opened(browser, path)
+    yield page
+    page.page.close()
+
+
+def test_renders_without_errors_or_requests(opened: Opened, tmp_path: Path) -> None:
+    assert opened.console == []
+    assert opened.dialogs == []  # the hostile answer's onerror/script never ran
+    assert opened.requests == [opened.url]
+    assert opened.page.locator("script").count() == 1 and opened.page.locator("img").count() == 0
+    assert opened.page.locator("#verdict").inner_text() == "FAIL"
+    shot = tmp_path / "report.png"
+    opened.page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 20_000
+
+
+def test_charts_have_their_marks(opened: Opened) -> None:
+    page = opened.page
+    heights = [float(h) for h in opened.attr("#latency-chart rect.bar", "height")]
+    assert len(heights) >= 5 and sum(1 for h in heights if h > 0) >= 3 and max(heights) == 150
+    for kind in ("p50", "p95", "threshold"):
+        assert page.locator(f"#latency-chart line.mark-{kind}").count() == 1, kind
+    assert page.locator("#latency-chart text.mark-label").all_text_contents() == [
+        "p50 340 ms",
+        "p95 2500 ms",
+        "threshold 3000 ms",
+    ]
+    widths = [round(float(w), 1) for w in opened.attr("#category-chart rect.bar-pass", "width")]
+    assert widths == [373.3, 373.3]  # 2 of 3 in each category
+    assert len(opened.attr("#difficulty-chart rect.bar-pass", "width")) == 4
+    assert opened.attr("svg.score-chart", "data-dimension") == ["faithfulness", "judge.grounding", "judge.relevance"]
+    assert page.locator("svg.score-chart rect.bar").count() == 15
+    assert page.locator("#deltas tr.delta").count() == 3
+    assert page.locator("#deltas circle.dot").count() == 3 and page.locator("#deltas circle.dot-sig").count() == 1
+    assert page.locator("#deltas line.ci").count() == 2  # pass_rate has no interval
+
+
+def test_filters_hide_and_show_the_right_rows(opened: Opened) -> None:
+    page, everyone = opened.page, opened.visible_ids()
+    assert len(everyone) == 6
+    page.select_option("#filter-status", "fail")
+    assert [i[:9] for i in opened.visible_ids()] == ["refund-07"]
+    assert page.locator("#shown-count").inner_text() == "1 of 6 cases shown"
+    page.select_option("#filter-status", "")
+    page.select_option("#filter-change", "flaky")
+    assert opened.visible_ids() == ["ship-02"]
+    page.select_option("#filter-change", "")
+    page.select_option("#filter-category", "shipping")
+    assert opened.visible_ids() == ["ship-01", "ship-02", "ship-12"]
+    page.fill("#search", "SHIP-1")  # case-insensitive, over id, question, answer and reasons
+    assert opened.visible_ids() == ["ship-12"]
+    page.fill("#search", "http 500")
+    assert opened.visible_ids() == ["ship-12"]
+    page.select_option("#filter-category", "")
+    page.fill("#search", "pwned")
+    assert [i[:9] for i in opened.visible_ids()] == ["refund-07"]
+    page.fill("#search", "")
+    assert opened.visible_ids() == everyone
+    assert page.locator("#cases tr.case:visible").count() == 6
+
+
+def test_case_details_open_with_everything(opened: Opened) -> None:
+    row = opened.page.locator("#cases tr.case", has_text="ship-02")
+    row.locator("summary").click()
+    details = row.locator(".detail")
+    text = details.inner_text()
+    for expected in (
+        "question of ship-02?",
+        "answer of ship-02",
+        "Refunds take 7 days.",
+        "Shipping costs 5 EUR.",
+        "reason for ship-02",
+        "latency_ms 2600 > 2000",
+    ):
+        assert expected in text, expected
+    assert details.locator("table.runs tbody tr").count() == 3
+    assert details.locator("table.claims tbody tr").count() == 2
+
+
+def test_a_real_run_report_renders(browser: Any, example_rag_url: str, tmp_path: Path) -> None:
+    config = ROOT / "examples" / "ragjudge.yml"
+    html = tmp_path / "run.html"
+    code = main(["run", "--config", str(config), "--endpoint", example_rag_url, "--html", str(html)])
+    assert code == 0
+    page = Opened(browser, html)
+    try:
+        assert page.console == [] and page.requests == [page.url]
+        assert len(page.visible_ids()) == 42
+        page.page.select_option("#filter-status", "fail")
+        assert page.visible_ids() == ["cs-014", "cs-020", "cs-026", "cs-031"]
+        page.page.screenshot(path=str(tmp_path / "run.png"), full_page=False)
+    finally:
+        page.page.close()
