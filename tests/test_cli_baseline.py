@@ -268,7 +268,7 @@ def test_main_records_its_provenance(scenario: Scenario) -> None:
     assert len(fp["prompt_hash"]) == 64
     assert main_run.report["comparison"] is None
     assert (
-        "gate.regression is set but no baseline was given (--baseline FILE or baseline.report): "
+        "no baseline: gate.regression is set but none was given (--baseline FILE or baseline.report); "
         "the gate applied the absolute rules only"
     ) in main_run.report["warnings"]
     # The seeded noise makes main itself fail two healthy cases for good (under the absolute tolerance).

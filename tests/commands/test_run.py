@@ -115,7 +115,7 @@ def test_regression_rules_without_a_baseline_are_a_warning(ws: Path, capsys: pyt
         outcome = run(capsys, "run")
     assert outcome.code == 0
     assert (
-        "  warning: gate.regression is set but no baseline was given (--baseline FILE or baseline.report): "
+        "  warning: no baseline: gate.regression is set but none was given (--baseline FILE or baseline.report); "
         "the gate applied the absolute rules only\n"
     ) in outcome.out
 

@@ -39,6 +39,23 @@ def test_note_when_nothing_got_worse() -> None:
     assert "**Fixed** (failed on main@\u200b012345\u200b6, pass now): <code>b</code>" in body
 
 
+def test_note_when_the_baseline_was_not_found() -> None:
+    missing = report([C("a")]).model_copy(
+        update={"warnings": ["no baseline: artifacts/main.json not found; the gate applied the absolute rules only"]}
+    )
+    found = alert(missing)
+    assert found is not None
+    assert text(found.markdown()) == (
+        "> [!NOTE]\n> No baseline was compared: artifacts/main.json not found; the gate applied the absolute rules only"
+    )
+    assert render_comment(missing).startswith("> [!NOTE]\n")
+
+
+def test_no_alert_when_no_baseline_was_asked_for() -> None:
+    assert alert(report([C("a")])) is None
+    assert not render_comment(report([C("a")])).startswith("> [!")
+
+
 def test_warning_for_flaky_cases_and_notices() -> None:
     result = compared([C("a", flaky=True), C("b"), C("new")], [C("a"), C("b"), C("gone")])
     found = alert(result)

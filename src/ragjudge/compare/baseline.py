@@ -33,19 +33,23 @@ def load_baseline(path: Path) -> Baseline | None:
     return Baseline(load_report(path), path)
 
 
+NO_BASELINE = "no baseline: "
+"""How the warning that no baseline was compared begins (the comment turns it into a NOTE alert)."""
+
+
 def baseline_for(path: Path | None, regression_set: bool, warnings: list[str]) -> Baseline | None:
     """The baseline `run` and `merge` compare with (the flag, else `baseline.report`); a missing one is a
     warning, and the gate applies its absolute rules only."""
     if path is None:
         if regression_set:
             warnings.append(
-                "gate.regression is set but no baseline was given (--baseline FILE or baseline.report): "
+                f"{NO_BASELINE}gate.regression is set but none was given (--baseline FILE or baseline.report); "
                 "the gate applied the absolute rules only"
             )
         return None
     found = load_baseline(path)
     if found is None:
-        warnings.append(f"no baseline: {path} not found; the gate applied the absolute rules only")
+        warnings.append(f"{NO_BASELINE}{path} not found; the gate applied the absolute rules only")
     return found
 
 

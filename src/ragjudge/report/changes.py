@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragjudge.compare.baseline import age_words, label
+from ragjudge.compare.baseline import NO_BASELINE, age_words, label
 from ragjudge.compare.deltas import fmt
 from ragjudge.report.escape import inline
 from ragjudge.report.model import CaseBlock, Report
@@ -52,10 +52,14 @@ def _ids(cases: Sequence[CaseBlock], with_runs: bool = False) -> str:
 
 
 def alert(report: Report) -> Alert | None:
-    """The alert that opens the comment; None without a baseline."""
+    """The alert that opens the comment; a NOTE when a baseline was asked for and not found; None when
+    no baseline was asked for."""
     cmp = report.comparison
     if cmp is None:
-        return None
+        missing = next((w for w in report.warnings if w.startswith(NO_BASELINE)), None)
+        if missing is None:
+            return None
+        return Alert("NOTE", inline("No baseline was compared: " + missing.removeprefix(NO_BASELINE), 400), ())
     where = f"{inline(label(cmp.baseline), 80)} ({age_words(cmp.baseline.get('age_days'))})"
     regressions = [c for c in report.cases if c.change == "regression"]
     flaky = [c for c in report.cases if c.change == "flaky"]
