@@ -15,7 +15,7 @@ from typing import Any
 
 from ragjudge.cases import OUT_OF_SCOPE_CATEGORIES
 from ragjudge.errors import CaseFileError
-from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock
+from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock, rule_blocks
 from ragjudge.rules import Rule
 from ragjudge.suite import CaseFigures, evaluate_figures
 
@@ -96,18 +96,7 @@ def merge_reports(parts: Sequence[ShardReport]) -> Report:
     merged = Report(
         verdict=result.verdict,
         suite=SuiteBlock.model_validate(metrics),
-        rules=[
-            RuleBlock(
-                scope=o.rule.scope,
-                metric=o.rule.metric,
-                op=o.rule.op,
-                threshold=o.rule.threshold,
-                value=o.value,
-                passed=o.passed,
-                reason=o.reason,
-            )
-            for o in result.rules
-        ],
+        rules=rule_blocks(result.rules),
         cases=cases,
         judge_info=first.judge_info,
         warnings=warnings,

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import SplitResult, quote, urljoin, urlsplit
 
 import requests
 import urllib3
@@ -530,15 +530,19 @@ def _strict_dumps(obj: Any, **kwargs: Any) -> str:
 def public_url(url: str) -> str:
     """scheme://host[:port]/path: no user:password@, no query string, no fragment (they may carry secrets)."""
     parts = urlsplit(url)
+    return f"{parts.scheme}://{_host_port(parts, '')}{parts.path}"
+
+
+def _host_port(parts: SplitResult, unnamed: str) -> str:
+    """`host[:port]` of a URL, IPv6 in brackets; never its user:password@ (it may carry secrets)."""
     try:
         port = parts.port
     except ValueError:
         port = None
-    host = parts.hostname or ""
+    host = parts.hostname or unnamed
     if ":" in host:
         host = f"[{host}]"
-    netloc = f"{host}:{port}" if port is not None else host
-    return f"{parts.scheme}://{netloc}{parts.path}"
+    return f"{host}:{port}" if port is not None else host
 
 
 def header_secrets(headers: dict[str, str]) -> tuple[str, ...]:
@@ -578,15 +582,7 @@ def error_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
 
 def _connection_detail(url: str, exc: Exception) -> str:
     parts = urlsplit(url)
-    # Host and port only: the URL's user:password@ and query may carry secrets.
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    hostname = parts.hostname or "the endpoint"
-    if ":" in hostname:
-        hostname = f"[{hostname}]"
-    host = f"{hostname}:{port}" if port is not None else hostname
+    host = _host_port(parts, "the endpoint")
     text = str(exc).lower()
     if "refused" in text:
         return f"connection refused by {host}"

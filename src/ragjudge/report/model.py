@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragjudge import __version__, masking
 from ragjudge.errors import CaseFileError
 from ragjudge.scoring import CaseResult
-from ragjudge.suite import SuiteResult
+from ragjudge.suite import RuleOutcome, SuiteResult
 
 
 class _Model(BaseModel):
@@ -255,6 +255,22 @@ def _case_block(result: CaseResult) -> CaseBlock:
     )
 
 
+def rule_blocks(outcomes: Sequence[RuleOutcome]) -> list[RuleBlock]:
+    """The report's view of the suite's rule outcomes (`run` and `merge` alike)."""
+    return [
+        RuleBlock(
+            scope=o.rule.scope,
+            metric=o.rule.metric,
+            op=o.rule.op,
+            threshold=o.rule.threshold,
+            value=o.value,
+            passed=o.passed,
+            reason=o.reason,
+        )
+        for o in outcomes
+    ]
+
+
 def build_report(
     results: Sequence[CaseResult],
     suite: SuiteResult,
@@ -266,18 +282,7 @@ def build_report(
     return Report(
         verdict=suite.verdict,
         suite=block,
-        rules=[
-            RuleBlock(
-                scope=o.rule.scope,
-                metric=o.rule.metric,
-                op=o.rule.op,
-                threshold=o.rule.threshold,
-                value=o.value,
-                passed=o.passed,
-                reason=o.reason,
-            )
-            for o in suite.rules
-        ],
+        rules=rule_blocks(suite.rules),
         cases=[_case_block(r) for r in results],
         judge_info=judge_info,
         warnings=list(warnings),
