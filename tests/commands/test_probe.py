@@ -189,3 +189,37 @@ def test_an_endpoint_that_is_not_http_is_exit_2(ws: Path, capsys: pytest.Capture
     code, _, err = probe(capsys, "--endpoint", "ftp://example.org/ask", "--question", "q")
     assert code == 2
     assert err == ("ragjudge: error: --endpoint: must be an http:// or https:// URL with a host (found a ftp:// URL)\n")
+
+
+def test_langserve_hints_lead_to_the_nested_input_and_never_repeat(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Each hint, followed as written, must move the user on: LangServe's `input` is an object.
+    def hints(out: str) -> list[str]:
+        return [line for line in out.splitlines() if line.startswith("  hint: ")]
+
+    with FrameworkServer("langserve") as server:
+        configure(ws, server.url)
+        code, out, _ = probe(capsys, "--case", "refund")
+        assert code == 1
+        assert hints(out) == [
+            "  hint: the server wants a body field 'input': set endpoint.body to something like "
+            "'{\"input\": {{ question | tojson }}}'"
+        ]
+        configure(ws, server.url, body='{"input": {{ question | tojson }}}')
+        code, out, _ = probe(capsys, "--case", "refund")
+        assert code == 1
+        assert hints(out) == [
+            "  hint: the server wants body field 'input' to be an object of the fields it takes (a LangServe "
+            "route lists them at .../input_schema): e.g. '{\"input\": {\"question\": {{ question | tojson }}}}'"
+        ]
+        configure(ws, server.url, body='{"input": {"query": {{ question | tojson }}}}')
+        code, out, _ = probe(capsys, "--case", "refund")
+        assert hints(out) == [
+            "  hint: the server wants a body field 'input.question': set endpoint.body to something like "
+            "'{\"input\": {\"question\": {{ question | tojson }}}}'"
+        ]
+        configure(ws, server.url, body='{"input": {"question": {{ question | tojson }}}}')
+        code, out, _ = probe(capsys, "--case", "refund")
+    assert "  status: 200 OK" in out.splitlines()
+    assert hints(out) == [] or all("body field" not in h for h in hints(out))

@@ -136,6 +136,20 @@ def _missing(field: str, body: Any) -> dict[str, Any]:
     return {"detail": [{"type": "missing", "loc": ["body", field], "msg": "Field required", "input": body}]}
 
 
+def _langserve_422(body: Any) -> dict[str, Any]:
+    """LangServe's 422s (pydantic v2 on the chain's input schema): `input` missing, not an object, or
+    an object without `question`."""
+    if not isinstance(body, dict) or "input" not in body:
+        return _missing("input", body)
+    given = body["input"]
+    if not isinstance(given, dict):
+        error = {"type": "dict_type", "loc": ["body", "input"], "msg": "Input should be a valid dictionary"}
+        return {"detail": [{**error, "input": given}]}
+    return {
+        "detail": [{"type": "missing", "loc": ["body", "input", "question"], "msg": "Field required", "input": given}]
+    }
+
+
 @dataclass(frozen=True)
 class Shape:
     """One framework: its path, where the question sits in the body, and its reply."""
@@ -194,7 +208,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.bodies.append(body)
         question = shape.question(body)
         if question is None:
-            self._send(422, _missing(shape.field, body))
+            self._send(422, _langserve_422(body) if shape is SHAPES["langserve"] else _missing(shape.field, body))
             return
         self._send(200, shape.reply(question))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -63,12 +64,8 @@ def handle(args: argparse.Namespace) -> int:
         print(f"\nresult: HTTP {raw.status} from {config.endpoint.method} {public_url(rendered_url)}", file=out)
         if said:
             print(f"  the server said: {said}", file=out)
-        for name in _missing_body_fields(data):
-            print(
-                f"  hint: the server wants a body field {name!r}: set endpoint.body to something like "
-                f"'{{\"{name}\": {{{{ question | tojson }}}}}}'",
-                file=out,
-            )
+        for hint in _body_hints(data):
+            print(f"  hint: {hint}", file=out)
         print("  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx", file=out)
         return int(ExitCode.GATE_FAILED)
     if not isinstance(data, dict):
@@ -78,15 +75,41 @@ def handle(args: argparse.Namespace) -> int:
     return _show_mapping(out, client, raw, data, config.endpoint.response, case.id, secrets)
 
 
-def _missing_body_fields(data: Any) -> list[str]:
-    """The fields a FastAPI 422 says are missing from the body (`{"detail": [{"loc": ["body", NAME]}]}`)."""
+_OBJECT_TYPES = frozenset({"dict_type", "model_type", "model_attributes_type"})
+
+
+def _body_example(path: Sequence[str]) -> str:
+    """`{"a": {"b": {{ question | tojson }}}}` for the path a.b: a body template that puts the question there."""
+    text = "{{ question | tojson }}"
+    for name in reversed(path):
+        text = "{" + json.dumps(name) + ": " + text + "}"
+    return text
+
+
+def _body_hints(data: Any) -> list[str]:
+    """What a FastAPI 422 (`{"detail": [{"type", "loc": ["body", ...]}]}`) says the body lacks, as hints.
+
+    A missing field may be nested (LangServe's `input.question`); a field that must be an object (LangServe's
+    `input`, the chain's input schema) gets the likeliest shape, with where to look for the real one.
+    """
     detail = data.get("detail") if isinstance(data, dict) else None
-    names = []
+    hints = []
     for item in detail if isinstance(detail, list) else []:
         loc = item.get("loc") if isinstance(item, dict) else None
-        if item.get("type") == "missing" and isinstance(loc, list) and len(loc) == 2 and loc[0] == "body":
-            names.append(str(loc[1]))
-    return names
+        if not isinstance(loc, list) or len(loc) < 2 or loc[0] != "body":
+            continue
+        path = [str(part) for part in loc[1:]]
+        where = ".".join(path)
+        if item.get("type") == "missing":
+            hints.append(
+                f"the server wants a body field {where!r}: set endpoint.body to something like '{_body_example(path)}'"
+            )
+        elif item.get("type") in _OBJECT_TYPES:
+            hints.append(
+                f"the server wants body field {where!r} to be an object of the fields it takes (a LangServe "
+                f"route lists them at .../input_schema): e.g. '{_body_example([*path, 'question'])}'"
+            )
+    return hints
 
 
 def _pick_case(config: Config, question: str | None, case_id: str | None) -> Case:
