@@ -211,13 +211,13 @@ def test_langserve_hints_lead_to_the_nested_input_and_never_repeat(
         assert code == 1
         assert hints(out) == [
             "  hint: the server wants body field 'input' to be an object of the fields it takes (a LangServe "
-            "route lists them at .../input_schema): e.g. '{\"input\": {\"question\": {{ question | tojson }}}}'"
+            'route lists them at .../input_schema): e.g. \'{"input": {"question": {{ question | tojson }}}}\''
         ]
         configure(ws, server.url, body='{"input": {"query": {{ question | tojson }}}}')
         code, out, _ = probe(capsys, "--case", "refund")
         assert hints(out) == [
             "  hint: the server wants a body field 'input.question': set endpoint.body to something like "
-            "'{\"input\": {\"question\": {{ question | tojson }}}}'"
+            '\'{"input": {"question": {{ question | tojson }}}}\''
         ]
         configure(ws, server.url, body='{"input": {"question": {{ question | tojson }}}}')
         code, out, _ = probe(capsys, "--case", "refund")
