@@ -8,8 +8,6 @@ prometheus binary is not installed (CI installs it).
 
 from __future__ import annotations
 
-import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -23,12 +21,10 @@ import requests
 from ragjudge.cli import main
 from tests.canary.servers import ArmServer, read_report, write_config, write_sample
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
+from tests.fakes.prometheus import PROMETHEUS, SKIP_REASON, prometheus_scraping
 from tests.helpers_rag import closed_port_url
 
-PROMETHEUS = shutil.which("prometheus")
-pytestmark = pytest.mark.skipif(
-    PROMETHEUS is None, reason="the prometheus binary is not installed (apt-get install prometheus; CI installs it)"
-)
+pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
 READY_WITHIN_S = 30.0
 
 # (arm, pod) -> (dislikes, responses). The "treatment" and "control" arms are split over two pods,
@@ -56,13 +52,6 @@ class Exporter(LoopbackServer):
         return Outgoing(200, "\n".join(lines) + "\n", {"Content-Type": "text/plain; version=0.0.4"})
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @dataclass
 class Prometheus:
     url: str
@@ -71,40 +60,10 @@ class Prometheus:
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prometheus]:
-    assert PROMETHEUS is not None
     root = tmp_path_factory.mktemp("prometheus")
-    with Exporter() as exporter:
-        target = exporter.url.removeprefix("http://")
-        config = root / "prometheus.yml"
-        config.write_text(
-            "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\n"
-            f"scrape_configs:\n  - job_name: ragjudge\n    static_configs: [{{targets: ['{target}']}}]\n",
-            encoding="utf-8",
-        )
-        port = _free_port()
-        log = root / "prometheus.log"
-        with log.open("wb") as out:
-            process = subprocess.Popen(
-                [
-                    PROMETHEUS,
-                    f"--config.file={config}",
-                    f"--storage.tsdb.path={root / 'data'}",
-                    f"--web.listen-address=127.0.0.1:{port}",
-                ],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-            )
-        try:
-            url = f"http://127.0.0.1:{port}"
-            _wait_for_counters(url, process, log)
-            yield Prometheus(url, log)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+    with Exporter() as exporter, prometheus_scraping(root, exporter.url.removeprefix("http://")) as running:
+        _wait_for_counters(running.url, running.process, running.log)
+        yield Prometheus(running.url, running.log)
 
 
 def _wait_for_counters(url: str, process: subprocess.Popen[bytes], log: Path) -> None:

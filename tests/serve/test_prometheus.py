@@ -4,8 +4,6 @@ prometheus binary is not installed (CI installs it)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,12 +12,10 @@ import pytest
 import requests
 
 from tests.canary.servers import write_feedback
-from tests.serve.service import Cluster, Service, free_port, running_service, serve_config, standard_arms
+from tests.fakes.prometheus import PROMETHEUS, SKIP_REASON, prometheus_scraping
+from tests.serve.service import Cluster, Service, running_service, serve_config, standard_arms
 
-PROMETHEUS = shutil.which("prometheus")
-pytestmark = pytest.mark.skipif(
-    PROMETHEUS is None, reason="the prometheus binary is not installed (apt-get install prometheus; CI installs it)"
-)
+pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
 WITHIN_S = 30.0
 
 
@@ -40,38 +36,10 @@ def analysed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service
 
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory: pytest.TempPathFactory, analysed: tuple[Service, dict[str, Any]]) -> Iterator[str]:
-    assert PROMETHEUS is not None
     service, _ = analysed
     root = tmp_path_factory.mktemp("prometheus")
-    config = root / "prometheus.yml"
-    config.write_text(
-        "global: {scrape_interval: 1s, scrape_timeout: 1s}\n"
-        "scrape_configs:\n"
-        f"  - job_name: ragjudge\n    static_configs: [{{targets: ['{service.url.removeprefix('http://')}']}}]\n",
-        encoding="utf-8",
-    )
-    port = free_port()
-    log = root / "prometheus.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                PROMETHEUS,
-                f"--config.file={config}",
-                f"--storage.tsdb.path={root / 'data'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-            ],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+    with prometheus_scraping(root, service.url.removeprefix("http://")) as running:
+        yield running.url
 
 
 def query(url: str, promql: str) -> list[dict[str, Any]]:
