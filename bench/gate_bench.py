@@ -181,6 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     floor = endpoint_floor + judge_floor
     pipelined = max(endpoint_floor, judge_floor)
     first = served["first_request_at"]
+
+    def since(epoch: float | None) -> float | None:
+        return round(epoch - m["started_epoch"], 3) if epoch else None
+
     figures = {
         "cases": n,
         "wall_s": round(m["wall_s"], 3),
@@ -197,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
         "judge_in_flight_per_half_s": " ".join(str(n) for n in served["in_flight_max"]),
         "peak_rss_mb": round(m["peak_rss_mb"], 1),
         "first_request_s": round(first - m["started_epoch"], 3) if first else None,
+        # The timeline, seconds from the process start: where the wall time beyond the floor goes.
+        "last_answer_s": since(served["last_answer_at"]),
+        "first_judge_s": since(served["first_judge_at"]),
+        "last_judge_s": since(served["last_judge_at"]),
         "exit": m["exit"],
     }
     if args.json:

@@ -50,6 +50,11 @@ class Counters:
 
     def reset(self) -> None:
         self.first_request_at: float | None = None
+        self.last_answer_at: float | None = None
+        self.first_judge_at: float | None = None
+        self.last_judge_at: float | None = None
+        """Epoch seconds: the first endpoint request's arrival, the last endpoint answer, the first judge call's
+        arrival, the last judge reply (a timeline of the run, to see where the wall time beyond the floor goes)."""
         self.rag_requests = 0
         self.judge_calls = 0
         self.judge_429 = 0
@@ -136,6 +141,8 @@ class Handler(BaseHTTPRequestHandler):
             question = str(json.loads(raw or b"{}").get("question", ""))
             answer = f"{ANSWER} (Your question: {question})"
             self._reply(200, {"answer": answer, "retrieved": PASSAGES, "confidence": "high"})
+            with counters.lock:
+                counters.last_answer_at = time.time()
         elif self.path == "/v1/chat/completions":
             self._judge(json.loads(raw))
         else:
@@ -152,6 +159,8 @@ class Handler(BaseHTTPRequestHandler):
             self._reply(429, {"error": {**error, "param": None}})
             return
         with counters.lock:
+            if counters.first_judge_at is None:
+                counters.first_judge_at = time.time()
             counters.in_flight += 1
             bucket = int((time.monotonic() - counters.started_at) * 2)
             peaks = counters.in_flight_max
@@ -191,6 +200,8 @@ class Handler(BaseHTTPRequestHandler):
                 },
             },
         )
+        with counters.lock:
+            counters.last_judge_at = time.time()
 
 
 class Servers(ThreadingHTTPServer):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -51,3 +52,45 @@ def test_passage_text_is_dropped_after_judging_unless_kept(keep: bool) -> None:
         assert [p.text for p in trace.passages] == (["Refunds take five days.", ""] if keep else ["", ""])
         assert [p.title for p in trace.passages] == (["d1", "d2"] if keep else ["", ""])
         assert result.judgement is not None and result.judgement.faithfulness == 1.0
+
+
+class WarmingJudge(OfflineJudge):
+    def __init__(self, fails: bool) -> None:
+        super().__init__()
+        self.fails = fails
+        self.warmed = threading.Event()
+
+    def warm_up(self) -> None:
+        self.warmed.set()
+        if self.fails:
+            raise RuntimeError("the client library is broken")
+
+
+class AfterWarmUp(Replies):
+    """An endpoint that answers only once the judge has warmed up (or after 5 s): the warm-up must not wait
+    for the endpoint calls."""
+
+    def __init__(self, judge: WarmingJudge) -> None:
+        self.judge = judge
+        self.saw_warm: list[bool] = []
+
+    def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult:
+        self.saw_warm.append(self.judge.warmed.wait(5))
+        return super().call(case, on_attempt)
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_the_judge_warms_up_while_the_endpoint_calls_are_in_flight(fails: bool) -> None:
+    judge = WarmingJudge(fails)
+    replies = AfterWarmUp(judge)
+    later: list[str] = []
+    plan = RunPlan([make_case("c1"), make_case("c2")], [], 2, 2, warm_up=(lambda: later.append("template"),))
+    results = run_cases(plan, replies, judge, EventLog(None))
+    assert replies.saw_warm == [True, True]
+    # The run's own steps follow the judge's, even when the judge's failed: a warm-up is only a head start,
+    # and the judgements are made as if it had not happened.
+    assert later == ["template"]
+    assert [(r.case.id, r.judgement is not None and r.judgement.faithfulness) for r in results] == [
+        ("c1", 1.0),
+        ("c2", 1.0),
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -100,4 +101,7 @@ def entry() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
+    # Everything is written. Frozen objects are left out of the collections the interpreter makes on its way
+    # out, which otherwise walk every object the run imported (about 0.07 s after a model-judged run).
+    gc.freeze()
     raise SystemExit(code)

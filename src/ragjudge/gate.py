@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +47,8 @@ class GateRequest:
     """(max, pass_at), overriding `repeat`."""
     shard: Shard | None = None
     """Evaluate only this part of the case set (`--shard i/n`)."""
+    warm_up: Sequence[Callable[[], None]] = ()
+    """Work for after the calls (compiling the comment template), done on a spare thread while they run."""
 
 
 def endpoint_url(config: Config, override: str | None) -> str:
@@ -133,6 +135,7 @@ def run_gate(request: GateRequest) -> Report:
             # extra workers wait out a 429's backoff without taking a place from the calls that can go.
             config.judge.concurrency * (2 if config.judge.provider == "openai" else 1),
             keep_passage_text=request.bias_check > 0,  # the bias check re-reads sampled cases' passages
+            warm_up=request.warm_up,
         )
         max_runs, pass_at = request.repeat or (config.repeat.max, config.repeat.pass_at)
         if refusal:

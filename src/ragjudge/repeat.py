@@ -31,6 +31,9 @@ class FreshJudge:
         self.name = inner.name
         self.lexical = inner.lexical
 
+    def warm_up(self) -> None:
+        self.inner.warm_up()
+
     def judge(self, case: Case, trace: Trace, log: LogFn) -> Judgement:
         with fresh_samples(self.rerun):
             return self.inner.judge(case, trace, log)

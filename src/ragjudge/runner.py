@@ -6,6 +6,7 @@ with the remaining endpoint calls.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -35,6 +36,9 @@ class RunPlan:
     keep_passage_text: bool = True
     """False: a passage's text and title are dropped once the judge has them (ids stay), so a large run does
     not hold every reply's passages until the end. Only the bias check reads them after the run."""
+    warm_up: Sequence[Callable[[], None]] = ()
+    """Work the run needs later (the judge's client, the comment's template), done on a thread of its own
+    while the first endpoint calls wait for their replies, in this order."""
 
 
 def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLog) -> Judgement | None:
@@ -71,6 +75,14 @@ class ReplySource(Protocol):
     def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult: ...
 
 
+def _warm_up(steps: Sequence[Callable[[], None]]) -> None:
+    for step in steps:
+        try:
+            step()
+        except Exception:  # only a head start: the step's real use meets the same fault and reports it
+            continue
+
+
 def _outcome(future: Future[_T | None]) -> _T | None:
     """The future's value; None if the run is stopped and the call does not end within the grace period."""
     stopped_at: float | None = None
@@ -95,6 +107,11 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
     for case in plan.cases:
         client.render(case)
     judged: dict[str, Future[Judgement | None]] = {}
+    steps = [*([judge.warm_up] if judge is not None else []), *plan.warm_up]
+    # Started before the first endpoint call: the judge's client library takes longer to import than a
+    # reply takes to come, and the first judgement would wait for it.
+    warming = threading.Thread(target=_warm_up, args=(steps,), name="warm-up")
+    warming.start()
     judges = ThreadPoolExecutor(plan.judge_concurrency, thread_name_prefix="judge")
     endpoints = ThreadPoolExecutor(plan.endpoint_concurrency, thread_name_prefix="endpoint")
     try:
@@ -140,4 +157,5 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
         stopping = deadline.stopped()
         endpoints.shutdown(wait=not stopping, cancel_futures=stopping)
         judges.shutdown(wait=not stopping, cancel_futures=stopping)
+        warming.join(timeout=None if not stopping else STOP_GRACE_S)
     return results

@@ -10,10 +10,21 @@ from typing import Any
 import pytest
 
 from ragjudge.judge.cache import JudgeCache, cache_key
+from ragjudge.judge.chat import ChatCaller
 from ragjudge.judge.openai_judge import OpenAIJudge
 from tests.fakes.openai_server import FakeOpenAI, Reply, queue
 from tests.helpers_rag import make_case, make_trace
-from tests.judge.openai_helpers import PASSAGES, LogSink, by_kind, claim, claims_json, make_judge, rubric_json
+from tests.judge.openai_helpers import (
+    PASSAGES,
+    LogSink,
+    Sleeps,
+    by_kind,
+    claim,
+    claims_json,
+    judge_config,
+    make_judge,
+    rubric_json,
+)
 
 CASE = make_case("c1", "How long do refunds take?")
 TRACE = make_trace("Refunds take 5 working days.", ids=list(PASSAGES), passages=PASSAGES)
@@ -200,3 +211,47 @@ def test_each_sample_has_its_own_entry(fake: FakeOpenAI, tmp_path: Path) -> None
     # samples=1 reuses sample 0 of each kind.
     one = make_judge(fake, tmp_path / "cache", samples=1).judge(CASE, TRACE, LogSink())
     assert (one.calls, one.cache_hits) == (0, 2)
+
+
+# ------------------------------------------------------------------------------------ warm-up
+def test_holds_entries_only_once_something_was_cached(tmp_path: Path) -> None:
+    assert JudgeCache(None).holds_entries() is False
+    cache = JudgeCache(tmp_path / "c")
+    assert cache.holds_entries() is False  # no folder yet
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "stray.tmp").write_text("", encoding="utf-8")
+    assert cache.holds_entries() is False  # a file is not an entry's fan-out folder
+    cache.put(cache_key({"a": 1}), {"content": "x"})
+    assert cache.holds_entries() is True
+
+
+class CountingCaller(ChatCaller):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.opened: list[str | None] = []
+
+    def client(self, base_url: str | None) -> Any:
+        self.opened.append(base_url)
+        return super().client(base_url)
+
+
+def test_warm_up_opens_the_client_when_the_cache_is_cold(fake: FakeOpenAI, tmp_path: Path) -> None:
+    config = judge_config(fake.base_url, tmp_path / "cache")
+    caller = CountingCaller(config, sleep=Sleeps())
+    judge = OpenAIJudge(config, [], caller=caller)
+    judge.warm_up()
+    assert caller.opened == [fake.base_url]
+    assert fake.call_count == 0  # opening a client calls nothing
+    judge.judge(CASE, TRACE, LogSink())
+    assert fake.call_count == 2
+
+
+def test_warm_up_leaves_the_sdk_alone_when_the_cache_may_answer(fake: FakeOpenAI, tmp_path: Path) -> None:
+    make_judge(fake, tmp_path / "cache").judge(CASE, TRACE, LogSink())  # the last CI run filled the cache
+    config = judge_config(fake.base_url, tmp_path / "cache")
+    caller = CountingCaller(config, sleep=Sleeps())
+    judge = OpenAIJudge(config, [], caller=caller)
+    judge.warm_up()
+    assert caller.opened == []
+    rerun = judge.judge(CASE, TRACE, LogSink())
+    assert (rerun.calls, rerun.cache_hits, caller.opened) == (0, 2, [])

@@ -13,7 +13,7 @@ from tests.helpers_rag import error_result, make_case, make_report, make_trace, 
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import Judgement, Unscored
 from ragjudge.judge.offline import OfflineJudge
-from ragjudge.report.comment import COMMENT_LIMIT, render_comment
+from ragjudge.report.comment import COMMENT_LIMIT, compiled, render_comment
 from ragjudge.report.model import Report
 from ragjudge.rules import Rule
 from ragjudge.scoring import CaseResult, score_case
@@ -365,6 +365,14 @@ def test_a_smaller_limit_is_honoured() -> None:
     comment = render_comment(_many_failing(50, 200), limit=3000)
     assert len(comment) <= 3000
     assert "more failing or errored case(s) not shown here: see the JSON report." in comment
+
+
+def test_the_size_search_compiles_the_template_once() -> None:
+    compiled.cache_clear()
+    comment = render_comment(_many_failing(60, 5000), report_path="report.json")
+    assert comment.count("<details>") < 60  # details were cut: the search rendered many times
+    info = compiled.cache_info()
+    assert (info.misses, info.hits > 3) == (1, True)
 
 
 # --- templates ----------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -17,7 +18,7 @@ from ragjudge.config import Config, check_http_url, load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate import GateRequest, exit_code_for, run_gate
 from ragjudge.outpaths import check_output_paths
-from ragjudge.report.comment import check_template, render_comment
+from ragjudge.report.comment import check_template, compiled, render_comment
 from ragjudge.report.model import Report, write_report
 from ragjudge.shard import parse_shard
 
@@ -140,8 +141,10 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--bias-check N needs N >= 0")
     shard = parse_shard(args.shard) if args.shard is not None else None
     template = args.template or config.template
+    warm_up: list[Callable[[], None]] = []
     if args.comment_file is not None:
-        check_template(template)
+        text = check_template(template)
+        warm_up.append(lambda: _compile(text))
     check_output_paths((("--report", args.report), ("--comment-file", args.comment_file), ("--log", args.log)))
     request = GateRequest(
         config=config,
@@ -156,6 +159,7 @@ def _run(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         repeat=args.repeat,
         shard=shard,
+        warm_up=warm_up,
     )
     report = run_gate(request)
     code = emit(report, Outputs(args.report, args.comment_file, template, args.junit, args.html))
@@ -164,6 +168,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f"ragjudge: shard {shard}: exit 0 (the gate is `ragjudge merge` over every shard's report)")
         return 0
     return code
+
+
+def _compile(template_text: str) -> None:
+    compiled(template_text)
 
 
 def with_judge_overrides(config: Config, model: str | None, base_url: str | None, key_env: str | None) -> Config:

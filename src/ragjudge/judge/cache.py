@@ -27,6 +27,17 @@ class JudgeCache:
         self.root = root
         self._made: set[Path] = set()  # fan-out folders known to exist: one mkdir each per run, not per write
 
+    def holds_entries(self) -> bool:
+        """Whether anything was cached before (a folder with a fan-out folder in it): a cheap guess that
+        this run's judgements may be cache hits, made without reading any entry."""
+        if self.root is None:
+            return False
+        try:
+            with os.scandir(self.root) as entries:
+                return any(e.is_dir() for e in entries)
+        except OSError:
+            return False
+
     def _path(self, key: str) -> Path:
         assert self.root is not None
         return self.root / key[:2] / f"{key}.json"

@@ -106,3 +106,10 @@ class Judge(Protocol):
     """True when the judge only compares words (said plainly in the report)."""
 
     def judge(self, case: Case, trace: Trace, log: LogFn) -> Judgement: ...
+
+    def warm_up(self) -> None:
+        """Get ready for the first judgement (import a client library, open a client); safe to skip.
+
+        The runner calls it on a thread of its own while the first endpoint calls are in flight, so that
+        the first judgement does not start with that work.
+        """

@@ -27,6 +27,9 @@ class OfflineJudge:
     def __init__(self, min_overlap: float = 0.5) -> None:
         self.min_overlap = min_overlap
 
+    def warm_up(self) -> None:
+        return
+
     def judge(self, case: Case, trace: Trace, log: LogFn) -> Judgement:
         dims = RUBRIC_DIMENSIONS if case.should_answer else NEGATIVE_DIMENSIONS
         claims = [] if trace.refused else split_claims(trace.answer)

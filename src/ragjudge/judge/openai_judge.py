@@ -171,6 +171,15 @@ class OpenAIJudge:
         # The tolerance keeps a value exactly on the band's edge inside it (0.8 - 0.7 is 0.10000000000000009).
         return any(r.metric == metric and abs(value - r.threshold) <= band * scale + 1e-9 for r in self.rules)
 
+    def warm_up(self) -> None:
+        # With answers already in the cache a rerun may make no call at all, and importing the SDK for nothing
+        # would take the processor from the endpoint calls: then the first call that misses imports it.
+        if self.asker.cache.holds_entries():
+            return
+        for target in (self.primary, self.escalate):
+            if target is not None:
+                self.caller.client(target.base_url)
+
     def judge(self, case: Case, trace: Trace, log: LogFn, rubric: bool = True) -> Judgement:
         """Both judges; `rubric=False` asks only for faithfulness (calibrating binary labels needs no more).
 

@@ -87,6 +87,9 @@ class PrecisionJudge:
         self.name = inner.name
         self.lexical = inner.lexical
 
+    def warm_up(self) -> None:
+        self.inner.warm_up()  # the scorer shares the inner judge's caller, so its client too
+
     def judge(self, case: Case, trace: Trace, log: LogFn) -> Judgement:
         base = self.inner.judge(case, trace, log)
         if not wants_precision(case, trace):

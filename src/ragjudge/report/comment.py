@@ -6,11 +6,12 @@ is not, so it is only ever passed as values and escaped by `inline`.
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from jinja2 import StrictUndefined, TemplateError
+from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from ragjudge import __version__
@@ -54,18 +55,28 @@ def environment() -> SandboxedEnvironment:
     return env
 
 
-def check_template(path: Path | None) -> None:
-    """Read and compile a comment template now, so a bad one is exit 2 before any endpoint call."""
+def check_template(path: Path | None) -> str:
+    """Read and parse a comment template now, so a bad one is exit 2 before any endpoint call; its text."""
     text = load_template(path)
     try:
         environment().parse(text)
     except TemplateError as exc:
         raise ConfigError(f"{path or 'built-in comment template'}: invalid comment template: {exc}") from None
+    return text
+
+
+@functools.lru_cache(maxsize=8)
+def compiled(template_text: str) -> Template:
+    """The template compiled once: the comment's size search renders it many times.
+
+    `ragjudge run` compiles it on a spare thread while the endpoint calls run (`GateRequest.warm_up`).
+    """
+    return environment().from_string(template_text)
 
 
 def _render(template_text: str, source: str, context: dict[str, Any]) -> str:
     try:
-        return environment().from_string(template_text).render(context)
+        return compiled(template_text).render(context)
     except TemplateError as exc:
         raise ConfigError(f"{source}: comment template failed: {exc}") from None
 
