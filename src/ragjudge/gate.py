@@ -18,7 +18,7 @@ from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.eventlog import EventLog
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
-from ragjudge.provenance import provenance
+from ragjudge.provenance import case_set_hash, provenance
 from ragjudge.repeat import run_repeated
 from ragjudge.report.model import Report, ShardBlock, build_report, mark_interrupted, redact
 from ragjudge.rules import parse_rules
@@ -125,6 +125,9 @@ def run_gate(request: GateRequest) -> Report:
             "set judge.provider: openai to apply them"
         )
     register_secrets(config)  # a config built in code was never loaded, so never registered
+    # The case-set hash reads every case: worked out on the warm-up thread while the calls wait for replies.
+    case_hash: list[str] = []
+    warm_up = (*request.warm_up, lambda: case_hash.append(case_set_hash(all_cases)))
     log = EventLog(request.log)
     try:
         plan = RunPlan(
@@ -135,7 +138,7 @@ def run_gate(request: GateRequest) -> Report:
             # extra workers wait out a 429's backoff without taking a place from the calls that can go.
             config.judge.concurrency * (2 if config.judge.provider == "openai" else 1),
             keep_passage_text=request.bias_check > 0,  # the bias check re-reads sampled cases' passages
-            warm_up=request.warm_up,
+            warm_up=warm_up,
         )
         max_runs, pass_at = request.repeat or (config.repeat.max, config.repeat.pass_at)
         if refusal:
@@ -163,7 +166,9 @@ def run_gate(request: GateRequest) -> Report:
         report = bias.attach(report)
     if shard_block is not None:
         report = report.model_copy(update={"shard": shard_block})
-    report = report.model_copy(update={"provenance": provenance(config, all_cases, url, os.environ)})
+    report = report.model_copy(
+        update={"provenance": provenance(config, all_cases, url, os.environ, next(iter(case_hash), None))}
+    )
     if stopped:
         report = mark_interrupted(report, stopped, len(cases))
     elif baseline is not None and shard_block is not None:

@@ -105,15 +105,20 @@ def clean_url(url: str | None) -> str | None:
 
 
 def provenance(
-    config: Config, cases: Sequence[Case], endpoint: str | None, environ: Mapping[str, str]
+    config: Config,
+    cases: Sequence[Case],
+    endpoint: str | None,
+    environ: Mapping[str, str],
+    case_hash: str | None = None,
 ) -> dict[str, Any]:
+    """`case_hash`: `case_set_hash(cases)`, when it was worked out beforehand (the gate does it during the calls)."""
     commit, ref = git_identity(environ)
     return {
         "ragjudge_version": __version__,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "git_commit": commit,
         "git_ref": ref,
-        "case_set_hash": case_set_hash(cases),
+        "case_set_hash": case_hash or case_set_hash(cases),
         "rules_hash": rules_hash(config),
         "judge_fingerprint": judge_fingerprint(config.judge),
         "endpoint": clean_url(endpoint),

@@ -6,6 +6,7 @@ with the remaining endpoint calls.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -75,12 +76,34 @@ class ReplySource(Protocol):
     def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult: ...
 
 
-def _warm_up(steps: Sequence[Callable[[], None]]) -> None:
+def _warm_up(judge: Judge | None, ready: threading.Event, steps: Sequence[Callable[[], None]]) -> None:
+    """The judge's warm-up, then `ready`, then the run's own steps."""
+    try:
+        if judge is not None:
+            _quietly(judge.warm_up)
+    finally:
+        ready.set()
     for step in steps:
-        try:
-            step()
-        except Exception:  # only a head start: the step's real use meets the same fault and reports it
-            continue
+        _quietly(step)
+
+
+def _quietly(step: Callable[[], None]) -> None:
+    try:
+        step()
+    except Exception:  # only a head start: the step's real use meets the same fault and reports it
+        return
+
+
+def _when_ready(ready: threading.Event, work: Callable[[], _T]) -> _T | None:
+    """`work()` once the judge has warmed up; None if the run is stopped first.
+
+    Judgements wait rather than build their prompts meanwhile: the warm-up (an SDK import) is the first
+    judge call's critical path, and every thread that runs beside it slows it down.
+    """
+    while not ready.wait(0.1):
+        if deadline.stopped():
+            return None
+    return work()
 
 
 def _outcome(future: Future[_T | None]) -> _T | None:
@@ -107,10 +130,10 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
     for case in plan.cases:
         client.render(case)
     judged: dict[str, Future[Judgement | None]] = {}
-    steps = [*([judge.warm_up] if judge is not None else []), *plan.warm_up]
     # Started before the first endpoint call: the judge's client library takes longer to import than a
     # reply takes to come, and the first judgement would wait for it.
-    warming = threading.Thread(target=_warm_up, args=(steps,), name="warm-up")
+    ready = threading.Event()
+    warming = threading.Thread(target=_warm_up, args=(judge, ready, plan.warm_up), name="warm-up")
     warming.start()
     judges = ThreadPoolExecutor(plan.judge_concurrency, thread_name_prefix="judge")
     endpoints = ThreadPoolExecutor(plan.endpoint_concurrency, thread_name_prefix="endpoint")
@@ -139,7 +162,9 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
             if deadline.stopped():
                 return None  # cut off, or finished as the stop came: either way not kept
             if result.trace is not None and judge is not None:
-                judged[case.id] = judges.submit(_judge_safely, judge, case, result, log)
+                judged[case.id] = judges.submit(
+                    _when_ready, ready, functools.partial(_judge_safely, judge, case, result, log)
+                )
             return result if plan.keep_passage_text else _without_passage_text(result)
 
         calls = [(case, endpoints.submit(call, case)) for case in plan.cases]
