@@ -47,7 +47,7 @@ class GateRequest:
     """(max, pass_at), overriding `repeat`."""
     shard: Shard | None = None
     """Evaluate only this part of the case set (`--shard i/n`)."""
-    warm_up: Sequence[Callable[[], None]] = ()
+    warm_up: Sequence[Callable[[], object]] = ()
     """Work for after the calls (compiling the comment template), done on a spare thread while they run."""
 
 

@@ -37,7 +37,7 @@ class RunPlan:
     keep_passage_text: bool = True
     """False: a passage's text and title are dropped once the judge has them (ids stay), so a large run does
     not hold every reply's passages until the end. Only the bias check reads them after the run."""
-    warm_up: Sequence[Callable[[], None]] = ()
+    warm_up: Sequence[Callable[[], object]] = ()
     """Work the run needs later (the judge's client, the comment's template), done on a thread of its own
     while the first endpoint calls wait for their replies, in this order."""
 
@@ -76,7 +76,7 @@ class ReplySource(Protocol):
     def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult: ...
 
 
-def _warm_up(judge: Judge | None, ready: threading.Event, steps: Sequence[Callable[[], None]]) -> None:
+def _warm_up(judge: Judge | None, ready: threading.Event, steps: Sequence[Callable[[], object]]) -> None:
     """The judge's warm-up, then `ready`, then the run's own steps."""
     try:
         if judge is not None:
@@ -87,7 +87,7 @@ def _warm_up(judge: Judge | None, ready: threading.Event, steps: Sequence[Callab
         _quietly(step)
 
 
-def _quietly(step: Callable[[], None]) -> None:
+def _quietly(step: Callable[[], object]) -> None:
     try:
         step()
     except Exception:  # only a head start: the step's real use meets the same fault and reports it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import sys
@@ -141,10 +142,9 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--bias-check N needs N >= 0")
     shard = parse_shard(args.shard) if args.shard is not None else None
     template = args.template or config.template
-    warm_up: list[Callable[[], None]] = []
+    warm_up: list[Callable[[], object]] = []
     if args.comment_file is not None:
-        text = check_template(template)
-        warm_up.append(lambda: _compile(text))
+        warm_up.append(functools.partial(compiled, check_template(template)))
     check_output_paths((("--report", args.report), ("--comment-file", args.comment_file), ("--log", args.log)))
     request = GateRequest(
         config=config,
@@ -168,10 +168,6 @@ def _run(args: argparse.Namespace) -> int:
         print(f"ragjudge: shard {shard}: exit 0 (the gate is `ragjudge merge` over every shard's report)")
         return 0
     return code
-
-
-def _compile(template_text: str) -> None:
-    compiled(template_text)
 
 
 def with_judge_overrides(config: Config, model: str | None, base_url: str | None, key_env: str | None) -> Config:
