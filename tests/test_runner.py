@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -94,3 +95,45 @@ def test_the_judge_warms_up_while_the_endpoint_calls_are_in_flight(fails: bool) 
         ("c1", 1.0),
         ("c2", 1.0),
     ]
+
+
+class HeldJudge(OfflineJudge):
+    """A judge that makes no judgement until it is let go."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+
+    def judge(self, case: Case, trace: Trace, log: LogFn) -> Any:
+        assert self.go.wait(10)
+        return super().judge(case, trace, log)
+
+
+class Counting(Replies):
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls = 0
+
+    def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult:
+        with self.lock:
+            self.calls += 1
+        return super().call(case, on_attempt)
+
+
+def test_the_endpoint_runs_ahead_of_the_judge_by_at_most_both_pools() -> None:
+    # While the judge is held (warming up, or slower than the endpoint), replies beyond what both pools hold
+    # would only wait in memory, and their handling takes the CPU the judge's warm-up needs.
+    judge, replies = HeldJudge(), Counting()
+    plan = RunPlan([make_case(f"c{i}") for i in range(40)], [], 3, 2)
+    done: list[Any] = []
+    runner = threading.Thread(target=lambda: done.append(run_cases(plan, replies, judge, EventLog(None))))
+    runner.start()
+    give_up = time.monotonic() + 5
+    while replies.calls < 5 and time.monotonic() < give_up:
+        time.sleep(0.01)
+    time.sleep(0.3)  # room for any call beyond the bound to be made
+    assert replies.calls == 5
+    judge.go.set()
+    runner.join(10)
+    assert [r.case.id for r in done[0]] == [f"c{i}" for i in range(40)]
+    assert replies.calls == 40

@@ -1,7 +1,8 @@
 """The pipeline: call the endpoint for every case, judge each reply as soon as it arrives, score.
 
 Endpoint calls and judge calls run in two bounded pools, so judging overlaps
-with the remaining endpoint calls.
+with the remaining endpoint calls; the endpoint runs ahead of the judge by no
+more than the two pools hold.
 """
 
 from __future__ import annotations
@@ -130,6 +131,9 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
     for case in plan.cases:
         client.render(case)
     judged: dict[str, Future[Judgement | None]] = {}
+    # How far the endpoint may run ahead of the judge: replies beyond this would only wait in memory, and
+    # while the judge warms up the CPU their handling takes is the warm-up's (an SDK import under the GIL).
+    lead = threading.BoundedSemaphore(plan.endpoint_concurrency + plan.judge_concurrency)
     # Started before the first endpoint call: the judge's client library takes longer to import than a
     # reply takes to come, and the first judgement would wait for it.
     ready = threading.Event()
@@ -140,6 +144,18 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
     try:
 
         def call(case: Case) -> EndpointResult | None:
+            while not lead.acquire(timeout=0.1):
+                if deadline.stopped():
+                    return None
+            try:
+                return called(case)
+            finally:
+                if case.id in judged:
+                    judged[case.id].add_done_callback(lambda _: lead.release())
+                else:
+                    lead.release()
+
+        def called(case: Case) -> EndpointResult | None:
             if deadline.stopped():
                 return None
 
