@@ -12,6 +12,7 @@ import pytest
 from ragjudge.judge.cache import JudgeCache, cache_key
 from ragjudge.judge.chat import ChatCaller
 from ragjudge.judge.openai_judge import OpenAIJudge
+from ragjudge.judge.prompting import GATE_TEMPLATES, template
 from tests.fakes.openai_server import FakeOpenAI, Reply, queue
 from tests.helpers_rag import make_case, make_trace
 from tests.judge.openai_helpers import (
@@ -239,8 +240,11 @@ def test_warm_up_opens_the_client_when_the_cache_is_cold(fake: FakeOpenAI, tmp_p
     config = judge_config(fake.base_url, tmp_path / "cache")
     caller = CountingCaller(config, sleep=Sleeps())
     judge = OpenAIJudge(config, [], caller=caller)
+    template.cache_clear()
     judge.warm_up()
     assert caller.opened == [fake.base_url]
+    # The prompts are compiled too: the first judgements would otherwise each compile them.
+    assert template.cache_info().currsize == len(GATE_TEMPLATES) == 8
     assert fake.call_count == 0  # opening a client calls nothing
     judge.judge(CASE, TRACE, LogSink())
     assert fake.call_count == 2

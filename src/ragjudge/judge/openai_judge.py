@@ -25,11 +25,13 @@ from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import MODES, CallFailed, ChatCaller, Completion, Target, Throttle
 from ragjudge.judge.interface import Claim, Judgement, LogFn, Unscored
 from ragjudge.judge.prompting import (
+    GATE_TEMPLATES,
     RubricPlan,
     combined_messages,
     faithfulness_messages,
     rubric_messages,
     rubric_plan,
+    template,
     trim_notes,
 )
 from ragjudge.judge.replies import (
@@ -179,6 +181,8 @@ class OpenAIJudge:
         for target in (self.primary, self.escalate):
             if target is not None:
                 self.caller.client(target.base_url)
+        for name in GATE_TEMPLATES:
+            template(name)  # compiled here, not by the first judgements, which would each compile it
 
     def judge(self, case: Case, trace: Trace, log: LogFn, rubric: bool = True) -> Judgement:
         """Both judges; `rubric=False` asks only for faithfulness (calibrating binary labels needs no more).

@@ -15,6 +15,17 @@ from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.judge.interface import EVIDENCE_DIMENSIONS, NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS
 
 Message = dict[str, str]
+GATE_TEMPLATES = (
+    "combined_system.j2",
+    "combined_user.j2",
+    "rubric_system.j2",
+    "negative_system.j2",
+    "rubric_user.j2",
+    "faithfulness_system.j2",
+    "faithfulness_user.j2",
+    "correction.j2",
+)
+"""The prompts the gate's judge may send (the evidence judge's are calibration's)."""
 
 
 @cache
