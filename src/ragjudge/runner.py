@@ -184,9 +184,10 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
             return result if plan.keep_passage_text else _without_passage_text(result)
 
         calls = [(case, endpoints.submit(call, case)) for case in plan.cases]
-        replies = [(case, _outcome(future)) for case, future in calls]
         results = []
-        for case, reply in replies:
+        # Each case is scored once its own reply and judgement are in, while later calls are still in flight.
+        for case, future in calls:
+            reply = _outcome(future)
             if reply is None:
                 continue
             judgement = _outcome(judged[case.id]) if case.id in judged else None
