@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,7 +161,8 @@ def run_gate(request: GateRequest) -> Report:
         judge_info.update(
             model=config.judge.model, base_url_host=host_of(config.judge.base_url), combined=config.judge.combined
         )
-    report = build_report(results, suite, judge_info, warnings)
+    # Each result is let go as its record is built: a large run never holds every result and every record.
+    report = build_report(_handed_over(results), suite, judge_info, warnings)
     if bias is not None:
         report = bias.attach(report)
     if shard_block is not None:
@@ -182,6 +183,13 @@ def run_gate(request: GateRequest) -> Report:
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(report)
+
+
+def _handed_over(results: list[CaseResult]) -> Iterator[CaseResult]:
+    """The results in order, each dropped from `results` as it is handed over (the list ends empty)."""
+    results.reverse()
+    while results:
+        yield results.pop()
 
 
 def _baseline(request: GateRequest, warnings: list[str]) -> Baseline | None:

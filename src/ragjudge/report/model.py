@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -15,9 +15,23 @@ from ragjudge.errors import CaseFileError
 from ragjudge.scoring import CaseResult
 from ragjudge.suite import RuleOutcome, SuiteResult
 
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="allow")
+
+    def model_post_init(self, context: Any, /) -> None:
+        # pydantic gives each instance its own set of the field names it was given: about 2 KB for a case's
+        # record, more than the record's values. Records given the same names share one set.
+        names = self.__pydantic_fields_set__
+        shared = _FIELD_SETS.setdefault(frozenset(names), names)
+        object.__setattr__(self, "__pydantic_fields_set__", shared)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic adds an assigned field's name to the instance's set: first it gets a set of its own.
+        object.__setattr__(self, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        super().__setattr__(name, value)
 
 
 class SuiteBlock(_Model):
@@ -272,7 +286,7 @@ def rule_blocks(outcomes: Sequence[RuleOutcome]) -> list[RuleBlock]:
 
 
 def build_report(
-    results: Sequence[CaseResult],
+    results: Iterable[CaseResult],
     suite: SuiteResult,
     judge_info: dict[str, Any],
     warnings: Sequence[str],
