@@ -9,17 +9,22 @@ from __future__ import annotations
 import dataclasses
 import email.utils
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, quote, urljoin, urlsplit
 
-import requests
 import urllib3
 from jinja2 import StrictUndefined, TemplateError, Undefined
 from jinja2.sandbox import SandboxedEnvironment
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    NewConnectionError,
+    ProtocolError,
+    ReadTimeoutError,
+    SSLError,
+)
 
 from ragjudge import masking
 from ragjudge.cases import Case
@@ -30,13 +35,16 @@ from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError, EvaluationError
 from ragjudge.transport import deadline
-from ragjudge.transport.sessions import watched_session
+from ragjudge.transport.sessions import watched_pool
 
 EXCERPT_CHARS = 300
 """How much of an error reply's body a reason quotes."""
 _ERROR_BODY_CAP = 65_536
 """An error reply is read this far, for its excerpt: its explanation is at the start."""
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504}) | frozenset(range(505, 600))
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_ACCEPT_ENCODING = urllib3.util.make_headers(accept_encoding=True)["accept-encoding"]
+"""What `requests` would offer: replies may come compressed, and are read decoded."""
 MAX_REDIRECTS = 5
 
 
@@ -130,7 +138,8 @@ class EndpointClient:
         self._secrets = header_secrets(config.headers)
         self._sleep = sleep
         self._backoff = backoff_base_s
-        self._local = threading.local()
+        # Shared by the calling threads; it keeps up to this many idle connections per host for reuse.
+        self._http = watched_pool(maxsize=2 * max(config.concurrency, 16))
         self._rendered: dict[int, tuple[Case, str, str | None]] = {}
         """Requests rendered ahead (the check before any call), kept for the call: each is rendered once."""
         self._refusal = RefusalRules.from_config(config.refusal)
@@ -150,13 +159,6 @@ class EndpointClient:
             self._body = env.from_string(config.body)
         except TemplateError as exc:
             raise ConfigError(f"endpoint.body: invalid template: {exc}") from None
-
-    def _session(self) -> requests.Session:
-        session: requests.Session | None = getattr(self._local, "session", None)
-        if session is None:
-            session = watched_session()
-            self._local.session = session
-        return session
 
     def render(self, case: Case) -> tuple[str, str | None]:
         """The URL and body for one case; a template error is a config error naming the case.
@@ -319,18 +321,18 @@ class EndpointClient:
         for _ in range(MAX_REDIRECTS + 1):
             response = self._send(method, url, body, headers, limit)
             with response:
-                if response.is_redirect:
+                if response.status in _REDIRECT_STATUSES and "Location" in response.headers:
                     method, url, body, headers = self._next_hop(response, method, url, body, headers, origin)
                     continue
-                if response.status_code >= 400:
-                    retry = response.status_code in _RETRY_STATUSES
+                if response.status >= 400:
+                    retry = response.status in _RETRY_STATUSES
                     error_body = self._error_body(response, limit.expires)
                     raise _Attempt(
                         "http",
-                        f"HTTP {response.status_code} from {method} {public_url(url)}",
+                        f"HTTP {response.status} from {method} {public_url(url)}",
                         retry=retry,
                         retry_after=parse_retry_after(response.headers.get("Retry-After")),
-                        status=response.status_code,
+                        status=response.status,
                         excerpt=mask(error_excerpt(error_body), self._secrets) or None,
                         body=error_body,
                     )
@@ -338,35 +340,39 @@ class EndpointClient:
                     raw = self._read_capped(response, limit.expires)
                     if limit.fired is not None:
                         raise _cut_off(limit)  # a cut-off body can look complete
-                    return response.status_code, _decode(raw, response.headers.get("Content-Type")), raw
+                    return response.status, _decode(raw, response.headers.get("Content-Type")), raw
                 except _Attempt as failure:
-                    failure.status = response.status_code
+                    failure.status = response.status
                     raise
         raise _Attempt("redirect", f"more than {MAX_REDIRECTS} redirects", retry=False)
 
     def _send(
         self, method: str, url: str, body: str | None, headers: dict[str, str], limit: deadline.Deadline
-    ) -> requests.Response:
+    ) -> urllib3.BaseHTTPResponse:
+        if not any(k.lower() == "accept-encoding" for k in headers):
+            headers = {**headers, "Accept-Encoding": _ACCEPT_ENCODING}
         try:
-            return self._session().request(
+            return self._http.urlopen(
                 method,
                 url,
-                data=body.encode("utf-8") if body is not None else None,
+                body=body.encode("utf-8") if body is not None else None,
                 headers=headers,
                 timeout=max(0.001, limit.remaining()),
-                stream=True,
-                allow_redirects=False,
+                retries=False,  # the attempts are this client's, with its backoff and reasons
+                redirect=False,  # followed by `_follow`, which decides what a hop may carry
+                preload_content=False,
             )
-        except requests.Timeout:
-            raise _Attempt("timeout", "timeout", retry=True) from None
-        except requests.ConnectionError as exc:
+        # NewConnectionError is a ConnectTimeoutError to urllib3: a refusal, not a timeout, so it comes first.
+        except (NewConnectionError, SSLError, ProtocolError, OSError) as exc:
             raise _Attempt("connection", _connection_detail(url, exc), retry=True) from None
-        except requests.RequestException as exc:
+        except (ConnectTimeoutError, ReadTimeoutError, TimeoutError):
+            raise _Attempt("timeout", "timeout", retry=True) from None
+        except (urllib3.exceptions.HTTPError, ValueError) as exc:
             raise _Attempt("request", f"request failed: {type(exc).__name__}", retry=False) from None
 
     def _next_hop(
         self,
-        response: requests.Response,
+        response: urllib3.BaseHTTPResponse,
         method: str,
         url: str,
         body: str | None,
@@ -374,7 +380,7 @@ class EndpointClient:
         origin: str,
     ) -> tuple[str, str, str | None, dict[str, str]]:
         """Where a 3xx leads, and what may be sent there; refuses what the config does not allow."""
-        status = response.status_code
+        status = response.status
         location = response.headers.get("Location", "")
         if not self.config.follow_redirects:
             raise _Attempt(
@@ -425,7 +431,7 @@ class EndpointClient:
             with response:
                 raw = self._error_body(response, limit.expires)
         return RawReply(
-            status=response.status_code,
+            status=response.status,
             reason=response.reason or "",
             content_type=response.headers.get("Content-Type", ""),
             body=raw,
@@ -447,7 +453,7 @@ class EndpointClient:
             trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
         return trace
 
-    def _error_body(self, response: requests.Response, expires: float) -> bytes:
+    def _error_body(self, response: urllib3.BaseHTTPResponse, expires: float) -> bytes:
         """The start of an error reply's body; whatever arrives before a problem reading it."""
         chunks: list[bytes] = []
         size = 0
@@ -458,11 +464,11 @@ class EndpointClient:
                 size += len(chunk)
                 if size >= cap or time.monotonic() > expires:
                     break
-        except (requests.RequestException, urllib3.exceptions.HTTPError):
+        except (urllib3.exceptions.HTTPError, OSError):
             pass
         return b"".join(chunks)[:cap]
 
-    def _read_capped(self, response: requests.Response, expires: float) -> bytes:
+    def _read_capped(self, response: urllib3.BaseHTTPResponse, expires: float) -> bytes:
         cap = self.config.max_response_bytes
         declared = response.headers.get("Content-Length")
         if declared and declared.isdigit() and int(declared) > cap:
@@ -477,8 +483,8 @@ class EndpointClient:
                 chunks.append(chunk)
                 if time.monotonic() > expires:
                     raise _Attempt("timeout", "timeout", retry=True)
-        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-            if isinstance(exc, urllib3.exceptions.ReadTimeoutError) or "timed out" in str(exc).lower():
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if isinstance(exc, ReadTimeoutError | TimeoutError) or "timed out" in str(exc).lower():
                 raise _Attempt("timeout", "timeout", retry=True) from None
             raise _Attempt("connection", "connection dropped while reading the reply", retry=True) from None
         return b"".join(chunks)
@@ -500,19 +506,15 @@ def _origin(url: str) -> str:
     return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{port or default}"
 
 
-def _body_chunks(response: requests.Response) -> Iterator[bytes]:
+def _body_chunks(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
     """The (decoded) body as it arrives.
 
-    `iter_content` blocks until a whole chunk is buffered, so an endpoint that
-    dribbles its body a byte at a time would never hit the total deadline;
-    `read1` returns what one socket read gave, so the deadline is checked often.
+    `read(n)` blocks until n bytes are buffered, so an endpoint that dribbles its
+    body a byte at a time would never hit the total deadline; `read1` returns what
+    one socket read gave, so the deadline is checked often.
     """
-    read1 = getattr(response.raw, "read1", None)
-    if read1 is None:  # urllib3 < 2.3
-        yield from response.iter_content(chunk_size=65536)
-        return
     while True:
-        chunk: bytes = read1(65536, decode_content=True)
+        chunk = response.read1(65536, decode_content=True)
         if not chunk:
             return
         yield chunk
