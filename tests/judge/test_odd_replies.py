@@ -15,12 +15,26 @@ from tests.helpers_rag import make_case, make_trace
     [
         (b"", "judge reply is not valid JSON"),
         (b"not json", "judge reply is not valid JSON"),
-        (b'{"choices": "x"}', "judge reply is not a chat completion (ChatCompletion)"),
+        (b'{"choices": "x"}', "judge reply is not a chat completion (choices[0].message or usage unreadable)"),
+        (
+            b'{"choices": [{"message": "x"}]}',
+            "judge reply is not a chat completion (choices[0].message or usage unreadable)",
+        ),
+        (b'["choices"]', "judge reply is not a chat completion (a list, not an object)"),
         (b'{"choices": [{"message": {"content": 5}}]}', "judge reply content is not text (int)"),
         (b'{"choices": []}', "judge reply had no choices"),
         (b"[" * 5000, "judge reply is not valid JSON"),
     ],
-    ids=["empty", "not-json", "choices-a-string", "content-a-number", "no-choices", "nested-5000-deep"],
+    ids=[
+        "empty",
+        "not-json",
+        "choices-a-string",
+        "message-a-string",
+        "a-list",
+        "content-a-number",
+        "no-choices",
+        "nested-5000-deep",
+    ],
 )
 def test_a_200_that_is_not_a_chat_completion_is_unscored(body: bytes, reason: str) -> None:
     head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)

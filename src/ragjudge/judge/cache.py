@@ -61,7 +61,7 @@ class JudgeCache:
                 self._made.add(path.parent)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(value, handle, ensure_ascii=False)
+                handle.write(json.dumps(value, ensure_ascii=False))  # dumps encodes in C; dump does not
             os.replace(tmp, path)
         except OSError:
             pass  # a read-only cache folder costs money, not correctness
