@@ -28,7 +28,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+from loopback import launch
+
 QUESTIONS = [
     "How long do I have to return headphones I bought last week?",
     "When will my refund arrive after I send the item back?",
@@ -122,23 +123,8 @@ def run_gate(folder: Path, config: Path, profile: Path | None = None) -> dict[st
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE / "loopback.py"),
-            "--endpoint-ms",
-            str(args.endpoint_ms),
-            "--judge-ms",
-            str(args.judge_ms),
-            "--judge-429-rate",
-            str(args.judge_429_rate),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    server, urls = launch(args.endpoint_ms, args.judge_ms, args.judge_429_rate)
     try:
-        assert server.stdout is not None
-        urls = json.loads(server.stdout.readline())
         with tempfile.TemporaryDirectory(prefix="gate-bench-") as tmp:
             folder = Path(args.keep or tmp)
             folder.mkdir(parents=True, exist_ok=True)

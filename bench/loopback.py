@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
 import sys
 import threading
 import time
@@ -215,6 +216,15 @@ class Servers(ThreadingHTTPServer):
         self.rate_429 = rate_429
         self.rng = random.Random(seed)
         self.counters = Counters()
+
+
+def launch(endpoint_ms: float, judge_ms: float, rate_429: float = 0.0) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """These servers in a process of their own (so serving costs the measured process nothing), and their URLs."""
+    command = [sys.executable, __file__, "--endpoint-ms", str(endpoint_ms), "--judge-ms", str(judge_ms)]
+    server = subprocess.Popen([*command, "--judge-429-rate", str(rate_429)], stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    urls: dict[str, str] = json.loads(server.stdout.readline())
+    return server, urls
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,11 +23,11 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-HERE = Path(__file__).resolve().parent
+from loopback import launch
+
 # About the gate's combined prompt: 1,700 tokens of instructions, question, answer and passages.
 PROMPT = "Judge the answer against the passages. " * 170
 SCHEMA = {
@@ -105,21 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(child(json.loads(args.child), args.cases, args.concurrency, args.warm)))
         return 0
 
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE / "loopback.py"),
-            "--endpoint-ms",
-            str(args.endpoint_ms),
-            "--judge-ms",
-            str(args.judge_ms),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    server, served = launch(args.endpoint_ms, args.judge_ms)
     try:
-        assert server.stdout is not None
-        urls = server.stdout.readline().strip()
+        urls = json.dumps(served)
         start_s, _ = timed([sys.executable, "-c", "pass"])
         command = [sys.executable, __file__, "--cases", str(args.cases), "--concurrency", str(args.concurrency)]
         wall, out = timed([*command, *(["--warm"] if args.warm else []), "--child", urls])
