@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from tests.endpoint.framework_servers import FrameworkServer
+from tests.fakes.raw_server import RawServer
 from tests.helpers_rag import closed_port_url
 
 from ragjudge.cli import main
@@ -142,6 +144,38 @@ def test_a_422_names_the_field_the_server_wanted(ws: Path, capsys: pytest.Captur
         '"input":{"question":"How long do refunds take?"}}]}',
         "  hint: the server wants a body field 'query': set endpoint.body to something like "
         "'{\"query\": {{ question | tojson }}}'",
+        "  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("detail", "hint"),
+    [
+        (
+            {"loc": ["body", "query"], "msg": "field required", "type": "value_error.missing"},
+            "the server wants a body field 'query': set endpoint.body to something like "
+            "'{\"query\": {{ question | tojson }}}'",
+        ),
+        (
+            {"loc": ["body", "input"], "msg": "value is not a valid dict", "type": "type_error.dict"},
+            "the server wants body field 'input' to be an object of the fields it takes (a LangServe route lists "
+            'them at .../input_schema): e.g. \'{"input": {"question": {{ question | tojson }}}}\'',
+        ),
+    ],
+    ids=["missing", "not-an-object"],
+)
+def test_a_422_from_fastapi_on_pydantic_1_gets_the_same_hint(
+    ws: Path, capsys: pytest.CaptureFixture[str], detail: dict[str, Any], hint: str
+) -> None:
+    # FastAPI before 0.100 (pydantic 1) spells the error types `value_error.missing` and `type_error.dict`.
+    body = json.dumps({"detail": [detail]}).encode("utf-8")
+    head = b"HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    with RawServer(lambda request: head % len(body) + body) as server:
+        configure(ws, server.url + "/rag/run")
+        code, out, _ = probe(capsys)
+    assert code == 1
+    assert out.splitlines()[-2:] == [
+        f"  hint: {hint}",
         "  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx",
     ]
 

@@ -75,7 +75,10 @@ def handle(args: argparse.Namespace) -> int:
     return _show_mapping(out, client, raw, data, config.endpoint.response, case.id, secrets)
 
 
-_OBJECT_TYPES = frozenset({"dict_type", "model_type", "model_attributes_type"})
+# FastAPI on pydantic 2 says `missing` and `dict_type`; on pydantic 1 (FastAPI before 0.100, still common)
+# `value_error.missing` and `type_error.dict`.
+_MISSING_TYPES = frozenset({"missing", "value_error.missing"})
+_OBJECT_TYPES = frozenset({"dict_type", "model_type", "model_attributes_type", "type_error.dict"})
 
 
 def _body_example(path: Sequence[str]) -> str:
@@ -100,7 +103,7 @@ def _body_hints(data: Any) -> list[str]:
             continue
         path = [str(part) for part in loc[1:]]
         where = ".".join(path)
-        if item.get("type") == "missing":
+        if item.get("type") in _MISSING_TYPES:
             hints.append(
                 f"the server wants a body field {where!r}: set endpoint.body to something like '{_body_example(path)}'"
             )
