@@ -147,15 +147,16 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
             while not lead.acquire(timeout=0.1):
                 if deadline.stopped():
                     return None
+            judging: list[Future[Judgement | None]] = []
             try:
-                return called(case)
+                return called(case, judging)
             finally:
-                if case.id in judged:
-                    judged[case.id].add_done_callback(lambda _: lead.release())
+                if judging:  # the place is held until the judgement is made
+                    judging[0].add_done_callback(lambda _: lead.release())
                 else:
                     lead.release()
 
-        def called(case: Case) -> EndpointResult | None:
+        def called(case: Case, judging: list[Future[Judgement | None]]) -> EndpointResult | None:
             if deadline.stopped():
                 return None
 
@@ -181,6 +182,7 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
                 judged[case.id] = judges.submit(
                     _when_ready, ready, functools.partial(_judge_safely, judge, case, result, log)
                 )
+                judging.append(judged[case.id])
             return result if plan.keep_passage_text else _without_passage_text(result)
 
         calls = [(case, endpoints.submit(call, case)) for case in plan.cases]
