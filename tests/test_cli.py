@@ -38,6 +38,17 @@ def test_an_offline_run_never_imports_the_openai_sdk() -> None:
     assert "ragjudge.github" not in loaded
 
 
+def test_a_run_reaches_its_first_endpoint_call_without_importing_requests() -> None:
+    # requests (about 40 ms to import) serves only the GitHub and Prometheus clients; the endpoint client is
+    # urllib3's, and a run should not pay for requests before its first call.
+    code = (
+        "import ragjudge.cli\nragjudge.cli.build_parser('run')\nimport ragjudge.gate\n"
+        "from ragjudge.config import EndpointConfig\nfrom ragjudge.endpoint.client import EndpointClient\n"
+        "EndpointClient(EndpointConfig(), 'https://rag.example/ask')"
+    )
+    assert "requests" not in imported_after(code)
+
+
 def test_making_the_model_judge_does_not_import_the_sdk_before_its_first_call() -> None:
     code = (
         "from pydantic import SecretStr\n"

@@ -35,7 +35,7 @@ from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError, EvaluationError
 from ragjudge.transport import deadline
-from ragjudge.transport.sessions import watched_pool
+from ragjudge.transport.pools import watched_pool
 
 EXCERPT_CHARS = 300
 """How much of an error reply's body a reason quotes."""

@@ -1,73 +1,23 @@
-"""HTTP clients whose sockets are covered by the running attempt's `Deadline`.
+"""`requests` sessions (GitHub, Prometheus) whose sockets are covered by the running attempt's `Deadline`.
 
-`requests` sessions (GitHub, Prometheus) and urllib3 pool managers (the endpoint)
-open and reuse connections deep inside urllib3; these connection classes attach
-the socket to the current thread's deadline when it is opened and each time it
-carries a request, so the watchdog can cut it off while the status line, the
-headers or the body are still dripping in.
+They mount the watched connections of transport/pools.py.
 """
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import requests
-import urllib3
 from requests.adapters import HTTPAdapter
-from requests.utils import DEFAULT_CA_BUNDLE_PATH
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from ragjudge.transport import deadline
-
-
-class _Connection(HTTPConnection):
-    def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
-        deadline.attach(sock)
-        return sock
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        deadline.attach(self.sock)  # a kept-alive connection carrying this attempt
-        super().request(*args, **kwargs)
-
-
-class _TLSConnection(HTTPSConnection):
-    def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
-        deadline.attach(sock)
-        return sock
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        deadline.attach(self.sock)
-        super().request(*args, **kwargs)
-
-
-class _Pool(HTTPConnectionPool):
-    ConnectionCls = _Connection
-
-
-class _TLSPool(HTTPSConnectionPool):
-    ConnectionCls = _TLSConnection
+from ragjudge.transport.pools import WatchedPool, WatchedTLSPool
 
 
 class _Adapter(HTTPAdapter):
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _Pool, "https": _TLSPool}
-
-
-def watched_pool(maxsize: int) -> urllib3.PoolManager:
-    """urllib3's own pool manager with the same watched connections, for the endpoint client's calls.
-
-    `requests` costs about as much CPU per call again as urllib3 underneath it (merging cookies and
-    settings, building its response): at thousands of calls a run that is a third of the endpoint's share.
-    Certificates are checked against the same bundle `requests` uses.
-    """
-    manager = urllib3.PoolManager(maxsize=maxsize, cert_reqs="CERT_REQUIRED", ca_certs=DEFAULT_CA_BUNDLE_PATH)
-    manager.pool_classes_by_scheme = {"http": _Pool, "https": _TLSPool}
-    return manager
+        self.poolmanager.pool_classes_by_scheme = {"http": WatchedPool, "https": WatchedTLSPool}
 
 
 def watched_session(*, trust_env: bool = False) -> requests.Session:
