@@ -11,6 +11,9 @@ import os
 
 
 def main() -> int:
+    from ragjudge.cli import collect_less_often  # the cli module imports nothing heavy
+
+    collect_less_often()  # this process runs one command, as the console script does
     workspace = os.environ.get("GITHUB_WORKSPACE")
     if workspace and os.path.isdir(workspace):
         os.chdir(workspace)
