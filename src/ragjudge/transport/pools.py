@@ -31,15 +31,8 @@ class _Connection(HTTPConnection):
         super().request(*args, **kwargs)
 
 
-class _TLSConnection(HTTPSConnection):
-    def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
-        deadline.attach(sock)
-        return sock
-
-    def request(self, *args: Any, **kwargs: Any) -> None:
-        deadline.attach(self.sock)
-        super().request(*args, **kwargs)
+class _TLSConnection(_Connection, HTTPSConnection):
+    """The same over TLS: HTTPSConnection's handshake, `_Connection`'s watch on the socket."""
 
 
 class WatchedPool(HTTPConnectionPool):
