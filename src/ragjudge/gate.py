@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -126,8 +127,8 @@ def run_gate(request: GateRequest) -> Report:
         )
     register_secrets(config)  # a config built in code was never loaded, so never registered
     # The case-set hash reads every case: worked out on the warm-up thread while the calls wait for replies.
-    case_hash: list[str] = []
-    warm_up = (*request.warm_up, lambda: case_hash.append(case_set_hash(all_cases)))
+    case_hash = functools.cache(lambda: case_set_hash(all_cases))
+    warm_up: tuple[Callable[[], object], ...] = (*request.warm_up, case_hash)
     log = EventLog(request.log)
     try:
         plan = RunPlan(
@@ -167,9 +168,7 @@ def run_gate(request: GateRequest) -> Report:
         report = bias.attach(report)
     if shard_block is not None:
         report = report.model_copy(update={"shard": shard_block})
-    report = report.model_copy(
-        update={"provenance": provenance(config, all_cases, url, os.environ, next(iter(case_hash), None))}
-    )
+    report = report.model_copy(update={"provenance": provenance(config, all_cases, url, os.environ, case_hash())})
     if stopped:
         report = mark_interrupted(report, stopped, len(cases))
     elif baseline is not None and shard_block is not None:
