@@ -168,10 +168,11 @@ def make_judge(
     cache: Path | None,
     rules: Iterable[Rule] = (),
     sleep: Callable[[float], None] | None = None,
+    caller: type[ChatCaller] = ChatCaller,
     **overrides: Any,
 ) -> OpenAIJudge:
     config = judge_config(fake.base_url, cache, **overrides)
-    return OpenAIJudge(config, list(rules), caller=ChatCaller(config, sleep=sleep or Sleeps()))
+    return OpenAIJudge(config, list(rules), caller=caller(config, sleep=sleep or Sleeps()))
 
 
 class LogSink:

@@ -18,11 +18,9 @@ from tests.helpers_rag import make_case, make_trace
 from tests.judge.openai_helpers import (
     PASSAGES,
     LogSink,
-    Sleeps,
     by_kind,
     claim,
     claims_json,
-    judge_config,
     make_judge,
     rubric_json,
 )
@@ -236,10 +234,14 @@ class CountingCaller(ChatCaller):
         return super().client(base_url)
 
 
+def counting_judge(fake: FakeOpenAI, cache: Path) -> tuple[OpenAIJudge, CountingCaller]:
+    judge = make_judge(fake, cache, caller=CountingCaller)
+    assert isinstance(judge.caller, CountingCaller)
+    return judge, judge.caller
+
+
 def test_warm_up_opens_the_client_when_the_cache_is_cold(fake: FakeOpenAI, tmp_path: Path) -> None:
-    config = judge_config(fake.base_url, tmp_path / "cache")
-    caller = CountingCaller(config, sleep=Sleeps())
-    judge = OpenAIJudge(config, [], caller=caller)
+    judge, caller = counting_judge(fake, tmp_path / "cache")
     template.cache_clear()
     judge.warm_up()
     assert caller.opened == [fake.base_url]
@@ -252,9 +254,7 @@ def test_warm_up_opens_the_client_when_the_cache_is_cold(fake: FakeOpenAI, tmp_p
 
 def test_warm_up_leaves_the_sdk_alone_when_the_cache_may_answer(fake: FakeOpenAI, tmp_path: Path) -> None:
     make_judge(fake, tmp_path / "cache").judge(CASE, TRACE, LogSink())  # the last CI run filled the cache
-    config = judge_config(fake.base_url, tmp_path / "cache")
-    caller = CountingCaller(config, sleep=Sleeps())
-    judge = OpenAIJudge(config, [], caller=caller)
+    judge, caller = counting_judge(fake, tmp_path / "cache")
     judge.warm_up()
     assert caller.opened == []
     rerun = judge.judge(CASE, TRACE, LogSink())
