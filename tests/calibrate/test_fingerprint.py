@@ -67,6 +67,15 @@ def test_fingerprint_ignores_what_does_not_change_a_score() -> None:
         assert fingerprint_of(_judge(**change)).digest == base, change
 
 
+def test_the_refusal_question_enters_the_fingerprint_only_when_it_is_asked() -> None:
+    base = fingerprint_of(_judge())
+    # Off adds nothing, so records written before the setting was counted stay valid for judges without it.
+    assert fingerprint_of(_judge(), refusal_judge=False) == base and "refusal_judge" not in base.components
+    asked = fingerprint_of(_judge(), refusal_judge=True)
+    assert asked.digest != base.digest
+    assert dict(asked.components) == {**base.components, "refusal_judge": True}
+
+
 def test_every_prompt_template_is_in_the_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
     text = prompt_sources()
     assert "--- evidence_system.j2" in text and "--- rubric_system.j2" in text and "--- correction.j2" in text
@@ -137,6 +146,18 @@ def test_a_calibration_made_with_the_other_call_shape_is_stale(tmp_path: Path, c
     assert check_calibration(_judge(calibration=tmp_path / "calibration.json", combined=calibrated)).state == "ok"
 
 
+@pytest.mark.parametrize(("calibrated", "now"), [(False, True), (True, False)])
+def test_a_calibration_made_with_the_other_refusal_setting_is_stale(
+    tmp_path: Path, calibrated: bool, now: bool
+) -> None:
+    judge = _judge(calibration=tmp_path / "c.json")
+    write_record(new_record(fingerprint_of(judge, refusal_judge=calibrated), "fit", n=50), tmp_path / "c.json")
+    status = check_calibration(judge, refusal_judge=now)
+    assert status.state == "stale"
+    assert status.reason.endswith(f"(endpoint.refusal.judge {str(calibrated).lower()} → {str(now).lower()})")
+    assert check_calibration(judge, refusal_judge=calibrated).state == "ok"
+
+
 def test_an_unfit_record_is_unfit_with_its_reasons(tmp_path: Path) -> None:
     status = check_calibration(_calibrated(tmp_path, verdict="unfit"))
     assert status.state == "unfit"
@@ -185,21 +206,22 @@ class World:
     rag: RagServer
     capsys: pytest.CaptureFixture[str]
 
-    def config(self, **judge: Any) -> Path:
+    def config(self, refusal_judge: bool = False, **judge: Any) -> Path:
         judge.setdefault("calibration", str(self.folder / "calibration.json"))
-        return Path(run_config(self.folder, self.fake.base_url, self.rag.url, CASES, **judge))
+        endpoint = {"refusal": {"judge": True}} if refusal_judge else None
+        return Path(run_config(self.folder, self.fake.base_url, self.rag.url, CASES, endpoint=endpoint, **judge))
 
-    def calibrate(self, agree: int, n: int = 50, **judge: Any) -> int:
+    def calibrate(self, agree: int, n: int = 50, refusal_judge: bool = False, **judge: Any) -> int:
         labels = self.folder / "labels.jsonl"
         rows = [{"id": i, "human": 1, "judgeScore": 1 if i < agree else 0} for i in range(n)]
         labels.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-        code = main(["calibrate", "--config", str(self.config(**judge)), "--labels", str(labels)])
+        code = main(["calibrate", "--config", str(self.config(refusal_judge, **judge)), "--labels", str(labels)])
         self.capsys.readouterr()
         return code
 
-    def run(self, **judge: Any) -> tuple[int, dict[str, Any], str]:
+    def run(self, refusal_judge: bool = False, **judge: Any) -> tuple[int, dict[str, Any], str]:
         report, comment = self.folder / "report.json", self.folder / "comment.md"
-        config = self.config(**judge)
+        config = self.config(refusal_judge, **judge)
         code = main(["run", "--config", str(config), "--report", str(report), "--comment-file", str(comment)])
         self.capsys.readouterr()
         return code, json.loads(report.read_text(encoding="utf-8")), comment.read_text(encoding="utf-8")
@@ -291,3 +313,28 @@ def test_recalibrating_after_a_change_clears_the_warning(world: World) -> None:
     assert _calibration_warnings(world.run(model="gpt-4o")[1])
     world.calibrate(agree=50, model="gpt-4o")
     assert _calibration_warnings(world.run(model="gpt-4o")[1]) == []
+
+
+def test_turning_on_the_refusal_question_after_calibrating_warns_until_calibrated_with_it(world: World) -> None:
+    world.calibrate(agree=50)
+    code, report, comment = world.run(refusal_judge=True)
+    assert code == 0
+    (warning,) = _calibration_warnings(report)
+    assert "judge calibration stale" in warning and "(endpoint.refusal.judge false → true)" in warning
+    assert "endpoint.refusal.judge false → true" in comment
+    world.calibrate(agree=50, refusal_judge=True)
+    record = json.loads((world.folder / "calibration.json").read_text(encoding="utf-8"))
+    assert record["components"]["refusal_judge"] is True
+    assert _calibration_warnings(world.run(refusal_judge=True)[1]) == []
+
+
+def test_calibrate_judges_with_the_refusal_question_the_gate_asks(tmp_path: Path) -> None:
+    from ragjudge.commands.calibrate import _Judges
+    from ragjudge.config import load_config
+    from ragjudge.judge.openai_judge import OpenAIJudge
+
+    for asked in (False, True):
+        path = run_config(tmp_path, "http://127.0.0.1:9/v1", "http://127.0.0.1:9/ask", CASES,
+                          endpoint={"refusal": {"judge": asked}})  # fmt: skip
+        judge = _Judges(load_config(path)).judge()
+        assert isinstance(judge, OpenAIJudge) and judge.classify_refusal is asked

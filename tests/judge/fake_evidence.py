@@ -132,14 +132,17 @@ def run_config(
     rag_url: str,
     cases: list[dict[str, Any]],
     case_rules: dict[str, str] | None = None,
+    endpoint: dict[str, Any] | None = None,
     **judge: Any,
 ) -> Any:
-    """Write `ragjudge.yml` and `cases.yaml` into `folder` for the model judge; returns the config path."""
+    """Write `ragjudge.yml` and `cases.yaml` into `folder` for the model judge; returns the config path.
+
+    `endpoint` adds to (or overrides) the endpoint section."""
     import yaml
 
     (folder / "cases.yaml").write_text(yaml.safe_dump(cases, allow_unicode=True), encoding="utf-8")
     config = {
-        "endpoint": {"url": rag_url, "timeout_s": 10, "retries": 0},
+        "endpoint": {"url": rag_url, "timeout_s": 10, "retries": 0, **(endpoint or {})},
         "judge": {
             "provider": "openai",
             "base_url": base_url,

@@ -3,7 +3,9 @@
 A fingerprint is the sha256 of what decides how the model judge scores: the model, the host of
 `base_url`, the text of every prompt template, the temperature, and whether the rubric and the
 claims are asked in one call (`judge.combined`): the combined reply is a different instrument
-from the two separate ones, so a calibration made one way is stale the other way. `ragjudge calibrate`
+from the two separate ones, so a calibration made one way is stale the other way. The same goes for
+`endpoint.refusal.judge`, which adds the refusal question to the rubric call; it enters the hash only when
+it is on, so records made before it was counted stay valid for judges that do not ask it. `ragjudge calibrate`
 writes it into the calibration record (`judge.calibration`, by default
 `.ragjudge/calibration.json` in the working directory) with its verdict. `ragjudge run` with
 `judge.provider: openai` compares the current fingerprint with the record: a missing record,
@@ -37,6 +39,7 @@ _NAMES = {
     "temperature": "temperature",
     "provider": "provider",
     "combined": "judge.combined",
+    "refusal_judge": "endpoint.refusal.judge",
 }
 
 
@@ -47,10 +50,12 @@ class Fingerprint:
     digest: str
     """sha256 hex of the components."""
     components: Mapping[str, Any]
-    """model, base_url_host, temperature, combined and prompts_sha256 (or the offline judge's settings)."""
+    """model, base_url_host, temperature, combined, prompts_sha256 and, when on, refusal_judge (or the offline
+    judge's settings)."""
 
 
-def fingerprint_of(judge: JudgeConfig) -> Fingerprint:
+def fingerprint_of(judge: JudgeConfig, refusal_judge: bool = False) -> Fingerprint:
+    """`refusal_judge` is `endpoint.refusal.judge`: the judge is then also asked whether the answer declined."""
     if judge.provider == "offline":
         components: dict[str, Any] = {
             "provider": "offline",
@@ -66,6 +71,8 @@ def fingerprint_of(judge: JudgeConfig) -> Fingerprint:
             "combined": judge.combined,
             "prompts_sha256": hashlib.sha256(prompt_sources().encode("utf-8")).hexdigest(),
         }
+        if refusal_judge:
+            components["refusal_judge"] = True
     blob = json.dumps(components, sort_keys=True, separators=(",", ":"))
     return Fingerprint(hashlib.sha256(blob.encode("utf-8")).hexdigest(), components)
 
@@ -146,6 +153,9 @@ def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     for key in ("provider", "model", "base_url_host", "temperature", "combined"):
         if key in new and old.get(key) != new.get(key):
             out.append(f"{_NAMES[key]} {_shown(old.get(key, '?'))} → {_shown(new[key])}")
+    was, now = old.get("refusal_judge", False), new.get("refusal_judge", False)  # absent means off
+    if was != now:
+        out.append(f"{_NAMES['refusal_judge']} {_shown(was)} → {_shown(now)}")
     if old.get("prompts_sha256") != new.get("prompts_sha256") and "prompts_sha256" in new:
         out.append("prompt templates changed")
     return out or ["fingerprint differs"]
@@ -156,13 +166,13 @@ def _shown(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def check_calibration(judge: JudgeConfig) -> CalibrationStatus:
+def check_calibration(judge: JudgeConfig, refusal_judge: bool = False) -> CalibrationStatus:
     """Compare the configured judge with its calibration record: missing, stale, unfit or ok."""
     path = record_path(judge)
     record = read_record(path)
     if isinstance(record, str):
         return CalibrationStatus("missing", f"judge calibration missing: {record}", CALIBRATE_TIP)
-    current = fingerprint_of(judge)
+    current = fingerprint_of(judge, refusal_judge)
     when = f" on {record.calibrated_at}" if record.calibrated_at else ""
     if record.judge_fingerprint != current.digest:
         what = ", ".join(_changes(record.components, current.components))
@@ -181,7 +191,7 @@ def check_calibration(judge: JudgeConfig) -> CalibrationStatus:
     return CalibrationStatus("ok", f"judge calibrated{when}: fit")
 
 
-def calibration_gate(judge: JudgeConfig, warnings: list[str]) -> str | None:
+def calibration_gate(judge: JudgeConfig, warnings: list[str], refusal_judge: bool = False) -> str | None:
     """The gate's check: appends a warning, and returns the reason to refuse when calibration is required."""
     if judge.provider != "openai":
         if judge.require_calibration:
@@ -190,7 +200,7 @@ def calibration_gate(judge: JudgeConfig, warnings: list[str]) -> str | None:
                 "to check; it applies to judge.provider: openai"
             )
         return None
-    status = check_calibration(judge)
+    status = check_calibration(judge, refusal_judge)
     if status.state == "ok":
         return None
     if judge.require_calibration:

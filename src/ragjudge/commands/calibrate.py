@@ -111,7 +111,8 @@ class _Judges:
 
     @cache  # noqa: B019 - one instance per command run
     def judge(self) -> Judge:
-        return make_judge(self.config.judge)
+        # The instrument the gate uses: with endpoint.refusal.judge its rubric call also asks about declining.
+        return make_judge(self.config.judge, classify_refusal=self.config.endpoint.refusal.judge)
 
     @cache  # noqa: B019
     def evidence(self) -> EvidenceScorer:
@@ -128,7 +129,7 @@ def handle(args: argparse.Namespace) -> int:
         )
     bars = parse_fail_under(args.fail_under)
     config = load_config(args.config)
-    fingerprint = fingerprint_of(config.judge)
+    fingerprint = fingerprint_of(config.judge, config.endpoint.refusal.judge)
     judges = _Judges(config)
     report: dict[str, Any] = dict.fromkeys(REPORT_KEYS)
     reasons: list[str] = []
