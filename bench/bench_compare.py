@@ -76,7 +76,13 @@ def synthetic(n: int, seed: int, fail_rate: float) -> Report:
         endpoint_error_rate=None,
         cost_usd=None,
     )
-    provenance = {"created_at": "2026-11-29T10:00:00+00:00", "git_commit": "abc1234", "git_ref": "refs/heads/main"}
+    provenance = {
+        "created_at": "2026-11-29T10:00:00+00:00",
+        "git_commit": "abc1234",
+        "git_ref": "refs/heads/main",
+        # The same judge in both reports: without it the judge deltas are "not comparable" and not computed.
+        "judge_fingerprint": {"provider": "openai", "model": "bench-judge", "prompt_hash": "f" * 16},
+    }
     return Report(verdict="pass", suite=suite, rules=[], cases=cases, provenance=provenance)
 
 
@@ -94,7 +100,7 @@ def main() -> None:
     for n in (200, 1000, 5000):
         base, now = synthetic(n, 1, 0.05), synthetic(n, 2, 0.08)
         median, best = timed(lambda b=base, x=now: compare_with_baseline(x, b, config), args.repeat)
-        print(f"| compare with baseline, {n} cases (8 deltas, 2,000 resamples each) | {median:.3f} | {best:.3f} |")
+        print(f"| compare with baseline, {n} cases (9 figures, 2,000 resamples each) | {median:.3f} | {best:.3f} |")
         compared = compare_with_baseline(now, base, config)
         median, best = timed(lambda r=compared: render_comment(r), args.repeat)
         print(f"| comment render with the comparison, {n} cases | {median:.3f} | {best:.3f} |")

@@ -833,3 +833,79 @@ def test_bootstrap_paired_rejects_bad_input() -> None:
         stats.bootstrap_paired([], [], stats.total_ratio, 0.95, 10, 0)
     with pytest.raises(ValueError):
         stats.bootstrap_paired([1.0], [1.0], stats.total_ratio, 1.0, 10, 0)
+
+
+# --- bootstraps drawn together ---------------------------------------------------------------------
+# The reference is the plain loop each bootstrap ran on its own before draws were shared: one
+# Random(seed) per statistic, n indices per replicate, the statistic on the gathered (and, for p95,
+# sorted) values. Sharing the draws and reading p95 from the draw's counts must give the same floats.
+
+
+def _own_loop(columns: list[list[float]], statistic: object, conf: float, n_boot: int, seed: int) -> stats.Interval:
+    rng = random.Random(seed)
+    n = len(columns[0])
+    replicates = []
+    for _ in range(n_boot):
+        picks = rng.choices(range(n), k=n)
+        replicates.append(statistic(*([c[i] for i in picks] for c in columns)))  # type: ignore[operator]
+    return stats._percentile_interval(replicates, conf)
+
+
+def _mean(values: list[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+@PROPERTY
+@given(
+    data=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), min_size=1, max_size=60),
+    seed=st.integers(0, 2**16),
+)
+def test_p95_ratio_from_counts_equals_sorting_each_resample(data: list[tuple[int, int]], seed: int) -> None:
+    # Small integers: many ties, zeros (0/0 and x/0), and n from 1 up.
+    now = [float(a) * 1.5 for a, _ in data]
+    base = [float(b) for _, b in data]
+    (iv,) = stats.bootstrap_intervals([stats.paired(now, base, stats.p95_ratio)], 0.9, 60, seed)
+    assert iv == _own_loop([now, base], stats.p95_ratio, 0.9, 60, seed)
+
+
+def test_statistics_drawn_together_equal_their_own_bootstraps() -> None:
+    rng = random.Random(31)
+    n, short = 120, 45  # two lengths: each length draws from its own Random(seed)
+    base = [rng.lognormvariate(5, 0.5) for _ in range(n)]
+    now = [b * rng.uniform(0.8, 1.5) for b in base]
+    diffs = [rng.choice([-1.0, 0.0, 0.0, 1.0]) for _ in range(n)]
+    few = [rng.uniform(-1, 1) for _ in range(short)]
+    together = stats.bootstrap_intervals(
+        [
+            stats.mean_of(diffs),
+            stats.paired(now, base, stats.p95_ratio),
+            stats.mean_of(few),
+            stats.paired(now, base, stats.total_ratio),
+            stats.paired(now[:short], base[:short], stats.mean_difference),
+        ],
+        0.95,
+        500,
+        seed=8,
+    )
+    assert together == [
+        _own_loop([diffs], _mean, 0.95, 500, 8),
+        _own_loop([now, base], stats.p95_ratio, 0.95, 500, 8),
+        _own_loop([few], _mean, 0.95, 500, 8),
+        _own_loop([now, base], stats.total_ratio, 0.95, 500, 8),
+        _own_loop([now[:short], base[:short]], stats.mean_difference, 0.95, 500, 8),
+    ]
+    assert bootstrap_mean(diffs, 0.95, 500, seed=8) == (_mean(diffs), together[0])
+    assert stats.bootstrap_paired(now, base, stats.p95_ratio, 0.95, 500, 8) == (
+        stats.p95_ratio(now, base),
+        together[1],
+    )
+
+
+def test_drawing_together_checks_what_it_is_given() -> None:
+    with pytest.raises(ValueError, match="equally long"):
+        stats.paired([1.0, 2.0], [1.0], stats.p95_ratio)
+    with pytest.raises(ValueError):
+        stats.mean_of([1.0, math.nan])
+    with pytest.raises(ValueError):
+        stats.bootstrap_intervals([stats.mean_of([1.0])], 0.95, 0, seed=1)
+    assert stats.bootstrap_intervals([], 0.95, 10, seed=1) == []

@@ -18,20 +18,26 @@ from __future__ import annotations
 import math
 import operator
 import random
+from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from statistics import NormalDist
 
 __all__ = [
+    "Draw",
     "Interval",
+    "Resampled",
+    "bootstrap_intervals",
     "bootstrap_mean",
     "bootstrap_paired",
     "bootstrap_ratio_of_p95",
     "mcnemar_exact",
     "mean_difference",
+    "mean_of",
     "normal_quantile",
     "p95_ratio",
+    "paired",
     "percentile_nearest_rank",
     "quantile_order_statistic_bounds",
     "quantile_order_statistic_ranks",
@@ -270,14 +276,10 @@ def bootstrap_ratio_of_p95(
 
 def bootstrap_mean(values: Sequence[float], confidence: float, n_boot: int, seed: int) -> tuple[float, Interval]:
     """Sample mean with a percentile-bootstrap interval (``n_boot`` resamples, ``Random(seed)``)."""
-    confidence = _check_confidence(confidence)
-    n_boot = _check_n_boot(n_boot)
     data = _check_values(values)
-    n = len(data)
-    point = math.fsum(data) / n
-    rng = random.Random(seed)
-    replicates = [math.fsum(rng.choices(data, k=n)) / n for _ in range(n_boot)]
-    return point, _percentile_interval(replicates, confidence)
+    point = math.fsum(data) / len(data)
+    (interval,) = bootstrap_intervals([mean_of(data)], confidence, n_boot, seed)
+    return point, interval
 
 
 # --------------------------------------------------------------------------- order statistics
@@ -423,6 +425,112 @@ def total_ratio(now: Sequence[float], base: Sequence[float]) -> float:
     return _ratio(math.fsum(now), math.fsum(base))
 
 
+# --------------------------------------------------------------------------- bootstraps drawn together
+#
+# A comparison bootstraps up to nine figures over the same cases with the same seed. A resample draws n
+# indices from `Random(seed)`, so every figure of the same n draws the very same indices: drawn once per
+# replicate and shared, each figure's interval is exactly what its own bootstrap gives, at a fraction of
+# the cost (drawing is most of it: about 0.45 ms of 0.57 per replicate of a mean at 5,000 cases).
+
+
+@dataclass(slots=True)
+class Draw:
+    """One replicate's drawn indices, and what statistics read from them."""
+
+    picks: list[int]
+    _take: Callable[[Sequence[float]], Sequence[float]] = field(init=False)
+    _counts: dict[int, int] | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        # itemgetter gathers in C; with one index it returns the item, not a tuple.
+        only = self.picks[0]
+        self._take = operator.itemgetter(*self.picks) if len(self.picks) > 1 else (lambda c: (c[only],))
+
+    def take(self, column: Sequence[float]) -> Sequence[float]:
+        """The drawn values of a column, in the order drawn."""
+        return self._take(column)
+
+    def counts(self) -> dict[int, int]:
+        """How many times each index was drawn (indices never drawn are absent)."""
+        if self._counts is None:
+            self._counts = Counter(self.picks)
+        return self._counts
+
+
+@dataclass(frozen=True)
+class Resampled:
+    """A statistic to bootstrap over ``n`` paired values: ``replicate`` computes it on one draw."""
+
+    n: int
+    replicate: Callable[[Draw], float]
+
+
+def mean_of(values: Sequence[float]) -> Resampled:
+    """The mean of ``values`` (checked: non-empty, finite)."""
+    data = _check_values(values)
+    n = len(data)
+    return Resampled(n, lambda draw: math.fsum(draw.take(data)) / n)
+
+
+def paired(now: Sequence[float], base: Sequence[float], statistic: PairedStatistic) -> Resampled:
+    """``statistic(now, base)`` over paired samples (checked: equally long, non-empty, finite)."""
+    a = _check_values(now, "now")
+    b = _check_values(base, "base")
+    if len(a) != len(b):
+        raise ValueError(f"paired samples must be equally long, got {len(a)} and {len(b)}")
+    if statistic is p95_ratio:
+        return Resampled(len(a), _p95_ratio_replicate(a, b))
+    return Resampled(len(a), lambda draw: statistic(draw.take(a), draw.take(b)))
+
+
+def _p95_ratio_replicate(now: list[float], base: list[float]) -> Callable[[Draw], float]:
+    """`p95_ratio` of a draw without sorting it: the same value, read from the draw's counts.
+
+    A resample's values are the sample's, each as many times as its index was drawn. Walking the sample
+    from its largest value down and adding up those counts reaches the `above`-th largest of the resample,
+    which is what sorting it and reading rank `rank` gives; it is near the top, so the walk is short.
+    """
+    n = len(now)
+    above = n - (_nearest_rank(n, 95.0) - 1)
+    down_now = sorted(range(n), key=now.__getitem__, reverse=True)
+    down_base = sorted(range(n), key=base.__getitem__, reverse=True)
+
+    def largest(order: list[int], values: list[float], counts: dict[int, int]) -> float:
+        seen = 0
+        for i in order:
+            seen += counts.get(i, 0)
+            if seen >= above:
+                return values[i]
+        raise AssertionError("a draw holds n values")  # pragma: no cover - the counts add up to n
+
+    def replicate(draw: Draw) -> float:
+        counts = draw.counts()
+        return _ratio(largest(down_now, now, counts), largest(down_base, base, counts))
+
+    return replicate
+
+
+def bootstrap_intervals(statistics: Sequence[Resampled], confidence: float, n_boot: int, seed: int) -> list[Interval]:
+    """Percentile-bootstrap intervals of several statistics, each exactly as a bootstrap of its own would give.
+
+    Statistics of the same ``n`` share each replicate's draw (``n`` indices with replacement from one
+    ``random.Random(seed)`` per ``n``); the interval is the percentile interval of the replicates (see
+    ``_percentile_interval``).
+    """
+    confidence = _check_confidence(confidence)
+    n_boot = _check_n_boot(n_boot)
+    replicates: list[list[float]] = [[] for _ in statistics]
+    for n in sorted({s.n for s in statistics}):
+        group = [(s.replicate, replicates[i]) for i, s in enumerate(statistics) if s.n == n]
+        draw = random.Random(seed).choices
+        indices = range(n)
+        for _ in range(n_boot):
+            one = Draw(draw(indices, k=n))
+            for replicate, out in group:
+                out.append(replicate(one))
+    return [_percentile_interval(r, confidence) for r in replicates]
+
+
 def bootstrap_paired(
     now: Sequence[float],
     base: Sequence[float],
@@ -437,20 +545,10 @@ def bootstrap_paired(
     ``random.Random(seed)`` and recomputes the statistic on the drawn pairs; the interval is the
     percentile interval of the replicates (see ``_percentile_interval``).
     """
-    confidence = _check_confidence(confidence)
-    n_boot = _check_n_boot(n_boot)
-    a = _check_values(now, "now")
-    b = _check_values(base, "base")
-    if len(a) != len(b):
-        raise ValueError(f"paired samples must be equally long, got {len(a)} and {len(b)}")
-    point = statistic(a, b)
-    rng = random.Random(seed)
-    n = len(a)
-    replicates: list[float] = []
-    for _ in range(n_boot):
-        picks = rng.choices(range(n), k=n)
-        replicates.append(statistic([a[i] for i in picks], [b[i] for i in picks]))
-    return point, _percentile_interval(replicates, confidence)
+    resampled = paired(now, base, statistic)
+    point = statistic(_check_values(now, "now"), _check_values(base, "base"))
+    (interval,) = bootstrap_intervals([resampled], confidence, n_boot, seed)
+    return point, interval
 
 
 def mcnemar_exact(b: int, c: int) -> float:

@@ -8,6 +8,9 @@
   interval; significant when the interval excludes 1.
 
 Judge-based figures are not comparable when the judge changed: shown with the reason, never gated.
+
+Every figure's bootstrap uses the same seed, so figures over the same cases draw the same resamples:
+`all_deltas` runs them in one pass (`stats.bootstrap_intervals`), which draws each resample once.
 """
 
 from __future__ import annotations
@@ -31,6 +34,17 @@ COST = "cost_usd"
 
 Pair = tuple[CaseBlock, CaseBlock]
 """(now, baseline) for one case id in both reports."""
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A figure waiting for its bootstrap interval: what to resample, and how the interval completes it."""
+
+    resampled: stats.Resampled
+    complete: Callable[[stats.Interval], DeltaBlock]
+
+
+_Figure = DeltaBlock | _Pending
 
 
 @dataclass(frozen=True)
@@ -103,7 +117,7 @@ def _missing(
     )
 
 
-def pass_rate(pairs: Sequence[Pair], s: Settings) -> DeltaBlock:
+def pass_rate(pairs: Sequence[Pair], s: Settings) -> _Figure:
     if not pairs:
         return _missing(PASS_RATE, "delta", "no case is in both reports")
     now = [1.0 if a.status == "pass" else 0.0 for a, _ in pairs]
@@ -112,21 +126,11 @@ def pass_rate(pairs: Sequence[Pair], s: Settings) -> DeltaBlock:
     fixed = sum(1 for x, y in zip(now, base, strict=True) if x > y)
     p = stats.mcnemar_exact(broke, fixed)
     diffs = [x - y for x, y in zip(now, base, strict=True)]
-    delta, ci = stats.bootstrap_mean(diffs, s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
-    return _block(
-        PASS_RATE,
-        math.fsum(base) / len(base),
-        math.fsum(now) / len(now),
-        delta,
-        ci,
-        p,
-        f"exact McNemar test on {broke + fixed} discordant of {len(pairs)} paired cases; paired bootstrap interval",
-        len(pairs),
-        s,
-    )
+    test = f"exact McNemar test on {broke + fixed} discordant of {len(pairs)} paired cases; paired bootstrap interval"
+    return _mean_figure(PASS_RATE, now, base, diffs, p, test, s)
 
 
-def mean_delta(metric: str, pairs: Sequence[Pair], s: Settings) -> DeltaBlock:
+def mean_delta(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
     now, base = _values(pairs, lambda c: c.metrics.get(metric))
     if not s.judge_comparable:
         shown_now = math.fsum(now) / len(now) if now else None
@@ -135,10 +139,21 @@ def mean_delta(metric: str, pairs: Sequence[Pair], s: Settings) -> DeltaBlock:
     if not now:
         return _missing(metric, "delta", f"not comparable: no case has {metric} in both reports")
     diffs = [x - y for x, y in zip(now, base, strict=True)]
-    delta, ci = stats.bootstrap_mean(diffs, s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
     p = stats.wilcoxon_signed_rank(diffs)
     test = f"Wilcoxon signed-rank test on {len(diffs)} paired cases; paired bootstrap interval"
-    return _block(metric, math.fsum(base) / len(base), math.fsum(now) / len(now), delta, ci, p, test, len(diffs), s)
+    return _mean_figure(metric, now, base, diffs, p, test, s)
+
+
+def _mean_figure(
+    metric: str, now: list[float], base: list[float], diffs: list[float], p: float, test: str, s: Settings
+) -> _Pending:
+    """The mean of the paired differences, its interval to come."""
+    delta = math.fsum(diffs) / len(diffs)
+    shown_base, shown_now = math.fsum(base) / len(base), math.fsum(now) / len(now)
+    return _Pending(
+        stats.mean_of(diffs),
+        lambda ci: _block(metric, shown_base, shown_now, delta, ci, p, test, len(diffs), s),
+    )
 
 
 def _first_cost(case: CaseBlock) -> float | None:
@@ -148,7 +163,7 @@ def _first_cost(case: CaseBlock) -> float | None:
     return case.trace.cost_usd
 
 
-def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> DeltaBlock:
+def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
     if metric == P95_LATENCY:
         now, base = _values(pairs, CaseBlock.first_latency_ms)
         statistic, what = stats.p95_ratio, "p95 latency"
@@ -159,11 +174,19 @@ def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> DeltaBlock:
         return _missing(metric, "ratio", f"not comparable: no case has its {what} in both reports")
     if min(now) < 0 or min(base) < 0:
         return _missing(metric, "ratio", f"not comparable: a negative {what}")
-    point, ci = stats.bootstrap_paired(now, base, statistic, s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED)
+    point = statistic(now, base)
     if metric == P95_LATENCY:
         shown = stats.percentile_nearest_rank(base, 95), stats.percentile_nearest_rank(now, 95)
     else:
         shown = math.fsum(base), math.fsum(now)
+    return _Pending(
+        stats.paired(now, base, statistic), lambda ci: _ratio_block(metric, what, point, ci, shown, len(now), s)
+    )
+
+
+def _ratio_block(
+    metric: str, what: str, point: float, ci: stats.Interval, shown: tuple[float, float], cases: int, s: Settings
+) -> DeltaBlock:
     significant = ci.lo > 1.0 or ci.hi < 1.0
     words = "significant" if significant else "not significant"
     reason = (
@@ -179,11 +202,11 @@ def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> DeltaBlock:
         ci_high=ci.hi,
         p_value=None,
         significant=significant,
-        test=f"paired bootstrap of the ratio over {len(now)} cases ({BOOTSTRAP_RESAMPLES} resamples)",
+        test=f"paired bootstrap of the ratio over {cases} cases ({BOOTSTRAP_RESAMPLES} resamples)",
         comparable=True,
         reason=reason,
         kind="ratio",
-        cases=len(now),
+        cases=cases,
     )
 
 
@@ -229,7 +252,7 @@ def scored_metrics(pairs: Sequence[Pair]) -> set[str]:
 
 def all_deltas(pairs: Sequence[Pair], s: Settings, wanted: Sequence[str] = ()) -> list[DeltaBlock]:
     """Pass rate, faithfulness, judge dimensions, p95 latency and cost: the ones with data or a rule."""
-    out = [pass_rate(pairs, s)]
+    out: list[_Figure] = [pass_rate(pairs, s)]
     scored = scored_metrics(pairs)
     dims = sorted(m for m in scored | set(wanted) if m.startswith("judge."))
     for metric in (FAITHFULNESS, *dims):
@@ -239,4 +262,9 @@ def all_deltas(pairs: Sequence[Pair], s: Settings, wanted: Sequence[str] = ()) -
     has_cost = any(_first_cost(a) is not None or _first_cost(b) is not None for a, b in pairs)
     if has_cost or COST in wanted:
         out.append(ratio(COST, pairs, s))
-    return out
+    pending = [f for f in out if isinstance(f, _Pending)]
+    intervals = stats.bootstrap_intervals(
+        [f.resampled for f in pending], s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+    )
+    completed = {id(f): f.complete(ci) for f, ci in zip(pending, intervals, strict=True)}
+    return [completed[id(f)] if isinstance(f, _Pending) else f for f in out]
