@@ -17,7 +17,7 @@ from typing import Any
 import httpcore2
 import httpx2
 
-from ragjudge.transport import deadline
+from ragjudge.transport import deadline, lookup
 
 _SocketOption = tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
 
@@ -65,9 +65,36 @@ class _Backend(httpcore2.NetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[_SocketOption] | None = None,
     ) -> httpcore2.NetworkStream:
-        stream = _Stream(self._inner.connect_tcp(host, port, timeout, local_address, socket_options))
+        stream = _Stream(self._connect_to_first(host, port, timeout, local_address, socket_options))
         stream._watch()
         return stream
+
+    def _connect_to_first(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None,
+        local_address: str | None,
+        socket_options: Iterable[_SocketOption] | None,
+    ) -> httpcore2.NetworkStream:
+        """The stock connect to each address of `host` in turn, the name looked up under the attempt's
+        deadline (see transport/lookup.py); TLS still checks the certificate against `host`."""
+        if lookup.numeric(host):
+            return self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
+        try:
+            found = lookup.addresses(host, port)
+        except lookup.LookupTimedOut as exc:
+            raise httpcore2.ConnectTimeout(str(exc)) from exc
+        except OSError as exc:
+            raise httpcore2.ConnectError(str(exc)) from exc
+        options = list(socket_options or ())
+        failed: Exception | None = None
+        for *_, address in found:
+            try:
+                return self._inner.connect_tcp(address[0], port, timeout, local_address, options)
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
+                failed = exc
+        raise failed if failed is not None else httpcore2.ConnectError(f"no address found for {host}")
 
     def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[_SocketOption] | None = None

@@ -10,21 +10,60 @@ them through `watched_pool`; `requests` sessions (transport/sessions.py) mount t
 from __future__ import annotations
 
 import socket
+import sys
 from typing import Any
 
 import certifi
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util.connection import allowed_gai_family
+from urllib3.util.timeout import _DEFAULT_TIMEOUT
 
-from ragjudge.transport import deadline
+from ragjudge.transport import deadline, lookup
 
 
 class _Connection(HTTPConnection):
     def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()
+        """urllib3's own, but with the name looked up under the attempt's deadline (see transport/lookup.py).
+
+        The errors are urllib3's, as its `_new_conn` raises them, so callers read them the same way.
+        """
+        try:
+            found = lookup.addresses(self._dns_host.strip("[]"), self.port, allowed_gai_family())
+            sock = self._connect_to_first(found)
+        except socket.gaierror as exc:
+            raise NameResolutionError(self.host, self, exc) from exc
+        except TimeoutError as exc:  # the connect's own timeout, or the lookup outlasting the deadline
+            raise ConnectTimeoutError(self, f"Connection to {self.host} timed out. ({exc or 'connect'})") from exc
+        except OSError as exc:
+            raise NewConnectionError(self, f"Failed to establish a new connection: {exc}") from exc
+        sys.audit("http.client.connect", self, self.host, self.port)
         deadline.attach(sock)
         return sock
+
+    def _connect_to_first(self, found: list[lookup.AddressInfo]) -> socket.socket:
+        """The first of the addresses that takes the connection, tried in order (urllib3 and the socket
+        module do the same after their own lookup)."""
+        failed: OSError | None = None
+        timeout: object = self.timeout  # urllib3's "socket default" sentinel at run time, whatever the stubs say
+        for family, kind, proto, _name, address in found:
+            sock = socket.socket(family, kind, proto)
+            try:
+                for option in self.socket_options or ():
+                    sock.setsockopt(*option)
+                if timeout is not _DEFAULT_TIMEOUT:
+                    sock.settimeout(self.timeout)
+                if self.source_address:
+                    sock.bind(self.source_address)
+                sock.connect(address)
+            except OSError as exc:
+                sock.close()
+                failed = exc
+                continue
+            return sock
+        raise failed if failed is not None else OSError(f"no address found for {self.host}")
 
     def request(self, *args: Any, **kwargs: Any) -> None:
         deadline.attach(self.sock)  # a kept-alive connection carrying this attempt
