@@ -299,13 +299,22 @@ def test_an_unfit_calibration_is_refused_or_warned(world: World) -> None:
     assert code == 0 and "judge calibration unfit" in _calibration_warnings(report)[0]
 
 
-def test_switching_to_separate_calls_after_calibrating_combined_warns(world: World) -> None:
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"combined": False}, "judge.combined true → false"),
+        ({"refusal_judge": True}, "endpoint.refusal.judge false → true"),
+    ],
+)
+def test_changing_how_the_judge_is_asked_after_calibrating_warns(
+    world: World, change: dict[str, Any], words: str
+) -> None:
     world.calibrate(agree=50)
-    code, report, comment = world.run(combined=False)
+    code, report, comment = world.run(**change)
     assert code == 0
     (warning,) = _calibration_warnings(report)
-    assert "judge calibration stale" in warning and "(judge.combined true → false)" in warning
-    assert "judge.combined true → false" in comment
+    assert "judge calibration stale" in warning and f"({words})" in warning
+    assert words in comment
 
 
 def test_recalibrating_after_a_change_clears_the_warning(world: World) -> None:
@@ -315,13 +324,7 @@ def test_recalibrating_after_a_change_clears_the_warning(world: World) -> None:
     assert _calibration_warnings(world.run(model="gpt-4o")[1]) == []
 
 
-def test_turning_on_the_refusal_question_after_calibrating_warns_until_calibrated_with_it(world: World) -> None:
-    world.calibrate(agree=50)
-    code, report, comment = world.run(refusal_judge=True)
-    assert code == 0
-    (warning,) = _calibration_warnings(report)
-    assert "judge calibration stale" in warning and "(endpoint.refusal.judge false → true)" in warning
-    assert "endpoint.refusal.judge false → true" in comment
+def test_calibrating_with_the_refusal_question_records_it_and_clears_the_warning(world: World) -> None:
     world.calibrate(agree=50, refusal_judge=True)
     record = json.loads((world.folder / "calibration.json").read_text(encoding="utf-8"))
     assert record["components"]["refusal_judge"] is True
