@@ -3,6 +3,7 @@ pays for none of it again."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -144,3 +145,95 @@ def test_a_signal_stops_the_run_keeps_what_was_done_and_a_rerun_pays_nothing_twi
     second: dict[str, Any] = json.loads((tmp_path / "second" / "report.json").read_text(encoding="utf-8"))
     assert second["interrupted"] is None
     assert len(second["cases"]) == 10
+
+
+# --- commands that cannot decide on part of their work: canary, calibrate -------------------------------
+# Before every command ran under the stop switch, SIGINT left `canary` working through its whole queue
+# (58 s for 120 calls of 1 s at concurrency 2) and SIGTERM killed it with no word.
+
+
+def _stop_when(process: subprocess.Popen[str], ready: Any, signum: signal.Signals) -> tuple[str, str, float]:
+    give_up = time.monotonic() + 60
+    while not ready():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < give_up, "the command never got going"
+        time.sleep(0.05)
+    signalled = time.monotonic()
+    process.send_signal(signum)
+    stdout, stderr = process.communicate(timeout=10)
+    return stdout, stderr, time.monotonic() - signalled
+
+
+def _command(folder: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, ENV_KEY: KEY}
+    return subprocess.Popen(
+        [sys.executable, "-m", "ragjudge", *args],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"])
+def test_a_signal_stops_a_canary_without_a_decision(tmp_path: Path, signum: signal.Signals, code: int) -> None:
+    hanging = {q: Raw(200, json.dumps(FAST[q]).encode(), delay_s=30) for q in QUESTIONS[DONE_FIRST:]}
+    cases = [{"id": f"c{i}", "question": q} for i, q in enumerate(QUESTIONS)]
+    (tmp_path / "sample.yaml").write_text(yaml.safe_dump(cases), encoding="utf-8")
+    with RagServer({**FAST, **hanging}) as rag:
+        config = {
+            "endpoint": {"timeout_s": 60, "retries": 0, "concurrency": 1},
+            "judge": {"provider": "offline"},
+            "canary": {"sample": "sample.yaml", "treatment": rag.url, "control": rag.url,
+                       "rules": {"p95_latency_ratio": "<= 1.5"}},
+        }  # fmt: skip
+        (tmp_path / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        process = _command(tmp_path, "canary", "--report", "report.json", "--comment-file", "comment.md")
+        try:
+            # Both arms of the three quick questions, then the treatment's call that hangs.
+            _, stderr, stopped_in = _stop_when(process, lambda: len(rag.seen) > 2 * DONE_FIRST, signum)
+        finally:
+            process.kill()
+        seen = len(rag.seen)
+    assert stopped_in < 2.0
+    assert process.returncode == code
+    assert "Traceback" not in stderr
+    assert stderr.splitlines()[-1] == (
+        f"ragjudge: error: stopped by {signum.name} before the canary sample was done "
+        f"(6 of 20 calls answered): nothing decided, nothing written"
+    )
+    assert not (tmp_path / "report.json").exists() and not (tmp_path / "comment.md").exists()
+    assert seen == 2 * DONE_FIRST + 1  # no call started after the signal
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"])
+def test_a_signal_stops_a_calibration_without_a_record(tmp_path: Path, signum: signal.Signals, code: int) -> None:
+    from tests.judge.fake_evidence import other_judges
+
+    def judge(body: dict[str, Any], call_index: int) -> Any:
+        reply = other_judges(body, call_index)
+        return reply if call_index < DONE_FIRST else dataclasses.replace(reply, delay_s=30)
+
+    rows = [{"id": i, "human": 1, "question": "Q?", "answer": f"Refunds take {i} days.",
+             "contexts": [f"Refunds take {i} days."]} for i in range(10)]  # fmt: skip
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with FakeOpenAI(judge) as fake:
+        config = {"judge": {"provider": "openai", "base_url": fake.base_url, "api_key": "${" + ENV_KEY + "}",
+                            "cache": None, "max_retries": 0, "concurrency": 1}}  # fmt: skip
+        (tmp_path / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        process = _command(tmp_path, "calibrate", "--labels", "labels.jsonl", "--report", "report.json")
+        try:
+            _, stderr, stopped_in = _stop_when(process, lambda: fake.call_count > DONE_FIRST, signum)
+        finally:
+            process.kill()
+        calls = fake.call_count
+    assert stopped_in < 2.0
+    assert process.returncode == code
+    assert "Traceback" not in stderr
+    assert stderr.splitlines()[-1] == (
+        f"ragjudge: error: stopped by {signum.name} before the calibration was done: nothing decided, nothing written"
+    )
+    assert not (tmp_path / "report.json").exists()
+    assert not (tmp_path / ".ragjudge" / "calibration.json").exists()
+    assert calls == DONE_FIRST + 1  # no judge call started after the signal

@@ -78,8 +78,13 @@ def _main(argv: Sequence[str] | None, whole_process: bool = False) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return ExitCode.BAD_INPUT
+    from ragjudge.interrupt import exit_code, stop_on_signals
+
     try:
-        return int(args.handler(args))
+        with stop_on_signals():
+            code = int(args.handler(args))
+        # A stopped command wrote what it could; its exit code says it was stopped (130 SIGINT, 143 SIGTERM).
+        return exit_code() or code
     except RagjudgeError as exc:
         print(exc.render(), file=sys.stderr)
         return int(exc.exit_code)

@@ -17,6 +17,9 @@ class ExitCode(IntEnum):
     BAD_INPUT = 2
     COULD_NOT_EVALUATE = 3
     INCONCLUSIVE = 4
+    STOPPED_BY_SIGINT = 130
+    STOPPED_BY_SIGTERM = 143
+    """128 + the signal number, what shells and CI runners expect of a command a signal stopped."""
 
 
 class RagjudgeError(Exception):
@@ -56,3 +59,11 @@ class EvaluationError(RagjudgeError):
     """Nothing could be evaluated at all (e.g. the endpoint is unreachable)."""
 
     exit_code = ExitCode.COULD_NOT_EVALUATE
+
+
+class Interrupted(RagjudgeError):
+    """A signal stopped the command before it had what it needs to decide: nothing is decided or written."""
+
+    def __init__(self, message: str, exit_code: ExitCode) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code

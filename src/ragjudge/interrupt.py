@@ -1,7 +1,11 @@
-"""SIGINT and SIGTERM stop a run cleanly: no new calls, calls in flight cut off, what was done kept.
+"""SIGINT and SIGTERM stop a command cleanly: no new calls, calls in flight cut off, what was done kept.
 
-The handler only flips the stop switch in `transport.deadline`; the runner sees
-it, stops waiting, and the command writes its outputs as usual. A second signal
+The CLI runs every command under `stop_on_signals`. The handler only flips the stop
+switch in `transport.deadline`; every call in flight ends at once and every later
+one fails at once, so the command's pools drain in moments instead of working
+through their queues. `run` then writes its outputs as usual; a command that
+cannot decide on part of its work (`canary`, `calibrate`) raises `interrupted`
+instead of deciding. The exit code says which signal it was. A second signal
 quits at once.
 """
 
@@ -15,19 +19,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
+from ragjudge.errors import ExitCode, Interrupted
 from ragjudge.transport import deadline
 
-EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
-"""128 + the signal number, what shells and CI runners expect."""
+EXIT_CODES = {"SIGINT": ExitCode.STOPPED_BY_SIGINT, "SIGTERM": ExitCode.STOPPED_BY_SIGTERM}
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
     name = signal.Signals(signum).name
     if deadline.stopped():
         sys.stderr.flush()
-        os._exit(EXIT_CODES.get(deadline.stop_reason(), 130))
+        os._exit(EXIT_CODES.get(deadline.stop_reason(), ExitCode.STOPPED_BY_SIGINT))
     # os.write, not print: the handler may run while the main thread is inside a print.
-    os.write(2, f"ragjudge: {name}: stopping; writing what was done ({name} again quits at once)\n".encode())
+    os.write(2, f"ragjudge: {name}: stopping the calls in flight ({name} again quits at once)\n".encode())
     deadline.stop(name)
 
 
@@ -51,3 +55,12 @@ def stop_on_signals() -> Iterator[None]:
 def exit_code() -> int | None:
     """130 or 143 when a signal stopped the run, else None."""
     return EXIT_CODES.get(deadline.stop_reason()) if deadline.stopped() else None
+
+
+def interrupted(what: str) -> Interrupted:
+    """The error for a command stopped before `what` was done (say what was done in `what`)."""
+    name = deadline.stop_reason()
+    return Interrupted(
+        f"stopped by {name} before {what}: nothing decided, nothing written",
+        EXIT_CODES.get(name, ExitCode.STOPPED_BY_SIGINT),
+    )

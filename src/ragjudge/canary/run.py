@@ -16,9 +16,11 @@ from ragjudge.cases import load_cases
 from ragjudge.config import CanaryConfig, Config, FeedbackConfig, register_secrets
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError, ExitCode
+from ragjudge.interrupt import interrupted
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
 from ragjudge.report.model import redact
+from ragjudge.transport import deadline
 
 _EXIT = {"promote": ExitCode.PASSED, "rollback": ExitCode.GATE_FAILED, "inconclusive": ExitCode.INCONCLUSIVE}
 
@@ -97,6 +99,10 @@ def _run_arms(
     clients = {arm: EndpointClient(config.endpoint, urls[arm]) for arm in ARMS}
     judge = make_judge(config.judge) if any(r.metric == FAITHFULNESS for r in rules) else None
     runs = run_sample(cases, clients, judge, config.endpoint.concurrency, config.judge.concurrency)
+    if deadline.stopped():
+        # Calls cut off by the stop failed: latencies and faithfulness of part of the sample would decide.
+        answered = sum(len(run.latencies) for run in runs.values())
+        raise interrupted(f"the canary sample was done ({answered} of {2 * len(cases)} calls answered)")
     warnings = [*case_set.warnings, *_warnings(runs)]
     if request.sample_size is not None and request.sample_size > len(case_set.cases):
         warnings.append(

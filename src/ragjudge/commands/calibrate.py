@@ -35,13 +35,15 @@ from ragjudge.calibrate.verdict import (
     unreachable,
 )
 from ragjudge.config import Config, load_config
-from ragjudge.errors import EvaluationError, ExitCode, UsageError
+from ragjudge.errors import EvaluationError, ExitCode, RagjudgeError, UsageError
 from ragjudge.eventlog import EventLog
+from ragjudge.interrupt import interrupted
 from ragjudge.judge.bias import MAX_FLIP_RATE, BiasResult, length_bias, position_bias
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
 from ragjudge.outpaths import check_output_paths
 from ragjudge.rules import Rule
+from ragjudge.transport import deadline
 
 if TYPE_CHECKING:
     from ragjudge.judge.evidence import EvidenceScorer
@@ -155,8 +157,15 @@ def handle(args: argparse.Namespace) -> int:
             if bias.biased:
                 fit = False
                 reasons.append(bias.summary())
+    except RagjudgeError:
+        if deadline.stopped():  # the judge calls the stop cut off, not the labels, made it fail
+            raise interrupted("the calibration was done") from None
+        raise
     finally:
         log.close()
+    if deadline.stopped():
+        # Labels the stop left unjudged would make a verdict of part of the set: no record, no report.
+        raise interrupted("the calibration was done")
     verdict: Literal["fit", "unfit"] = "fit" if fit else "unfit"
     judge_desc = _judge_desc(config)
     report.update(verdict=verdict, judge_fingerprint=fingerprint.digest, judge=judge_desc, reasons=reasons)

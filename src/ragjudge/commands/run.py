@@ -122,15 +122,7 @@ def print_summary(report: Report, out: TextIO) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ragjudge.interrupt import exit_code, stop_on_signals
-
-    with stop_on_signals():
-        code = _run(args)
-        # A stopped run still wrote its outputs; its exit code says it was stopped (130 SIGINT, 143 SIGTERM).
-        return exit_code() or code
-
-
-def _run(args: argparse.Namespace) -> int:
+    # A signal stops the run (see ragjudge.interrupt): the report holds the cases finished before it.
     config = with_judge_overrides(
         load_config(args.config), args.judge_model, args.judge_base_url, args.judge_api_key_env
     )
