@@ -33,10 +33,14 @@ class _Connection(HTTPConnection):
         try:
             found = lookup.addresses(self._dns_host.strip("[]"), self.port, allowed_gai_family())
             sock = self._connect_to_first(found)
+        except lookup.LookupTimedOut as exc:
+            raise ConnectTimeoutError(self, f"Connection to {self.host} timed out. ({exc})") from exc
         except socket.gaierror as exc:
             raise NameResolutionError(self.host, self, exc) from exc
-        except TimeoutError as exc:  # the connect's own timeout, or the lookup outlasting the deadline
-            raise ConnectTimeoutError(self, f"Connection to {self.host} timed out. ({exc or 'connect'})") from exc
+        except TimeoutError as exc:
+            raise ConnectTimeoutError(
+                self, f"Connection to {self.host} timed out. (connect timeout={self.timeout})"
+            ) from exc
         except OSError as exc:
             raise NewConnectionError(self, f"Failed to establish a new connection: {exc}") from exc
         sys.audit("http.client.connect", self, self.host, self.port)
