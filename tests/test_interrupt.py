@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +53,41 @@ def _config(tmp_path: Path, rag_url: str, judge_url: str) -> Path:
 
 def _start(config: Path, out: Path) -> subprocess.Popen[str]:
     out.mkdir(exist_ok=True)
-    command = [sys.executable, "-m", "ragjudge", "run", "--config", str(config)]
-    command += ["--report", str(out / "report.json"), "--comment-file", str(out / "comment.md")]
-    command += ["--log", str(out / "eval.jsonl")]
+    outputs = ["--report", str(out / "report.json"), "--comment-file", str(out / "comment.md")]
+    return _command(config.parent, "run", "--config", str(config), *outputs, "--log", str(out / "eval.jsonl"))
+
+
+def _stop_when(
+    process: subprocess.Popen[str], ready: Callable[[], bool], signum: signal.Signals, code: int
+) -> tuple[str, str]:
+    """Send `signum` once `ready()`: the command must end within 2 s, with `code`, without a traceback."""
+    try:
+        give_up = time.monotonic() + 60
+        while not ready():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < give_up, "the command never got going"
+            time.sleep(0.05)
+        signalled = time.monotonic()
+        process.send_signal(signum)
+        stdout, stderr = process.communicate(timeout=10)
+        stopped_in = time.monotonic() - signalled
+    finally:
+        process.kill()
+    assert stopped_in < 2.0
+    assert process.returncode == code
+    assert "Traceback" not in stderr
+    return stdout, stderr
+
+
+def _command(folder: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, ENV_KEY: KEY}
     return subprocess.Popen(
-        command, cwd=config.parent, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "ragjudge", *args],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -92,23 +122,13 @@ def test_a_signal_stops_the_run_keeps_what_was_done_and_a_rerun_pays_nothing_twi
         config = _config(tmp_path, rag.url, judge.base_url)
         out = tmp_path / "first"
         process = _start(config, out)
-        try:
-            give_up = time.monotonic() + 60
-            while _judged_cases(out / "eval.jsonl") != {"c0", "c1", "c2"} or len(rag.seen) <= DONE_FIRST:
-                assert process.poll() is None, process.communicate()
-                assert time.monotonic() < give_up, "the first three cases were never judged"
-                time.sleep(0.05)
-            signalled = time.monotonic()
-            process.send_signal(signum)
-            stdout, stderr = process.communicate(timeout=10)
-            stopped_in = time.monotonic() - signalled
-        finally:
-            process.kill()
+
+        def ready() -> bool:  # the first three cases judged, and the call that hangs under way
+            return _judged_cases(out / "eval.jsonl") == {"c0", "c1", "c2"} and len(rag.seen) > DONE_FIRST
+
+        stdout, stderr = _stop_when(process, ready, signum, code)
     first_calls = judge.call_count
 
-    assert stopped_in < 2.0
-    assert process.returncode == code
-    assert "Traceback" not in stderr
     assert f"ragjudge: {signum.name}: stopping" in stderr
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["verdict"] == "error"
@@ -152,30 +172,6 @@ def test_a_signal_stops_the_run_keeps_what_was_done_and_a_rerun_pays_nothing_twi
 # (58 s for 120 calls of 1 s at concurrency 2) and SIGTERM killed it with no word.
 
 
-def _stop_when(process: subprocess.Popen[str], ready: Any, signum: signal.Signals) -> tuple[str, str, float]:
-    give_up = time.monotonic() + 60
-    while not ready():
-        assert process.poll() is None, process.communicate()
-        assert time.monotonic() < give_up, "the command never got going"
-        time.sleep(0.05)
-    signalled = time.monotonic()
-    process.send_signal(signum)
-    stdout, stderr = process.communicate(timeout=10)
-    return stdout, stderr, time.monotonic() - signalled
-
-
-def _command(folder: Path, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, ENV_KEY: KEY}
-    return subprocess.Popen(
-        [sys.executable, "-m", "ragjudge", *args],
-        cwd=folder,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["INT", "TERM"])
 def test_a_signal_stops_a_canary_without_a_decision(tmp_path: Path, signum: signal.Signals, code: int) -> None:
     hanging = {q: Raw(200, json.dumps(FAST[q]).encode(), delay_s=30) for q in QUESTIONS[DONE_FIRST:]}
@@ -190,15 +186,9 @@ def test_a_signal_stops_a_canary_without_a_decision(tmp_path: Path, signum: sign
         }  # fmt: skip
         (tmp_path / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
         process = _command(tmp_path, "canary", "--report", "report.json", "--comment-file", "comment.md")
-        try:
-            # Both arms of the three quick questions, then the treatment's call that hangs.
-            _, stderr, stopped_in = _stop_when(process, lambda: len(rag.seen) > 2 * DONE_FIRST, signum)
-        finally:
-            process.kill()
+        # Both arms of the three quick questions, then the treatment's call that hangs.
+        _, stderr = _stop_when(process, lambda: len(rag.seen) > 2 * DONE_FIRST, signum, code)
         seen = len(rag.seen)
-    assert stopped_in < 2.0
-    assert process.returncode == code
-    assert "Traceback" not in stderr
     assert stderr.splitlines()[-1] == (
         f"ragjudge: error: stopped by {signum.name} before the canary sample was done "
         f"(6 of 20 calls answered): nothing decided, nothing written"
@@ -223,14 +213,8 @@ def test_a_signal_stops_a_calibration_without_a_record(tmp_path: Path, signum: s
                             "cache": None, "max_retries": 0, "concurrency": 1}}  # fmt: skip
         (tmp_path / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
         process = _command(tmp_path, "calibrate", "--labels", "labels.jsonl", "--report", "report.json")
-        try:
-            _, stderr, stopped_in = _stop_when(process, lambda: fake.call_count > DONE_FIRST, signum)
-        finally:
-            process.kill()
+        _, stderr = _stop_when(process, lambda: fake.call_count > DONE_FIRST, signum, code)
         calls = fake.call_count
-    assert stopped_in < 2.0
-    assert process.returncode == code
-    assert "Traceback" not in stderr
     assert stderr.splitlines()[-1] == (
         f"ragjudge: error: stopped by {signum.name} before the calibration was done: nothing decided, nothing written"
     )
