@@ -158,9 +158,8 @@ def handle(args: argparse.Namespace) -> int:
                 fit = False
                 reasons.append(bias.summary())
     except RagjudgeError:
-        if deadline.stopped():  # the judge calls the stop cut off, not the labels, made it fail
-            raise interrupted("the calibration was done") from None
-        raise
+        if not deadline.stopped():  # when stopped, the calls the stop cut off made it fail, not the labels
+            raise
     finally:
         log.close()
     if deadline.stopped():

@@ -262,9 +262,6 @@ def all_deltas(pairs: Sequence[Pair], s: Settings, wanted: Sequence[str] = ()) -
     has_cost = any(_first_cost(a) is not None or _first_cost(b) is not None for a, b in pairs)
     if has_cost or COST in wanted:
         out.append(ratio(COST, pairs, s))
-    pending = [f for f in out if isinstance(f, _Pending)]
-    intervals = stats.bootstrap_intervals(
-        [f.resampled for f in pending], s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-    )
-    completed = {id(f): f.complete(ci) for f, ci in zip(pending, intervals, strict=True)}
-    return [completed[id(f)] if isinstance(f, _Pending) else f for f in out]
+    resampled = [f.resampled for f in out if isinstance(f, _Pending)]
+    intervals = iter(stats.bootstrap_intervals(resampled, s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED))
+    return [f.complete(next(intervals)) if isinstance(f, _Pending) else f for f in out]
