@@ -49,7 +49,10 @@ class _Connection(HTTPConnection):
 
     def _connect_to_first(self, found: list[lookup.AddressInfo]) -> socket.socket:
         """The first of the addresses that takes the connection, tried in order (urllib3 and the socket
-        module do the same after their own lookup)."""
+        module do the same after their own lookup).
+
+        Not urllib3's `create_connection` per address: it would look the address up again and encode it
+        with the idna codec, whose import `lookup.addresses` exists partly to keep off the first call."""
         failed: OSError | None = None
         timeout: object = self.timeout  # urllib3's "socket default" sentinel at run time, whatever the stubs say
         for family, kind, proto, _name, address in found:
