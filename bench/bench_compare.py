@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragjudge.compare import compare_with_baseline  # noqa: E402
-from ragjudge.config import parse_config  # noqa: E402
+from ragjudge.config.model import parse_config  # noqa: E402
 from ragjudge.judge.interface import RUBRIC_DIMENSIONS  # noqa: E402
-from ragjudge.report.comment import render_comment  # noqa: E402
+from ragjudge.report.markdown import render_comment  # noqa: E402
 from ragjudge.report.model import CaseBlock, Report, SuiteBlock, TraceBlock  # noqa: E402
 
 

@@ -21,9 +21,9 @@ sys.path.insert(0, str(ROOT))
 from ragjudge.examples.rag_service import serve_in_thread  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 
-from ragjudge.config import parse_config  # noqa: E402
-from ragjudge.gate import GateRequest, run_gate  # noqa: E402
-from ragjudge.report.comment import render_comment  # noqa: E402
+from ragjudge.config.model import parse_config  # noqa: E402
+from ragjudge.gate.evaluation import GateRequest, run_gate  # noqa: E402
+from ragjudge.report.markdown import render_comment  # noqa: E402
 from ragjudge.report.model import Report  # noqa: E402
 
 

@@ -20,13 +20,13 @@ sys.path.insert(0, str(ROOT))
 
 from ragjudge.examples.rag_service import serve_in_thread  # noqa: E402
 
-from ragjudge.config import parse_config  # noqa: E402
-from ragjudge.gate import GateRequest, run_gate  # noqa: E402
-from ragjudge.merge import ShardReport, merge_reports  # noqa: E402
+from ragjudge.config.model import parse_config  # noqa: E402
+from ragjudge.gate.evaluation import GateRequest, run_gate  # noqa: E402
+from ragjudge.gate.merge_shards import ShardReport, merge_reports  # noqa: E402
+from ragjudge.gate.shard import Shard  # noqa: E402
 from ragjudge.report.html import render_html  # noqa: E402
 from ragjudge.report.junit import render_junit  # noqa: E402
 from ragjudge.report.model import Report  # noqa: E402
-from ragjudge.shard import Shard  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from bench_gate import write_cases  # noqa: E402

@@ -21,10 +21,11 @@ from urllib.parse import parse_qs, urlsplit
 from ragjudge.cases import Case
 from ragjudge.endpoint.client import EndpointResult
 from ragjudge.endpoint.trace import Passage, Trace
-from ragjudge.report.model import Report, build_report
+from ragjudge.gate.reporting import build_report
+from ragjudge.gate.scoring import CaseResult
+from ragjudge.gate.suite import evaluate_suite
+from ragjudge.report.model import Report
 from ragjudge.rules import Rule
-from ragjudge.scoring import CaseResult
-from ragjudge.suite import evaluate_suite
 
 OFFLINE_INFO = {"judge": "offline-lexical", "provider": "offline", "lexical": True}
 

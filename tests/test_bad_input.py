@@ -77,7 +77,7 @@ def test_a_case_file_over_the_size_limit_is_exit_2_before_it_is_parsed(
 
 
 def test_the_default_case_file_limit_is_50_mb(ws: Path) -> None:
-    from ragjudge.config import load_config
+    from ragjudge.config.model import load_config
 
     _config(ws, "{}\n")
     assert load_config(ws / "ragjudge.yml").max_case_file_bytes == 50_000_000
@@ -169,7 +169,7 @@ def test_a_command_line_template_may_be_anywhere_but_not_a_pseudo_file(
 ) -> None:
     elsewhere = tmp_path_factory.mktemp("elsewhere") / "t.md.j2"
     elsewhere.write_text("verdict {{ verdict }}\n", encoding="utf-8")
-    from ragjudge.report.comment import load_template
+    from ragjudge.report.markdown import load_template
 
     assert load_template(elsewhere) == "verdict {{ verdict }}\n"
     from ragjudge.errors import ConfigError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragjudge.checks import DECLINED, mechanical_failures
+from ragjudge.gate.checks import DECLINED, mechanical_failures
 from tests.helpers_rag import make_case, make_trace
 
 

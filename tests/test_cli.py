@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ragjudge.cli import COMMANDS, build_parser, chosen_command
+from ragjudge.cli import COMMANDS, build_parser, chosen_command, command_module
 
 HEAVY = ("openai", "jinja2", "requests", "pydantic", "yaml", "httpx", "ragjudge.github", "ragjudge.canary")
 
@@ -33,7 +33,7 @@ def test_version_loads_nothing_heavy() -> None:
 
 
 def test_an_offline_run_never_imports_the_openai_sdk() -> None:
-    loaded = imported_after("import ragjudge.cli\nragjudge.cli.build_parser('run')\nimport ragjudge.gate")
+    loaded = imported_after("import ragjudge.cli\nragjudge.cli.build_parser('run')\nimport ragjudge.gate.evaluation")
     assert "openai" not in loaded
     assert "ragjudge.github" not in loaded
 
@@ -42,8 +42,8 @@ def test_a_run_reaches_its_first_endpoint_call_without_importing_requests() -> N
     # requests (about 40 ms to import) serves only the GitHub and Prometheus clients; the endpoint client is
     # urllib3's, and a run should not pay for requests before its first call.
     code = (
-        "import ragjudge.cli\nragjudge.cli.build_parser('run')\nimport ragjudge.gate\n"
-        "from ragjudge.config import EndpointConfig\nfrom ragjudge.endpoint.client import EndpointClient\n"
+        "import ragjudge.cli\nragjudge.cli.build_parser('run')\nimport ragjudge.gate.evaluation\n"
+        "from ragjudge.config.model import EndpointConfig\nfrom ragjudge.endpoint.client import EndpointClient\n"
         "EndpointClient(EndpointConfig(), 'https://rag.example/ask')"
     )
     assert "requests" not in imported_after(code)
@@ -52,7 +52,7 @@ def test_a_run_reaches_its_first_endpoint_call_without_importing_requests() -> N
 def test_making_the_model_judge_does_not_import_the_sdk_before_its_first_call() -> None:
     code = (
         "from pydantic import SecretStr\n"
-        "from ragjudge.config import JudgeConfig\n"
+        "from ragjudge.config.model import JudgeConfig\n"
         "from ragjudge.judge.factory import make_judge\n"
         "make_judge(JudgeConfig(provider='openai', api_key=SecretStr('sk-test-000000'), cache=None))"
     )
@@ -63,7 +63,7 @@ def test_making_the_model_judge_does_not_import_the_sdk_before_its_first_call() 
 def test_the_help_line_is_the_commands_own(name: str) -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
-    importlib.import_module(f"ragjudge.commands.{name}").add_parser(sub)
+    importlib.import_module(command_module(name)).add_parser(sub)
     (action,) = sub._choices_actions
     assert (action.dest, action.help) == (name, COMMANDS[name])
 

@@ -18,7 +18,7 @@ import yaml
 
 from ragjudge import masking
 from ragjudge.cli import main
-from ragjudge.config import parse_config
+from ragjudge.config.model import parse_config
 from tests.helpers_rag import RagServer, Raw, answer, closed_port_url
 
 TOKEN = "tok-s3cr3t-4242"
@@ -641,7 +641,7 @@ def test_the_comment_template_is_compiled_while_the_endpoint_is_called(
     ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ragjudge.commands import run as run_command
-    from ragjudge.report.comment import compiled
+    from ragjudge.report.markdown import compiled
 
     (ws / "mine.md.j2").write_text("{{ report.verdict }}: {{ s.cases }} case(s)\n", encoding="utf-8")
     seen_at_render: list[int] = []

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.cli import main
-from ragjudge.config import (
+from ragjudge.config.model import (
     DEFAULT_BODY,
     DEFAULT_CASE_RULES,
     DEFAULT_SUITE_RULES,

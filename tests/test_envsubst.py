@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragjudge.envsubst import substitute
+from ragjudge.config.envsubst import substitute
 from ragjudge.errors import ConfigError, ExitCode
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.errors import ExitCode, UsageError
-from ragjudge.eventlog import EventLog
+from ragjudge.gate.eventlog import EventLog
 
 
 def _lines(path: Path) -> list[dict[str, object]]:

@@ -34,7 +34,10 @@ def _calibrate_modules(script: str, cwd: Path) -> list[str]:
 
 
 def test_importing_the_gate_imports_only_the_calibration_record_check(tmp_path: Path) -> None:
-    assert _calibrate_modules("import ragjudge.gate, ragjudge.commands.run, ragjudge.bias_check", tmp_path) == ALLOWED
+    assert (
+        _calibrate_modules("import ragjudge.gate.evaluation, ragjudge.commands.run, ragjudge.gate.bias_probe", tmp_path)
+        == ALLOWED
+    )
 
 
 def test_a_model_judged_run_with_precision_and_bias_check_stays_out_of_calibrate(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragjudge.metrics import context_precision, context_recall, percentile, rejection_correct
+from ragjudge.gate.retrieval import context_precision, context_recall, percentile, rejection_correct
 from tests.helpers_rag import make_case, make_trace
 
 # --- context recall -----------------------------------------------------------------------------

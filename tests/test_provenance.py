@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.config import parse_config
-from ragjudge.provenance import case_set_hash, clean_url, git_identity, judge_fingerprint, provenance, rules_hash
+from ragjudge.config.model import parse_config
+from ragjudge.gate.provenance import case_set_hash, clean_url, git_identity, judge_fingerprint, provenance, rules_hash
 from tests.helpers_rag import make_case
 
 

@@ -8,15 +8,15 @@ from typing import Any
 
 import pytest
 
-from ragjudge.config import EndpointConfig
+from ragjudge.config.model import EndpointConfig
 from ragjudge.endpoint.client import EndpointClient
-from ragjudge.eventlog import EventLog
+from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.pipeline import RunPlan
+from ragjudge.gate.repeat import FreshJudge, final_result, run_repeated, undecided
+from ragjudge.gate.scoring import CaseResult, score_case
+from ragjudge.gate.suite import suite_metrics
 from ragjudge.judge.offline import OfflineJudge
-from ragjudge.repeat import FreshJudge, final_result, run_repeated, undecided
 from ragjudge.rules import Rule
-from ragjudge.runner import RunPlan
-from ragjudge.scoring import CaseResult, score_case
-from ragjudge.suite import suite_metrics
 from ragjudge.transport import deadline
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers_rag import RagServer, Reply, Seen, answer, make_case, make_report, make_trace, ok_result

@@ -12,10 +12,10 @@ import pytest
 from ragjudge.cases import Case
 from ragjudge.endpoint.client import EndpointResult
 from ragjudge.endpoint.trace import Trace
-from ragjudge.eventlog import EventLog
+from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.pipeline import RunPlan, run_cases
 from ragjudge.judge.interface import LogFn
 from ragjudge.judge.offline import OfflineJudge
-from ragjudge.runner import RunPlan, run_cases
 from tests.helpers_rag import make_case, make_trace, ok_result
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from ragjudge import safeyaml
+from ragjudge.config import safeyaml
 
 
 def test_ordinary_aliases_and_merge_keys_load() -> None:

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from ragjudge.errors import UsageError
-from ragjudge.shard import Shard, parse_shard, shard_of
+from ragjudge.gate.shard import Shard, parse_shard, shard_of
 
 IDS = [f"cs-{k:03d}" for k in range(1, 301)]
 

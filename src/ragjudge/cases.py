@@ -14,11 +14,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ragjudge import safeyaml
+from ragjudge.config import safeyaml
+from ragjudge.config.model import DEFAULT_MAX_CASE_FILE_BYTES
 from ragjudge.errors import CaseFileError
-
-DEFAULT_MAX_CASE_FILE_BYTES = 50_000_000
-"""50 MB: a larger case file is refused before it is parsed (`max_case_file_bytes` in ragjudge.yml)."""
 
 OUT_OF_SCOPE_CATEGORIES = frozenset({"out of scope", "oos", "超纲", "超出范围"})
 """Categories meaning "should be declined", compared after `category_key` (case, `-`, `_` and spaces folded)."""
@@ -235,7 +233,8 @@ def _where(path: Path, item: RawItem, case_id: Any = None) -> str:
     return f"{loc}: {name}"
 
 
-def _to_case(path: Path, item: RawItem) -> Case:
+def to_case(path: Path, item: RawItem) -> Case:
+    """One raw item of `path` validated into a `Case`; a bad one is a CaseFileError naming the file and case."""
     data = item.data
     case_id = data.get("id") if isinstance(data, dict) else None
     if not isinstance(data, dict):
@@ -297,7 +296,7 @@ def load_cases(paths: Sequence[Path], max_bytes: int = DEFAULT_MAX_CASE_FILE_BYT
     for path in paths:
         for item in read_items(path, max_bytes):
             try:
-                case = _to_case(path, item)
+                case = to_case(path, item)
             except RecursionError:
                 raise CaseFileError(f"{_where(path, item)}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
             if _scope_unstated(item.data) and looks_out_of_scope(case.category):

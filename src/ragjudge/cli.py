@@ -29,6 +29,13 @@ COMMANDS = {
     "serve": "run canary analyses over HTTP (Flagger webhooks, Argo Rollouts, /metrics)",
 }
 ALL = "*"
+# The module of a command is named for it, but for `cases`, whose name the case-file loader (ragjudge.cases) has.
+_MODULES = {"cases": "case_tools"}
+
+
+def command_module(name: str) -> str:
+    """The module that defines command `name`'s options and handler."""
+    return f"ragjudge.commands.{_MODULES.get(name, name)}"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,7 +52,7 @@ def build_parser(command: str | None = ALL) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, help_text in COMMANDS.items():
         if command in (name, ALL):
-            importlib.import_module(f"ragjudge.commands.{name}").add_parser(sub)
+            importlib.import_module(command_module(name)).add_parser(sub)
         else:
             sub.add_parser(name, help=help_text)
     return parser

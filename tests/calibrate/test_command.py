@@ -21,7 +21,7 @@ from tests.judge.fake_evidence import KEY, by_marker, evidence_responder, first_
 
 from ragjudge.calibrate.fingerprint import fingerprint_of
 from ragjudge.cli import main
-from ragjudge.config import load_config
+from ragjudge.config.model import load_config
 
 KEYS = ("n", "agreement", "ci95", "kappa", "tpr", "tnr", "confusion", "mae", "mean_error", "weighted_kappa",
         "spearman", "weighted_f1", "verdict", "judge_fingerprint")  # fmt: skip

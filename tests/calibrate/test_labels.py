@@ -22,7 +22,7 @@ from ragjudge.calibrate.labels import (
     score_labels,
     to_binary,
 )
-from ragjudge.config import Config, JudgeConfig, parse_config
+from ragjudge.config.model import Config, JudgeConfig, parse_config
 from ragjudge.errors import CaseFileError, ConfigError
 from ragjudge.judge.evidence import EvidenceScorer
 from ragjudge.judge.factory import make_judge

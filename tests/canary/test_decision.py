@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from ragjudge.canary.decision import decide
 from ragjudge.canary.feedback import ArmFeedback
-from ragjudge.canary.model import ArmEvidence, Evidence, Settings, verdict_of
 from ragjudge.canary.point import js_number, js_to_fixed
-from ragjudge.canary.rules import parse_canary_rules
 from ragjudge.canary.statistical import min_requests_for_p95_bound
+from ragjudge.canary.thresholds import parse_canary_rules
+from ragjudge.canary.values import ArmEvidence, Evidence, Settings, verdict_of
 from ragjudge.errors import ConfigError
 
 DEFAULT_RULES = parse_canary_rules(

@@ -6,8 +6,8 @@ import pytest
 
 from ragjudge.canary.decision import decide
 from ragjudge.canary.feedback import ArmFeedback
-from ragjudge.canary.model import ArmEvidence, Evidence, Settings
-from ragjudge.canary.rules import parse_canary_rules
+from ragjudge.canary.thresholds import parse_canary_rules
+from ragjudge.canary.values import ArmEvidence, Evidence, Settings
 
 RULES = parse_canary_rules(
     {

@@ -11,7 +11,7 @@ import yaml
 
 from ragjudge.cases import load_cases
 from ragjudge.cli import main
-from ragjudge.commands.cases import stats
+from ragjudge.commands.case_tools import stats
 
 CASES_YAML = """\
 # Our anchors. This comment must survive an import.

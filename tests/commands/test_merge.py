@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from ragjudge.cli import main
-from ragjudge.metrics import percentile
+from ragjudge.gate.retrieval import percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "examples" / "ragjudge.yml"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.config import JudgeConfig
-from ragjudge.provenance import judge_fingerprint
+from ragjudge.config.model import JudgeConfig
+from ragjudge.gate.provenance import judge_fingerprint
 from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock, TraceBlock
 
 OFFLINE = judge_fingerprint(JudgeConfig())

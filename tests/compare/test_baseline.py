@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.compare.baseline import age_words, label, load_baseline, short_ref
+from ragjudge.compare.baseline import load_baseline
 from ragjudge.errors import CaseFileError, ExitCode
+from ragjudge.report.figures import age_words, label, short_ref
 from ragjudge.report.model import write_report
 from tests.compare.reports import C, report
 

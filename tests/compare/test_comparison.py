@@ -11,7 +11,7 @@ import pytest
 
 from ragjudge import stats
 from ragjudge.compare import compare_with_baseline
-from ragjudge.config import Config, parse_config
+from ragjudge.config.model import Config, parse_config
 from ragjudge.errors import ConfigError
 from ragjudge.report.model import Report, RuleBlock
 from tests.compare.reports import MODEL, C, report

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from ragjudge.cases import Case
-from ragjudge.config import EndpointConfig
+from ragjudge.config.model import EndpointConfig
 from ragjudge.endpoint.client import EndpointClient
 
 

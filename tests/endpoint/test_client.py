@@ -9,7 +9,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from ragjudge.config import load_config
+from ragjudge.config.model import load_config
 from ragjudge.endpoint.client import EndpointClient, parse_retry_after
 from ragjudge.errors import ConfigError
 

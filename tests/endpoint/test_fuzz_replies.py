@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from tests.fakes.raw_server import RawServer
 from tests.helpers_rag import make_case, make_trace
 
-from ragjudge.config import EndpointConfig, JudgeConfig
+from ragjudge.config.model import EndpointConfig, JudgeConfig
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.judge.openai_judge import ChatCaller, OpenAIJudge
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.github.baseline import MAX_RUNS, Where, fetch_baseline
+from ragjudge.github.artifacts import MAX_RUNS, Where, fetch_baseline
 from ragjudge.github.rest import GitHubClient
 from tests.fakes.github_server import FakeArtifactStorage, FakeGitHub
 from tests.report.samples import sample_report

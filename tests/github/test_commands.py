@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from ragjudge.github.commands import WorkflowLog, command, escape_data, escape_property
+from ragjudge.github.workflow_commands import WorkflowLog, command, escape_data, escape_property
 
 
 def test_escape_data_escapes_percent_cr_lf_only() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragjudge.github.summary import MAX_SUMMARY_BYTES, append_summary, cap_bytes, gate_summary, text_summary
-from ragjudge.report.comment import COMMENT_LIMIT, render_comment
+from ragjudge.report.markdown import COMMENT_LIMIT, render_comment
 from tests.github.reports import case, report
 
 

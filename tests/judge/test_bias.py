@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from ragjudge.config import JudgeConfig
+from ragjudge.config.model import JudgeConfig
 from ragjudge.judge.bias import (
     FILLER_EN,
     FILLER_ZH,

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from ragjudge.config import EndpointConfig, JudgeConfig
+from ragjudge.config.model import EndpointConfig, JudgeConfig
 from ragjudge.endpoint.client import EndpointClient
-from ragjudge.eventlog import EventLog
+from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.pipeline import RunPlan, run_cases
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.openai_judge import ChatCaller, OpenAIJudge, Throttle
 from ragjudge.rules import Rule
-from ragjudge.runner import RunPlan, run_cases
 from tests.fakes.openai_server import FakeOpenAI, Reply, Responder, default_error, queue, reject_json_schema
 from tests.helpers_rag import RagServer, Raw, answer, closed_port_url, make_case, make_trace
 from tests.judge.openai_helpers import (

@@ -10,9 +10,9 @@ from typing import Any
 from tests.compare.reports import C, report
 
 from ragjudge.compare import compare_with_baseline
-from ragjudge.config import parse_config
+from ragjudge.config.model import parse_config
 from ragjudge.report.changes import alert, delta_rows
-from ragjudge.report.comment import render_comment
+from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

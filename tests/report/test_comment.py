@@ -11,12 +11,12 @@ import pytest
 from tests.helpers_rag import error_result, make_case, make_report, make_trace, ok_result
 
 from ragjudge.errors import ConfigError
+from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.interface import Judgement, Unscored
 from ragjudge.judge.offline import OfflineJudge
-from ragjudge.report.comment import COMMENT_LIMIT, compiled, render_comment
+from ragjudge.report.markdown import COMMENT_LIMIT, compiled, render_comment
 from ragjudge.report.model import Report
 from ragjudge.rules import Rule
-from ragjudge.scoring import CaseResult, score_case
 
 FAITH = Rule("case", "faithfulness", ">=", 0.8)
 PASS_ALL = Rule("suite", "pass_rate", ">=", 1.0)
@@ -417,8 +417,8 @@ def test_a_missing_template_is_a_config_error(tmp_path: Path) -> None:
 def test_unscored_judgements_on_passing_cases_are_shown() -> None:
     from tests.helpers_rag import make_case, make_report, make_trace, ok_result
 
+    from ragjudge.gate.scoring import score_case
     from ragjudge.judge.interface import Judgement, Unscored
-    from ragjudge.scoring import score_case
 
     case = make_case("quiet")
     judgement = Judgement(judge="m", faithfulness=1.0, unscored=(Unscored("rubric", "judge reply invalid: tone"),))

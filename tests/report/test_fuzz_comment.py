@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from tests.helpers_rag import error_result, make_case, make_report, make_trace, ok_result
 from tests.report.test_comment import ALLOWED_TAGS, cells, tables
 
+from ragjudge.gate.scoring import score_case
 from ragjudge.judge.interface import Claim, Judgement, Unscored
-from ragjudge.report.comment import COMMENT_LIMIT, render_comment
+from ragjudge.report.markdown import COMMENT_LIMIT, render_comment
 from ragjudge.rules import Rule
-from ragjudge.scoring import score_case
 
 FUZZ_EXAMPLES = 150
 FAITH = Rule("case", "faithfulness", ">=", 0.8)

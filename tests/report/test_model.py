@@ -10,10 +10,10 @@ import pytest
 from tests.helpers_rag import error_result, make_case, make_report, make_trace, ok_result
 
 from ragjudge.errors import CaseFileError, ExitCode
+from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.offline import OfflineJudge
 from ragjudge.report.model import PASSAGE_CHARS, PassageBlock, Report, load_report, redact, write_report
 from ragjudge.rules import Rule
-from ragjudge.scoring import CaseResult, score_case
 
 # The contract; the names never change within schema_version 1.
 SUITE_KEYS = {

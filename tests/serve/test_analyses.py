@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragjudge.canary.run import run_canary
-from ragjudge.config import load_config
+from ragjudge.canary.release import run_canary
+from ragjudge.config.model import load_config
 from ragjudge.serve.analyses import canary_request
-from ragjudge.serve.model import AnalysisSpec
+from ragjudge.serve.state import AnalysisSpec
 from tests.canary.servers import ArmServer, write_config, write_sample
 
 QUERIES = {

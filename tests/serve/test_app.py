@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from ragjudge.canary.run import CanaryOutcome
-from ragjudge.config import load_config
+from ragjudge.canary.release import CanaryOutcome
+from ragjudge.config.model import load_config
 from ragjudge.errors import ExitCode
 from tests.canary.servers import write_config, write_sample
 from tests.serve.service import Held, Service, report, running_service, small_config

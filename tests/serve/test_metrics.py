@@ -7,10 +7,10 @@ from pathlib import Path
 
 import requests
 
+from ragjudge.canary.release import CanaryOutcome
 from ragjudge.canary.report import MetricBlock
-from ragjudge.canary.run import CanaryOutcome
 from ragjudge.errors import ExitCode
-from ragjudge.serve.metrics import _labels, metric_series
+from ragjudge.serve.exposition import _labels, metric_series
 from tests.serve.service import Held, report, running_service, small_config
 
 

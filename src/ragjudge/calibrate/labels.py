@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragjudge.cases import Case, read_items
-from ragjudge.config import Config
+from ragjudge.config.model import Config
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.errors import CaseFileError, ConfigError
 from ragjudge.judge.interface import Judge

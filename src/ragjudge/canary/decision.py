@@ -9,8 +9,8 @@ broken conditions, the latency one once, and none for a promote.
 from __future__ import annotations
 
 from ragjudge.canary import point, statistical
-from ragjudge.canary.model import Decision, Evidence, MetricResult, Settings, Verdict, verdict_of
-from ragjudge.canary.rules import CanaryRule
+from ragjudge.canary.thresholds import CanaryRule
+from ragjudge.canary.values import Decision, Evidence, MetricResult, Settings, Verdict, verdict_of
 
 
 def _reasons(verdict: Verdict, metrics: tuple[MetricResult, ...], settings: Settings) -> tuple[str, ...]:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from ragjudge import stats
-from ragjudge.canary.model import Evidence, MetricDecision, MetricResult, Settings, metric_result, shortfall
-from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
+from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
+from ragjudge.canary.values import Evidence, MetricDecision, MetricResult, Settings, metric_result, shortfall
 
 
 def js_number(x: float) -> str:

@@ -16,7 +16,7 @@ import requests
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragjudge.canary.feedback import ARMS, TIMEOUT_S, ArmFeedback, Feedback, check_arm, public_url, session
-from ragjudge.config import FeedbackPrometheus
+from ragjudge.config.model import FeedbackPrometheus
 from ragjudge.errors import ConfigError, EvaluationError, FeedbackError
 from ragjudge.transport.sessions import CutOff, bounded_request
 

@@ -15,11 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge import __version__, stats
 from ragjudge.canary.feedback import ArmFeedback, public_url
-from ragjudge.canary.model import Decision, MetricResult
-from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO
 from ragjudge.canary.sample import ArmRun
 from ragjudge.canary.statistical import percent
-from ragjudge.report.comment import COMMENT_LIMIT, environment, load_template
+from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO
+from ragjudge.canary.values import Decision, MetricResult
+from ragjudge.report.markdown import COMMENT_LIMIT, environment, load_template
 
 
 class _Model(BaseModel):

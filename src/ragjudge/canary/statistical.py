@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 
 from ragjudge import stats
-from ragjudge.canary.model import Evidence, MetricDecision, MetricResult, Settings, metric_result, shortfall
-from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
+from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
+from ragjudge.canary.values import Evidence, MetricDecision, MetricResult, Settings, metric_result, shortfall
 
 # What a held (pass) and a broken (fail) rule reads as, per operator.
 _WORDS = {

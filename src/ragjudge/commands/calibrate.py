@@ -34,9 +34,9 @@ from ragjudge.calibrate.verdict import (
     parse_fail_under,
     unreachable,
 )
-from ragjudge.config import Config, load_config
+from ragjudge.config.model import Config, load_config
 from ragjudge.errors import EvaluationError, ExitCode, RagjudgeError, UsageError
-from ragjudge.eventlog import EventLog
+from ragjudge.gate.eventlog import EventLog
 from ragjudge.interrupt import interrupted
 from ragjudge.judge.bias import MAX_FLIP_RATE, BiasResult, length_bias, position_bias
 from ragjudge.judge.factory import make_judge

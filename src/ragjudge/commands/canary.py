@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ragjudge import masking
+from ragjudge.canary.release import CanaryRequest, run_canary
 from ragjudge.canary.report import CanaryReport, render_comment
-from ragjudge.canary.run import CanaryRequest, run_canary
 from ragjudge.commands.run import with_judge_overrides
-from ragjudge.config import load_config
+from ragjudge.config.model import load_config
 from ragjudge.errors import ExitCode
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.model import write_report

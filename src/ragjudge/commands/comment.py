@@ -20,7 +20,7 @@ from ragjudge.github.env import RunnerEnv
 from ragjudge.github.rest import GitHubClient
 from ragjudge.github.sticky import upsert
 from ragjudge.outpaths import check_output_paths
-from ragjudge.report.comment import render_comment
+from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import load_report
 
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")

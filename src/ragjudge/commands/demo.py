@@ -9,11 +9,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ragjudge.config import load_config
+from ragjudge.config.model import load_config
 from ragjudge.errors import ExitCode
-from ragjudge.gate import GateRequest, exit_code_for, run_gate
+from ragjudge.gate.evaluation import GateRequest, exit_code_for, run_gate
 from ragjudge.outpaths import check_output_paths
-from ragjudge.report.comment import render_comment
+from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import write_report
 
 

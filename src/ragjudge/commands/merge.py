@@ -33,9 +33,9 @@ def add_parser(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from ragjudge.compare import baseline_for, compare_with_baseline, regression_rules
-    from ragjudge.config import load_config
-    from ragjudge.merge import ShardReport, merge_reports
-    from ragjudge.report.comment import check_template
+    from ragjudge.config.model import load_config
+    from ragjudge.gate.merge_shards import ShardReport, merge_reports
+    from ragjudge.report.markdown import check_template
     from ragjudge.report.model import load_report
 
     config = load_config(args.config)

@@ -17,7 +17,7 @@ from ragjudge.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from ragjudge.cases import Case
-    from ragjudge.config import Config, ResponseMapping
+    from ragjudge.config.model import Config, ResponseMapping
     from ragjudge.endpoint.client import RawReply
     from ragjudge.endpoint.trace import Trace
 
@@ -41,9 +41,9 @@ def add_parser(sub: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ragjudge.config import load_config
+    from ragjudge.config.model import load_config
     from ragjudge.endpoint.client import EndpointClient, header_secrets
-    from ragjudge.gate import endpoint_url
+    from ragjudge.gate.evaluation import endpoint_url
 
     config = load_config(args.config)
     url = endpoint_url(config, args.endpoint)

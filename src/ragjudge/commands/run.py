@@ -15,13 +15,13 @@ from typing import Any, TextIO
 from pydantic import SecretStr
 
 from ragjudge import masking
-from ragjudge.config import Config, check_http_url, load_config
+from ragjudge.config.model import Config, check_http_url, load_config
 from ragjudge.errors import UsageError
-from ragjudge.gate import GateRequest, exit_code_for, run_gate
+from ragjudge.gate.evaluation import GateRequest, exit_code_for, run_gate
+from ragjudge.gate.shard import parse_shard
 from ragjudge.outpaths import check_output_paths
-from ragjudge.report.comment import check_template, compiled, render_comment
+from ragjudge.report.markdown import check_template, compiled, render_comment
 from ragjudge.report.model import Report, write_report
-from ragjudge.shard import parse_shard
 
 
 def add_parser(sub: Any) -> None:

@@ -32,8 +32,8 @@ def handle(args: argparse.Namespace) -> int:
     import sys
     import threading
 
-    from ragjudge.canary.rules import DISLIKE_RATE_RATIO, parse_canary_rules
-    from ragjudge.config import CanaryConfig, load_config
+    from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, parse_canary_rules
+    from ragjudge.config.model import CanaryConfig, load_config
     from ragjudge.errors import ConfigError, UsageError
     from ragjudge.serve.analyses import Registry
     from ragjudge.serve.app import ServeServer, json_log, serve_until_stopped

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import CaseFileError
+from ragjudge.report.figures import NO_BASELINE
 from ragjudge.report.model import Report, load_report
 
 
@@ -31,10 +32,6 @@ def load_baseline(path: Path) -> Baseline | None:
             f"{path}: the baseline is a folder, not a report", tip="pass the JSON file written by --report on main"
         )
     return Baseline(load_report(path), path)
-
-
-NO_BASELINE = "no baseline: "
-"""How the warning that no baseline was compared begins (the comment turns it into a NOTE alert)."""
 
 
 def baseline_for(path: Path | None, regression_set: bool, warnings: list[str]) -> Baseline | None:
@@ -67,16 +64,6 @@ def created_at(report: Report) -> datetime | None:
     return parse_time(report.provenance.get("created_at")) or parse_time(report.generated_at)
 
 
-def short_ref(ref: object) -> str | None:
-    """`refs/heads/main` -> `main`; `refs/pull/7/merge` -> `pull/7/merge`."""
-    if not isinstance(ref, str) or not ref:
-        return None
-    for prefix in ("refs/heads/", "refs/tags/", "refs/"):
-        if ref.startswith(prefix):
-            return ref[len(prefix) :]
-    return ref
-
-
 def identity(report: Report, path: Path | None, now: datetime) -> dict[str, Any]:
     """The `comparison.baseline` block: {commit, ref, created_at, age_days, path}."""
     when = created_at(report)
@@ -88,23 +75,3 @@ def identity(report: Report, path: Path | None, now: datetime) -> dict[str, Any]
         "age_days": age,
         "path": str(path) if path is not None else None,
     }
-
-
-def label(block: dict[str, Any]) -> str:
-    """`main@abc1234`, `abc1234`, `main`, or `the baseline`."""
-    commit = block.get("commit")
-    short = commit[:7] if isinstance(commit, str) and commit else None
-    ref = short_ref(block.get("ref"))
-    if ref and short:
-        return f"{ref}@{short}"
-    return short or ref or "the baseline"
-
-
-def age_words(age_days: float | None) -> str:
-    """`3 days old`, `1 day old`, `less than a day old`, `of unknown age`."""
-    if age_days is None:
-        return "of unknown age"
-    days = int(age_days)
-    if days < 1:
-        return "less than a day old"
-    return f"{days} day old" if days == 1 else f"{days} days old"

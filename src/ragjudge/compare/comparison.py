@@ -13,11 +13,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragjudge.compare.baseline import age_words, created_at, identity, label
+from ragjudge.compare.baseline import created_at, identity
 from ragjudge.compare.deltas import Pair, Settings, all_deltas
 from ragjudge.compare.outcome import CHANGES, baseline_view, change_of
 from ragjudge.compare.regression import decide, figure_of, regression_rules, verdict_with
-from ragjudge.config import Config
+from ragjudge.config.model import Config
+from ragjudge.report.figures import age_words, label
 from ragjudge.report.model import ComparisonBlock, Report
 
 _FINGERPRINT_WORDS = {"prompt_hash": "the judge prompts changed", "base_url_host": "base_url host"}

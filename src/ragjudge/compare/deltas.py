@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragjudge import stats
+from ragjudge.report.figures import fmt
 from ragjudge.report.model import CaseBlock, DeltaBlock
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -60,23 +61,6 @@ class Settings:
 
     def interval_words(self) -> str:
         return f"{self.confidence * 100:g}% interval"
-
-
-def fmt(metric: str, value: float | None) -> str:
-    """A figure as the comment shows it."""
-    if value is None:
-        return "n/a"
-    if math.isinf(value):
-        return "unbounded"
-    if metric == "ratio":
-        return f"{value:.2f}"
-    if metric == P95_LATENCY:
-        return f"{value:.0f} ms"
-    if metric == COST:
-        return f"${value:.4f}"
-    if metric.startswith("judge."):
-        return f"{value:.2f}"
-    return f"{value:.3f}"
 
 
 def p_words(p: float) -> str:

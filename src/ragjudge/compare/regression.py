@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragjudge.compare.deltas import p_words
-from ragjudge.config import Config
+from ragjudge.config.model import Config
 from ragjudge.report.model import DeltaBlock, RuleBlock
 from ragjudge.rules import Rule, format_value, parse_rules
 

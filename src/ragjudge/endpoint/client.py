@@ -28,7 +28,7 @@ from urllib3.exceptions import (
 
 from ragjudge import masking
 from ragjudge.cases import Case
-from ragjudge.config import EndpointConfig
+from ragjudge.config.model import EndpointConfig
 from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply

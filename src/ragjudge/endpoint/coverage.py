@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragjudge.config import ResponseMapping
+from ragjudge.config.model import ResponseMapping
 from ragjudge.endpoint.reply import DEFAULT_KEYS
 from ragjudge.endpoint.trace import Trace
 

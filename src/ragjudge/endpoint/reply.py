@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ragjudge.config import ResponseMapping
+from ragjudge.config.model import ResponseMapping
 from ragjudge.endpoint.refusal import RefusalRules, decide
 from ragjudge.endpoint.trace import Passage, ReadNotes, Trace
 

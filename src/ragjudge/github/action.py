@@ -24,13 +24,13 @@ from ragjudge import __version__, masking
 from ragjudge.errors import CaseFileError, ExitCode, RagjudgeError
 from ragjudge.github.annotations import gate_annotations
 from ragjudge.github.cli_args import JUDGE_KEY_VARIABLE, SUBCOMMANDS, cli_argv, cli_environ
-from ragjudge.github.commands import WorkflowLog
 from ragjudge.github.env import RunnerEnv
 from ragjudge.github.inputs import ActionInputs, CommentWhen, FailOn, InputError, Mode, read_inputs
 from ragjudge.github.outputs import step_outputs, write_outputs
 from ragjudge.github.rest import GitHubClient
 from ragjudge.github.sticky import upsert
 from ragjudge.github.summary import append_summary, gate_summary, text_summary
+from ragjudge.github.workflow_commands import WorkflowLog
 from ragjudge.report.model import Report, load_report
 
 
@@ -101,7 +101,7 @@ def _main(argv: Sequence[str] | None, env: dict[str, str]) -> int:
 
 def find_baseline(inputs: ActionInputs, runner: RunnerEnv, scratch: Path, log: WorkflowLog) -> Path | None:
     """`baseline-artifact`: main's report downloaded into the scratch folder, or None (with a notice saying why)."""
-    from ragjudge.github.baseline import Where, fetch_baseline
+    from ragjudge.github.artifacts import Where, fetch_baseline
 
     name = inputs.baseline_artifact or ""
     missing = [

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ragjudge.github.commands import MAX_ANNOTATIONS
+from ragjudge.github.workflow_commands import MAX_ANNOTATIONS
 from ragjudge.report.model import CaseBlock, Report
 
 Kind = Literal["error", "warning"]

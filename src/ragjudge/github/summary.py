@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragjudge import masking
-from ragjudge.report.comment import render_comment
 from ragjudge.report.escape import code_id
+from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report
 
 MAX_SUMMARY_BYTES = 1_000_000

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ragjudge.config import JudgeConfig
+from ragjudge.config.model import JudgeConfig
 from ragjudge.endpoint.client import parse_retry_after
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import host_of

@@ -24,13 +24,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ragjudge.config import JudgeConfig
+from ragjudge.config.model import JudgeConfig
 from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.interface import LogFn
 from ragjudge.judge.openai_judge import CallFailed, ChatCaller, Target
 from ragjudge.judge.prompting import Message, template
-from ragjudge.judge.replies import ReplyError, _strictify, strip_fence
+from ragjudge.judge.replies import ReplyError, strict_schema, strip_fence
 
 MAX_BATCH = 6
 """Passages per judge call (seed 001: batch beyond 5-7 passages)."""
@@ -106,7 +106,7 @@ def response_format() -> dict[str, Any]:
         "type": "json_schema",
         "json_schema": {
             "name": "ragjudge_evidence",
-            "schema": _strictify(EvidenceReply.model_json_schema()),
+            "schema": strict_schema(EvidenceReply.model_json_schema()),
             "strict": True,
         },
     }

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragjudge.config import JudgeConfig
-from ragjudge.judge.interface import Judge
+from ragjudge.config.model import JudgeConfig
+from ragjudge.judge.interface import Judge, Threshold
 from ragjudge.judge.offline import OfflineJudge
-from ragjudge.rules import Rule
 
 
-def make_judge(config: JudgeConfig, rules: Sequence[Rule] = (), classify_refusal: bool = False) -> Judge:
+def make_judge(config: JudgeConfig, rules: Sequence[Threshold] = (), classify_refusal: bool = False) -> Judge:
     """The configured judge; `rules` tell the model judge which scores are borderline (escalation).
 
     `classify_refusal` (`endpoint.refusal.judge`) has the model judge say whether an answer declined.

@@ -15,6 +15,19 @@ NEGATIVE_DIMENSIONS = ("grounding", "calibration")
 EVIDENCE_DIMENSIONS = ("grounding", "citations")
 
 
+class Threshold(Protocol):
+    """What a judge reads of a gate rule: the metric and its threshold, to tell a borderline score.
+
+    A protocol, so the judge needs nothing of `ragjudge.rules` (which names the judge's dimensions).
+    """
+
+    @property
+    def metric(self) -> str: ...
+
+    @property
+    def threshold(self) -> float: ...
+
+
 @dataclass(frozen=True)
 class Claim:
     """One factual claim of an answer and whether a passage supports it."""

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragjudge.cases import Case
-from ragjudge.config import JudgeConfig
+from ragjudge.config.model import JudgeConfig
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import MODES, CallFailed, ChatCaller, Completion, Target, Throttle
-from ragjudge.judge.interface import Claim, Judgement, LogFn, Unscored
+from ragjudge.judge.interface import Claim, Judgement, LogFn, Threshold, Unscored
 from ragjudge.judge.prompting import (
     GATE_TEMPLATES,
     RubricPlan,
@@ -42,7 +42,6 @@ from ragjudge.judge.replies import (
     parse_rubric,
     response_format,
 )
-from ragjudge.rules import Rule
 
 # The transport lives in chat.py and the validated ask in asking.py; re-exported for callers of this module.
 __all__ = ["MODES", "CallFailed", "ChatCaller", "Completion", "OpenAIJudge", "Target", "Throttle"]
@@ -56,7 +55,7 @@ class OpenAIJudge:
     def __init__(
         self,
         config: JudgeConfig,
-        rules: Sequence[Rule] = (),
+        rules: Sequence[Threshold] = (),
         caller: ChatCaller | None = None,
         classify_refusal: bool = False,
     ) -> None:

@@ -211,18 +211,18 @@ def _response_format(
     schema = model.model_json_schema()
     return {
         "type": "json_schema",
-        "json_schema": {"name": f"ragjudge_{kind}", "schema": _strictify(schema), "strict": True},
+        "json_schema": {"name": f"ragjudge_{kind}", "schema": strict_schema(schema), "strict": True},
     }
 
 
-def _strictify(schema: Any) -> Any:
+def strict_schema(schema: Any) -> Any:
     """OpenAI's strict mode wants every property required and no titles or defaults."""
     if isinstance(schema, dict):
-        out = {k: _strictify(v) for k, v in schema.items() if k not in ("title", "default")}
+        out = {k: strict_schema(v) for k, v in schema.items() if k not in ("title", "default")}
         if out.get("type") == "object" and "properties" in out:
             out["required"] = list(out["properties"])
             out["additionalProperties"] = False
         return out
     if isinstance(schema, list):
-        return [_strictify(v) for v in schema]
+        return [strict_schema(v) for v in schema]
     return schema

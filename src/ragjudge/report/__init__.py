@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ragjudge.report.model import Report, build_report, load_report
+from ragjudge.report.model import Report, load_report
 
-__all__ = ["Report", "build_report", "load_report"]
+__all__ = ["Report", "load_report"]

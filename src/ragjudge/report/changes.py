@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragjudge.compare.baseline import NO_BASELINE, age_words, label
-from ragjudge.compare.deltas import fmt
 from ragjudge.report.escape import inline
+from ragjudge.report.figures import NO_BASELINE, age_words, fmt, label
 from ragjudge.report.model import CaseBlock, Report
 
 IDS_IN_SENTENCE = 10

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -12,8 +11,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragjudge import __version__, masking
 from ragjudge.errors import CaseFileError
-from ragjudge.scoring import CaseResult
-from ragjudge.suite import RuleOutcome, SuiteResult
 
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 
@@ -208,100 +205,6 @@ class Report(_Model):
     provenance: dict[str, Any] = Field(default_factory=dict)
     """ragjudge_version, created_at, git_commit, git_ref, case_set_hash, rules_hash, judge_fingerprint, endpoint."""
     comparison: ComparisonBlock | None = None
-
-
-def _k_of_n(result: CaseResult) -> str | None:
-    if not result.runs:
-        return None
-    passed = sum(run.status == "pass" for run in result.runs)
-    return f"{passed} of {len(result.runs)} passed"
-
-
-def _case_block(result: CaseResult) -> CaseBlock:
-    trace = result.endpoint.trace
-    return CaseBlock(
-        id=result.case.id,
-        category=result.case.category,
-        status=result.status,
-        failed_conditions=list(result.failed_conditions),
-        metrics=dict(result.metrics),
-        judge=result.judgement.as_dict() if result.judgement else {},
-        question=result.case.question,
-        difficulty=result.case.difficulty,
-        should_answer=result.case.should_answer,
-        expected=result.case.expected,
-        golden_context_ids=list(result.case.golden_context_ids),
-        must_mention=list(result.case.must_mention),
-        must_not_mention=list(result.case.must_not_mention),
-        trace=TraceBlock(
-            answer=trace.answer if trace else None,
-            refused=trace.refused if trace else None,
-            confidence=trace.confidence if trace else None,
-            retrieved_ids=list(trace.retrieved_ids) if trace else [],
-            latency_ms=round(trace.latency_ms, 1) if trace else None,
-            cost_usd=trace.cost_usd if trace else None,
-            error=result.endpoint.error,
-            attempts=result.endpoint.attempts,
-            retry_wait_ms=result.endpoint.retry_wait_ms,
-            server_latency_ms=trace.server_latency_ms if trace else None,
-            passages=[PassageBlock(id=p.id, title=p.title, text=p.text[:PASSAGE_CHARS]) for p in trace.passages]
-            if trace
-            else [],
-            refused_by=trace.refused_by if trace else None,
-            positional_ids=bool(trace and trace.read.positional_ids),
-            warnings=list(trace.warnings) if trace else [],
-        ),
-        flaky=result.flaky,
-        runs=[
-            {
-                "status": run.status,
-                "failed_conditions": list(run.failed_conditions),
-                "latency_ms": round(run.latency_ms, 1) if run.latency_ms is not None else None,
-                "cost_usd": run.endpoint_cost_usd,
-                "judge_calls": run.judge_calls,
-                "judge_tokens": run.judge_tokens,
-                "judge_cost_usd": run.judge_cost_usd,
-                "judge_cache_hits": run.judge_cache_hits,
-            }
-            for run in result.runs
-        ],
-        k_of_n=_k_of_n(result),
-    )
-
-
-def rule_blocks(outcomes: Sequence[RuleOutcome]) -> list[RuleBlock]:
-    """The report's view of the suite's rule outcomes (`run` and `merge` alike)."""
-    return [
-        RuleBlock(
-            scope=o.rule.scope,
-            metric=o.rule.metric,
-            op=o.rule.op,
-            threshold=o.rule.threshold,
-            value=o.value,
-            passed=o.passed,
-            reason=o.reason,
-        )
-        for o in outcomes
-    ]
-
-
-def build_report(
-    results: Iterable[CaseResult],
-    suite: SuiteResult,
-    judge_info: dict[str, Any],
-    warnings: Sequence[str],
-) -> Report:
-    m = suite.metrics
-    block = SuiteBlock.model_validate(m)
-    return Report(
-        verdict=suite.verdict,
-        suite=block,
-        rules=rule_blocks(suite.rules),
-        cases=[_case_block(r) for r in results],
-        judge_info=judge_info,
-        warnings=list(warnings),
-        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
 
 
 def mark_interrupted(report: Report, signal: str, total: int) -> Report:

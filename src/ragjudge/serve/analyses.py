@@ -16,10 +16,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from ragjudge.canary.run import CanaryOutcome, CanaryRequest, run_canary
-from ragjudge.config import CanaryConfig, Config, FeedbackConfig
+from ragjudge.canary.release import CanaryOutcome, CanaryRequest, run_canary
+from ragjudge.config.model import CanaryConfig, Config, FeedbackConfig
 from ragjudge.errors import ConfigError, ExitCode, RagjudgeError
-from ragjudge.serve.model import Analysis, AnalysisSpec
+from ragjudge.serve.state import Analysis, AnalysisSpec
 
 Runner = Callable[[CanaryRequest], CanaryOutcome]
 Log = Callable[[dict[str, Any]], None]

@@ -27,8 +27,8 @@ from ragjudge.errors import RagjudgeError
 from ragjudge.serve import flagger
 from ragjudge.serve.analyses import Busy, Registry
 from ragjudge.serve.bodies import MAX_BODY_BYTES, AnalysisBody, BadRequest, FlaggerPayload, parse_json, validate
-from ragjudge.serve.metrics import CONTENT_TYPE, exposition
-from ragjudge.serve.model import view
+from ragjudge.serve.exposition import CONTENT_TYPE, exposition
+from ragjudge.serve.state import view
 
 # A body over the limit is still read (up to this much) before the 400, so the client sees the answer
 # instead of a connection reset.

@@ -14,8 +14,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ragjudge.config import format_validation_error
-from ragjudge.serve.model import AnalysisSpec
+from ragjudge.config.model import format_validation_error
+from ragjudge.serve.state import AnalysisSpec
 
 MAX_BODY_BYTES = 64 * 1024
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"

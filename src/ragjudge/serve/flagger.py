@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ragjudge.errors import ConfigError
 from ragjudge.serve.analyses import Busy, Registry
-from ragjudge.serve.model import Analysis, AnalysisSpec
+from ragjudge.serve.state import Analysis, AnalysisSpec
 
 HOOKS = ("pre-rollout", "rollout", "confirm-promotion", "rollback")
 

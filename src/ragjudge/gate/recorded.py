@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragjudge.cases import Case, RawItem, _to_case, read_items
-from ragjudge.config import EndpointConfig, ResponseMapping
+from ragjudge.cases import Case, RawItem, to_case, read_items
+from ragjudge.config.model import EndpointConfig, ResponseMapping
 from ragjudge.endpoint.client import EndpointResult
 from ragjudge.endpoint.decoding import non_finite
 from ragjudge.endpoint.refusal import RefusalRules
@@ -79,7 +79,7 @@ def load_traces(
                 f'{where}: field "{bad[0]}" is not a finite number', tip="record it as a number or null"
             )
         case_part = {k: v for k, v in data.items() if k in _CASE_FIELDS}
-        case = _to_case(path, RawItem(case_part, item.index, item.line))
+        case = to_case(path, RawItem(case_part, item.index, item.line))
         if case.id in replies:
             raise CaseFileError(f"{where}: duplicate trace id {case.id!r}", tip="give every trace its own id")
         latency = _latency(data, mapping)

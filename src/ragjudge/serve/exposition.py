@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from ragjudge.canary.report import CanaryReport
 from ragjudge.serve.analyses import Registry
-from ragjudge.serve.model import Analysis
+from ragjudge.serve.state import Analysis
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 VERDICTS = ("promote", "rollback", "inconclusive")

@@ -15,9 +15,10 @@ from typing import Any
 
 from ragjudge.cases import OUT_OF_SCOPE_CATEGORIES
 from ragjudge.errors import CaseFileError
-from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock, rule_blocks
+from ragjudge.gate.reporting import rule_blocks
+from ragjudge.gate.suite import CaseFigures, evaluate_figures
+from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock
 from ragjudge.rules import Rule
-from ragjudge.suite import CaseFigures, evaluate_figures
 
 RUN_LEVEL_COUNTERS = ("judge_calls", "judge_tokens", "judge_cost_usd")
 """Suite counters that may include calls made for the run rather than for a case (e.g. `--bias-check`)."""

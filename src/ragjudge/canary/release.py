@@ -7,13 +7,13 @@ from pathlib import Path
 
 from ragjudge.canary.decision import decide
 from ragjudge.canary.feedback import ARMS, Feedback, from_file, from_url
-from ragjudge.canary.model import ArmEvidence, Evidence, Settings
 from ragjudge.canary.prometheus import from_prometheus
 from ragjudge.canary.report import CanaryReport, build_report
-from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, CanaryRule, parse_canary_rules
 from ragjudge.canary.sample import ArmRun, run_sample
+from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, CanaryRule, parse_canary_rules
+from ragjudge.canary.values import ArmEvidence, Evidence, Settings
 from ragjudge.cases import load_cases
-from ragjudge.config import CanaryConfig, Config, FeedbackConfig, register_secrets
+from ragjudge.config.model import CanaryConfig, Config, FeedbackConfig, register_secrets
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.interrupt import interrupted

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.config import JudgeConfig
-from ragjudge.eventlog import EventLog
+from ragjudge.config.model import JudgeConfig
+from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.scoring import CaseResult
 from ragjudge.judge.bias import MAX_FLIP_RATE, BiasItem, BiasResult, position_bias, sample
 from ragjudge.judge.interface import Judge
 from ragjudge.judge.precision import EvidenceJudgement, PrecisionJudge
 from ragjudge.report.model import Report, SuiteBlock
-from ragjudge.scoring import CaseResult
 
 if TYPE_CHECKING:
     from ragjudge.judge.evidence import EvidenceScorer, PassageScore

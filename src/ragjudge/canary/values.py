@@ -7,8 +7,8 @@ from typing import Literal
 
 from ragjudge import stats
 from ragjudge.canary.feedback import ArmFeedback
-from ragjudge.canary.rules import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
-from ragjudge.config import CanaryConfig
+from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
+from ragjudge.config.model import CanaryConfig
 
 Verdict = Literal["promote", "rollback", "inconclusive"]
 MetricDecision = Literal["pass", "fail", "inconclusive"]

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ragjudge import __version__
 from ragjudge.cases import Case
-from ragjudge.config import Config, JudgeConfig
+from ragjudge.config.model import Config, JudgeConfig
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.prompting import prompt_sources
 

@@ -15,12 +15,12 @@ from jinja2 import StrictUndefined, Template, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
 from ragjudge import __version__
-from ragjudge.compare.baseline import label
+from ragjudge.config.templatepath import check_readable
 from ragjudge.errors import ConfigError
 from ragjudge.report.changes import alert, delta_rows
 from ragjudge.report.escape import code_id, html_text, inline
+from ragjudge.report.figures import label
 from ragjudge.report.model import Report
-from ragjudge.templatepath import check_readable
 
 COMMENT_LIMIT = 60_000
 """Under GitHub's 65,536-character limit, with room for a marker and a header."""

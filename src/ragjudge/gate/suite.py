@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Literal
 
-from ragjudge.metrics import percentile, rejection_correct
+from ragjudge.gate.retrieval import percentile, rejection_correct
+from ragjudge.gate.scoring import CaseResult
 from ragjudge.rules import Missing, Rule
-from ragjudge.scoring import CaseResult
 
 Verdict = Literal["pass", "fail", "error"]
 

@@ -23,12 +23,12 @@ from pydantic import (
     model_validator,
 )
 
-from ragjudge import masking, safeyaml
-from ragjudge.cases import DEFAULT_MAX_CASE_FILE_BYTES
-from ragjudge.envsubst import substitute
+from ragjudge import masking
+from ragjudge.config import safeyaml
+from ragjudge.config.envsubst import substitute
+from ragjudge.config.headers import Headers
+from ragjudge.config.templatepath import check_contained, workspace
 from ragjudge.errors import ConfigError
-from ragjudge.headers import Headers
-from ragjudge.templatepath import check_contained, workspace
 
 DEFAULT_BODY = '{"question": {{ question | tojson }}}'
 DEFAULT_CASE_RULES: dict[str, str] = {"context_recall": ">= 1.0", "latency_ms": "<= 10000"}
@@ -43,6 +43,9 @@ DEFAULT_SUITE_RULES: dict[str, str] = {
 
 _TOO_DEEP = "nested too deeply to read (lists or mappings hundreds of levels deep)"
 _TOO_DEEP_TIP = "see the README's config section: no key nests more than a few levels"
+
+DEFAULT_MAX_CASE_FILE_BYTES = 50_000_000
+"""50 MB: a larger case file is refused before it is parsed (`max_case_file_bytes` in ragjudge.yml)."""
 
 
 class _Strict(BaseModel):

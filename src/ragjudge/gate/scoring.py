@@ -7,12 +7,12 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ragjudge.cases import Case
-from ragjudge.checks import mechanical_failures
 from ragjudge.endpoint.client import EndpointResult
 from ragjudge.endpoint.trace import Trace
+from ragjudge.gate.checks import mechanical_failures
+from ragjudge.gate.retrieval import context_precision, context_recall
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.precision import judged_precision, precision_missing
-from ragjudge.metrics import context_precision, context_recall
 from ragjudge.rules import Missing, Rule
 
 Status = Literal["pass", "fail", "error"]

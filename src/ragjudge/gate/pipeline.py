@@ -18,10 +18,10 @@ from typing import Any, Protocol, TypeVar
 
 from ragjudge.cases import Case
 from ragjudge.endpoint.client import EndpointResult
-from ragjudge.eventlog import EventLog
+from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.interface import Judge, Judgement, Unscored
 from ragjudge.rules import Rule
-from ragjudge.scoring import CaseResult, score_case
 from ragjudge.transport import deadline
 
 _T = TypeVar("_T")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ragjudge.canary.model import Verdict
 from ragjudge.canary.report import CanaryReport
+from ragjudge.canary.values import Verdict
 
 Status = Literal["running", "done", "error"]
 

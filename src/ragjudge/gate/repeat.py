@@ -14,11 +14,11 @@ from dataclasses import replace
 
 from ragjudge.cases import Case
 from ragjudge.endpoint.trace import Trace
-from ragjudge.eventlog import EventLog
+from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.pipeline import ReplySource, RunPlan, run_cases
+from ragjudge.gate.scoring import CaseResult
 from ragjudge.judge.asking import fresh_samples
 from ragjudge.judge.interface import Judge, Judgement, LogFn
-from ragjudge.runner import ReplySource, RunPlan, run_cases
-from ragjudge.scoring import CaseResult
 from ragjudge.transport import deadline
 
 

@@ -8,26 +8,27 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragjudge.bias_check import BiasCheck
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case, load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
-from ragjudge.config import Config, check_http_url, register_secrets
+from ragjudge.config.model import Config, check_http_url, register_secrets
 from ragjudge.endpoint.client import EndpointClient, EndpointResult
 from ragjudge.endpoint.coverage import mapping_warnings
 from ragjudge.errors import ConfigError, ExitCode
-from ragjudge.eventlog import EventLog
+from ragjudge.gate.bias_probe import BiasCheck
+from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.pipeline import ReplySource, RunPlan
+from ragjudge.gate.provenance import case_set_hash, provenance
+from ragjudge.gate.recorded import latency_rules, load_traces
+from ragjudge.gate.repeat import run_repeated
+from ragjudge.gate.reporting import build_report
+from ragjudge.gate.scoring import CaseResult
+from ragjudge.gate.shard import Shard
+from ragjudge.gate.suite import evaluate_suite
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
-from ragjudge.provenance import case_set_hash, provenance
-from ragjudge.repeat import run_repeated
-from ragjudge.report.model import Report, ShardBlock, build_report, mark_interrupted, redact
+from ragjudge.report.model import Report, ShardBlock, mark_interrupted, redact
 from ragjudge.rules import parse_rules
-from ragjudge.runner import ReplySource, RunPlan
-from ragjudge.scoring import CaseResult
-from ragjudge.shard import Shard
-from ragjudge.suite import evaluate_suite
-from ragjudge.traces import latency_rules, load_traces
 from ragjudge.transport import deadline
 
 

@@ -1,0 +1,1 @@
+"""`ragjudge.yml`: the config model and what loading it needs (env substitution, safe YAML, headers, template paths)."""

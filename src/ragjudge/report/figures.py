@@ -1,0 +1,59 @@
+"""How the comment and the HTML report write a figure and name a baseline: `0.905`, `812 ms`, `main@abc1234`.
+
+The comparison writes its reasons with the same words, so it reads them from here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+NO_BASELINE = "no baseline: "
+"""How the warning that no baseline was compared begins (the comment turns it into a NOTE alert)."""
+
+
+def fmt(metric: str, value: float | None) -> str:
+    """A figure as the comment shows it."""
+    if value is None:
+        return "n/a"
+    if math.isinf(value):
+        return "unbounded"
+    if metric == "ratio":
+        return f"{value:.2f}"
+    if metric == "p95_latency_ms":
+        return f"{value:.0f} ms"
+    if metric == "cost_usd":
+        return f"${value:.4f}"
+    if metric.startswith("judge."):
+        return f"{value:.2f}"
+    return f"{value:.3f}"
+
+
+def short_ref(ref: object) -> str | None:
+    """`refs/heads/main` -> `main`; `refs/pull/7/merge` -> `pull/7/merge`."""
+    if not isinstance(ref, str) or not ref:
+        return None
+    for prefix in ("refs/heads/", "refs/tags/", "refs/"):
+        if ref.startswith(prefix):
+            return ref[len(prefix) :]
+    return ref
+
+
+def label(block: dict[str, Any]) -> str:
+    """`main@abc1234`, `abc1234`, `main`, or `the baseline`."""
+    commit = block.get("commit")
+    short = commit[:7] if isinstance(commit, str) and commit else None
+    ref = short_ref(block.get("ref"))
+    if ref and short:
+        return f"{ref}@{short}"
+    return short or ref or "the baseline"
+
+
+def age_words(age_days: float | None) -> str:
+    """`3 days old`, `1 day old`, `less than a day old`, `of unknown age`."""
+    if age_days is None:
+        return "of unknown age"
+    days = int(age_days)
+    if days < 1:
+        return "less than a day old"
+    return f"{days} day old" if days == 1 else f"{days} days old"
