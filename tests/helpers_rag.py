@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ragjudge.cases import Case
-from ragjudge.endpoint.client import EndpointResult
+from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ragjudge.cases import Case
-from ragjudge.endpoint.client import EndpointResult
+from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.trace import Trace
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.pipeline import RunPlan, run_cases

@@ -22,6 +22,11 @@ class ExitCode(IntEnum):
     """128 + the signal number, what shells and CI runners expect of a command a signal stopped."""
 
 
+def exit_code_for(verdict: str) -> ExitCode:
+    """A gate verdict's exit code: `pass` 0, `fail` 1, anything else (`error`) 3."""
+    return {"pass": ExitCode.PASSED, "fail": ExitCode.GATE_FAILED}.get(verdict, ExitCode.COULD_NOT_EVALUATE)
+
+
 class RagjudgeError(Exception):
     """Base of every error ragjudge reports without a traceback."""
 

@@ -8,6 +8,8 @@ latencies) the merged suite block, rules and verdict equal the unsharded run's e
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -261,3 +263,31 @@ def test_an_interrupted_shard_is_exit_2(example_runs: Path, capsys: pytest.Captu
     assert merge(example_runs, shards=("s1", "s2-stopped", "s3")) == 2
     err = capsys.readouterr().err
     assert f"{example_runs / 's2-stopped.json'}: this run was interrupted (interrupted after 5 of 12 cases)" in err
+
+
+def _heavy_after(argv: list[str]) -> list[str]:
+    """The HTTP and template libraries a fresh interpreter has loaded after `ragjudge ARGV`."""
+    code = (
+        "import json, sys\nfrom ragjudge.cli import main\n"
+        f"code = main({argv!r})\n"
+        "print(json.dumps([code, sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'urllib3', 'requests', 'jinja2', 'openai', 'httpx'})]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    exit_code, heavy = json.loads(done.stdout.splitlines()[-1])
+    assert exit_code == 0, done.stdout + done.stderr
+    return list(heavy)
+
+
+def test_merge_and_comment_read_reports_without_an_http_client(example_runs: Path) -> None:
+    shards = [str(example_runs / f"s{i}.json") for i in (1, 2, 3)]
+    # A merge that writes JSON only loads neither the HTTP client nor the template library ...
+    assert _heavy_after(["merge", *shards, "--report", str(example_runs / "m-json.json")]) == []
+    # ... and one that renders the comment loads the template library only.
+    comment = str(example_runs / "m.md")
+    assert _heavy_after(["merge", *shards, "--report", str(example_runs / "m2.json"), "--comment-file", comment]) == [
+        "jinja2"
+    ]
+    assert _heavy_after(["comment", "--report", str(example_runs / "full.json"), "--comment-file", comment]) == [
+        "jinja2"
+    ]

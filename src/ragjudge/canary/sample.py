@@ -13,7 +13,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ragjudge.cases import Case
-from ragjudge.endpoint.client import EndpointClient, EndpointResult
+from ragjudge.endpoint.client import EndpointClient
+from ragjudge.endpoint.result import EndpointResult
 from ragjudge.judge.interface import Judge, Judgement
 
 ARMS = ("treatment", "control")

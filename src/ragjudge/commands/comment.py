@@ -16,9 +16,6 @@ from typing import Any
 
 from ragjudge import masking
 from ragjudge.errors import UsageError
-from ragjudge.github.env import RunnerEnv
-from ragjudge.github.rest import GitHubClient
-from ragjudge.github.sticky import upsert
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import load_report
@@ -56,6 +53,11 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def post(text: str, repo: str | None, pr: int | None, header: str) -> None:
+    # Imported here: only --post talks to GitHub, and the REST client brings requests and urllib3.
+    from ragjudge.github.env import RunnerEnv
+    from ragjudge.github.rest import GitHubClient
+    from ragjudge.github.sticky import upsert
+
     runner = RunnerEnv.from_environ(os.environ)
     token = os.environ.get("GITHUB_TOKEN", "").strip()
     masking.register(token)

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.config.model import load_config
-from ragjudge.errors import ExitCode
-from ragjudge.gate.evaluation import GateRequest, exit_code_for, run_gate
+from ragjudge.errors import ExitCode, exit_code_for
+from ragjudge.gate.evaluation import GateRequest, run_gate
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import write_report

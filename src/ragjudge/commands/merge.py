@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ragjudge.commands.run import Outputs, add_report_outputs, emit
+from ragjudge.report.emit import Outputs, add_report_outputs, emit
 
 
 def add_parser(sub: Any) -> None:
@@ -35,13 +35,14 @@ def handle(args: argparse.Namespace) -> int:
     from ragjudge.compare import baseline_for, compare_with_baseline, regression_rules
     from ragjudge.config.model import load_config
     from ragjudge.gate.merge_shards import ShardReport, merge_reports
-    from ragjudge.report.markdown import check_template
     from ragjudge.report.model import load_report
 
     config = load_config(args.config)
     regression_rules(config)  # bad regression rules are exit 2 before anything is read
     template = args.template or config.template
     if args.comment_file is not None:
+        from ragjudge.report.markdown import check_template  # imported here: Jinja only for a comment
+
         check_template(template)
     parts = [ShardReport(path, load_report(path)) for path in args.reports]
     report = merge_reports(parts)

@@ -18,7 +18,7 @@ from ragjudge.errors import ExitCode, UsageError
 if TYPE_CHECKING:
     from ragjudge.cases import Case
     from ragjudge.config.model import Config, ResponseMapping
-    from ragjudge.endpoint.client import RawReply
+    from ragjudge.endpoint.result import RawReply
     from ragjudge.endpoint.trace import Trace
 
 BODY_CHARS = 4000

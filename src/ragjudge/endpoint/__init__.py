@@ -1,8 +1,5 @@
-"""Calling the RAG endpoint under test and reading its replies."""
+"""Calling the RAG endpoint under test and reading its replies.
 
-from __future__ import annotations
-
-from ragjudge.endpoint.client import EndpointClient, EndpointResult
-from ragjudge.endpoint.trace import Passage, Trace
-
-__all__ = ["EndpointClient", "EndpointResult", "Passage", "Trace"]
+Nothing is re-exported here: importing a value module (`endpoint.trace`, `endpoint.result`) must not load
+the HTTP client.
+"""

@@ -11,7 +11,6 @@ import email.utils
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import SplitResult, quote, urljoin, urlsplit
 
@@ -32,6 +31,7 @@ from ragjudge.config.model import EndpointConfig
 from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
+from ragjudge.endpoint.result import EndpointResult, RawReply
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError, EvaluationError
 from ragjudge.transport import deadline
@@ -46,34 +46,6 @@ _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _ACCEPT_ENCODING = urllib3.util.make_headers(accept_encoding=True)["accept-encoding"]
 """What `requests` would offer: replies may come compressed, and are read decoded."""
 MAX_REDIRECTS = 5
-
-
-@dataclass(frozen=True)
-class RawReply:
-    """One request as `ragjudge probe` shows it: what came back, before any reading."""
-
-    status: int
-    reason: str
-    content_type: str
-    body: bytes
-    size: int
-    """Bytes received (the body is cut at max_response_bytes)."""
-    elapsed_ms: float
-
-
-@dataclass(frozen=True)
-class EndpointResult:
-    """The outcome of calling the endpoint for one case."""
-
-    trace: Trace | None
-    error: str | None
-    attempts: int
-    retry_wait_ms: float
-    """Time spent waiting between attempts (not part of latency_ms)."""
-    total_ms: float
-    """Wall time of all attempts and waits."""
-    status: int | None
-    """HTTP status of the last attempt; None when no status line arrived."""
 
 
 class _Attempt(Exception):

@@ -12,9 +12,10 @@ from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case, load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
 from ragjudge.config.model import Config, check_http_url, register_secrets
-from ragjudge.endpoint.client import EndpointClient, EndpointResult
+from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.coverage import mapping_warnings
-from ragjudge.errors import ConfigError, ExitCode
+from ragjudge.endpoint.result import EndpointResult
+from ragjudge.errors import ConfigError
 from ragjudge.gate.bias_probe import BiasCheck
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.pipeline import ReplySource, RunPlan
@@ -65,10 +66,6 @@ def endpoint_url(config: Config, override: str | None) -> str:
             "no endpoint URL", tip="set endpoint.url in ragjudge.yml (e.g. ${RAG_URL}) or pass --endpoint URL"
         )
     return config.endpoint.url
-
-
-def exit_code_for(verdict: str) -> ExitCode:
-    return {"pass": ExitCode.PASSED, "fail": ExitCode.GATE_FAILED}.get(verdict, ExitCode.COULD_NOT_EVALUATE)
 
 
 def not_evaluated(cases: Sequence[Case], reason: str) -> list[CaseResult]:

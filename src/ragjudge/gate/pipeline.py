@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from ragjudge.cases import Case
-from ragjudge.endpoint.client import EndpointResult
+from ragjudge.endpoint.result import EndpointResult
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.interface import Judge, Judgement, Unscored

@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragjudge.cases import Case, RawItem, to_case, read_items
+from ragjudge.cases import Case, RawItem, read_items, to_case
 from ragjudge.config.model import EndpointConfig, ResponseMapping
-from ragjudge.endpoint.client import EndpointResult
 from ragjudge.endpoint.decoding import non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, dig, parse_reply
+from ragjudge.endpoint.result import EndpointResult
 from ragjudge.errors import CaseFileError
 
 _CASE_FIELDS = frozenset(

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from ragjudge.cases import Case
-from ragjudge.endpoint.client import EndpointResult
+from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.trace import Trace
 from ragjudge.gate.checks import mechanical_failures
 from ragjudge.gate.retrieval import context_precision, context_recall

@@ -1,0 +1,87 @@
+"""What `run` and `merge` write: the JSON report, the comment, JUnit and HTML, and the summary on stdout.
+
+Each renderer is imported only when its output is asked for, so a merge that writes only JSON loads no
+template library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from ragjudge import masking
+from ragjudge.errors import exit_code_for
+from ragjudge.report.model import Report, write_report
+
+
+def add_report_outputs(p: argparse.ArgumentParser) -> None:
+    """The report formats read outside GitHub, shared by `run` and `merge`."""
+    p.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report here (GitLab, Jenkins)")
+    p.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained HTML report here")
+
+
+def print_summary(report: Report, out: TextIO) -> None:
+    s = report.suite
+    print(
+        f"ragjudge: {report.verdict.upper()}: {s.passed}/{s.cases} cases passed, "
+        f"{s.failed} failed, {s.errored} errored (judge: {report.judge_info.get('judge', '?')})",
+        file=out,
+    )
+    for w in report.warnings:
+        print(f"  warning: {w}", file=out)
+    comparison = report.comparison
+    if comparison is not None:
+        for notice in comparison.notices:
+            print(f"  notice: {notice}", file=out)
+    rules = [r for r in report.rules if r.scope == "suite"] + (comparison.rules if comparison else [])
+    for rule in rules:
+        mark = "n/a " if rule.passed is None and rule.scope == "regression" else ("ok  " if rule.passed else "FAIL")
+        print(f"  [{mark}] {rule.reason}", file=out)
+    for case in report.cases:
+        if case.status != "pass" or case.flaky:
+            change = f" [{case.change}]" if case.change else ""
+            runs = f" ({case.k_of_n})" if case.k_of_n else ""
+            why = ": " + "; ".join(case.failed_conditions) if case.failed_conditions else ""
+            print(f"  {case.id} {case.status}{change}{runs}{why}", file=out)
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where `run` and `merge` write what they found."""
+
+    report: Path | None = None
+    comment: Path | None = None
+    template: Path | None = None
+    """The comment's Jinja template (None: the built-in one)."""
+    junit: Path | None = None
+    html: Path | None = None
+
+
+def emit(report: Report, out: Outputs) -> int:
+    """Write the outputs and print the summary; the exit code follows the verdict."""
+    if out.report is not None:
+        write_report(report, out.report)
+    if out.comment is not None:
+        from ragjudge.report.markdown import render_comment  # imported late: Jinja is needed only here
+
+        comment = render_comment(report, out.template, report_path=str(out.report) if out.report else None)
+        write_text(out.comment, comment)
+    if out.junit is not None:
+        from ragjudge.report.junit import render_junit
+
+        write_text(out.junit, render_junit(report))
+    if out.html is not None:
+        from ragjudge.report.html import render_html
+
+        write_text(out.html, render_html(report))
+    print_summary(report, sys.stdout)
+    return int(exit_code_for(report.verdict))
+
+
+def write_text(path: Path, text: str) -> None:
+    """An output people read (comment, JUnit, HTML), with every registered secret masked."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(masking.mask(text), encoding="utf-8")
