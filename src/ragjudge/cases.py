@@ -73,7 +73,7 @@ def normalize_question(question: str) -> str:
 
 
 class CaseModel(BaseModel):
-    """One case as written in a case file (snake_case or the seeds' camelCase)."""
+    """One case as written in a case file (snake_case, or camelCase: `goldenContextIds`, `mustMention`, ...)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

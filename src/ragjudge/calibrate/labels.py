@@ -1,6 +1,6 @@
 """Human labels for calibration (JSONL), and the judge's score for each.
 
-One item a line: `{"id", "human", "judge"}`; `judgeScore` (seed 002's spelling) stands for
+One item a line: `{"id", "human", "judge"}`; `judgeScore` (the camelCase spelling) stands for
 `judge`. `human` is 0/1 (binary: every label is 0 or 1) or an integer score 0..5 (ordinal).
 An item without a judge score must carry `question`, `answer` and `contexts` (a list of
 passage texts), and optionally `claim`; ragjudge then asks the configured judge:
@@ -54,7 +54,7 @@ class LabelModel(BaseModel):
     human: int
     judge: float | None = None
     judge_score: float | None = Field(None, alias="judgeScore")
-    """Seed 002's spelling of `judge`."""
+    """The camelCase spelling of `judge` (`judgeScore`), accepted from label files written that way."""
     question: str | None = None
     answer: str | None = None
     contexts: list[str] | None = None

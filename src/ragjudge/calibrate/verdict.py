@@ -1,9 +1,10 @@
 """The bars a calibration must clear, and what its numbers mean in words.
 
-The default bar is seed 002's: the lower bound of the Wilson 95% interval of agreement must be
-at least `--min-agreement` (0.8). `--fail-under metric=value` adds bars on other metrics (seed
-001 gates on weighted F1 and Spearman); when any is given, the agreement bar applies only if
-`--min-agreement` is given too, because exact agreement is a harsh bar for 0..5 scores.
+The default bar: the lower bound of the Wilson 95% interval of agreement must be at least
+`--min-agreement` (0.8), so a high agreement on few labels is not enough. `--fail-under metric=value`
+adds bars on other metrics (for 0..5 scores, e.g. weighted F1 and Spearman); when any is given, the
+agreement bar applies only if `--min-agreement` is given too, because exact agreement is a harsh bar
+for 0..5 scores.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def unreachable(n: int, min_agreement: float) -> tuple[float, int] | None:
 
 
 def meaning(report: AgreementReport, results: Sequence[BarResult], min_agreement: float | None) -> list[str]:
-    """What the numbers say, in sentences (printed under seed 002's line)."""
+    """What the numbers say, in sentences (printed under the `agreement=... ci95=[...] n=...` line)."""
     lo, hi = report.ci95
     agree = round(report.agreement * report.n)
     lines = [

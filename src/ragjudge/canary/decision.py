@@ -2,8 +2,8 @@
 
 The verdict is `rollback` if any rule fails, `promote` if every rule passes, else `inconclusive`.
 Its reasons are those of the failing rules (rollback), of the undecided rules (inconclusive) or,
-in statistical mode, of every rule (promote). Point mode gives the seed's reasons: only the
-broken conditions, the latency one once, and none for a promote.
+in statistical mode, of every rule (promote). Point mode gives the reasons of the plain point-estimate
+rule (`canary/point.py`): only the broken conditions, the latency one once, and none for a promote.
 """
 
 from __future__ import annotations

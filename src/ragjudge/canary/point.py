@@ -1,18 +1,18 @@
-"""Point mode: seed 002's `judgeCanary` rule, reproduced exactly.
+"""Point mode: a canary rule on point estimates alone, reproduced exactly, down to its reasons' wording.
 
-The seed compares point estimates and gives one reason per broken condition::
+The rule, as written in JavaScript (a `judgeCanary` function), gives one reason per broken condition::
 
     if (t.dislikeRate > c.dislikeRate * 1.5)           "dislike rate {toFixed(3)} exceeds 1.5x baseline"
     if (t.p95Ms > c.p95Ms * 1.5 || t.p95Ms > 3000)     "P95 latency {p95}ms over budget"
     if (t.faithfulness < 0.95)                         "online faithfulness {toFixed(3)} below threshold 0.95"
 
-Thresholds and operators come from `canary.rules` (the defaults are the seed's). Numbers are
+Thresholds and operators come from `canary.rules` (the defaults are the numbers above). Numbers are
 formatted as JavaScript does (`toFixed` rounds the exact binary value half up; a number prints
-in its shortest form). Latencies are whole milliseconds, as the seed's `Date.now()` timings are.
+in its shortest form). Latencies are whole milliseconds, as JavaScript's `Date.now()` timings are.
 
-Where the seed's inputs cannot be computed (no feedback counts, no successful request, no
+Where the rule's inputs cannot be computed (no feedback counts, no successful request, no
 scored answer) the rule is inconclusive. The `min_*` guards apply only against a promote: a rule
-the seed would pass on fewer values than the minimum is inconclusive, one it fails still fails.
+the comparison above would pass on fewer values than the minimum is inconclusive, one it fails still fails.
 """
 
 from __future__ import annotations
@@ -50,13 +50,13 @@ def js_to_fixed(x: float, digits: int) -> str:
 
 
 def whole_ms(latency_ms: float) -> int:
-    """A latency as the seed measures it: whole milliseconds (half up)."""
+    """A latency in whole milliseconds (half up), as JavaScript's `Date.now()` timings are."""
     return math.floor(latency_ms + 0.5)
 
 
 @dataclass(frozen=True)
 class PointArm:
-    """The seed's inputs for one arm (`faithfulness` is only used for the treatment)."""
+    """The rule's inputs for one arm (`faithfulness` is only used for the treatment)."""
 
     dislike_rate: float
     p95_ms: float
@@ -76,7 +76,7 @@ def faithfulness_reason(value: float, rule: CanaryRule) -> str:
 
 
 def broken(rule: CanaryRule, treatment: PointArm, control: PointArm) -> str | None:
-    """The seed's reason when `rule` is broken by these point estimates, else None."""
+    """The point rule's reason when `rule` is broken by these point estimates, else None."""
     if rule.metric == DISLIKE_RATE_RATIO:
         ok = rule.holds_against(treatment.dislike_rate, control.dislike_rate * rule.threshold)
         return None if ok else dislike_reason(treatment.dislike_rate, rule)
@@ -105,7 +105,7 @@ def _figures(rule: CanaryRule, evidence: Evidence) -> tuple[float | None, float 
 
 
 def _held(rule: CanaryRule, t: float, c: float | None) -> str:
-    """A reason for a rule the seed's comparison passes (the seed itself says nothing then)."""
+    """A reason for a rule the point comparison passes (the JavaScript rule itself says nothing then)."""
     if rule.metric == DISLIKE_RATE_RATIO:
         return f"dislike rate {js_to_fixed(t, 3)} within {js_number(rule.threshold)}x baseline {js_to_fixed(c or 0, 3)}"
     if rule.metric == P95_LATENCY_RATIO:
@@ -116,7 +116,7 @@ def _held(rule: CanaryRule, t: float, c: float | None) -> str:
 
 
 def _arm(rule: CanaryRule, figure: float | None) -> PointArm:
-    """The seed's input for one arm, with this rule's figure in its place."""
+    """The rule's input for one arm, with this rule's figure in its place."""
     x = math.nan if figure is None else figure
     if rule.metric == DISLIKE_RATE_RATIO:
         return PointArm(dislike_rate=x, p95_ms=math.nan)

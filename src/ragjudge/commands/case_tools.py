@@ -1,4 +1,5 @@
-"""`ragjudge cases`: test-set tools from seed 002's data practice.
+"""`ragjudge cases`: tools that keep the test set honest: see what it is made of, and feed production's bad
+answers back into it as new cases.
 
 * `cases stats FILE...`: how the case set is made up: counts by category, source and
   difficulty, questions that duplicate an earlier one after normalisation, the out-of-scope share.

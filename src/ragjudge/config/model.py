@@ -57,17 +57,50 @@ class _Strict(BaseModel):
 class ResponseMapping(_Strict):
     """Dotted paths into an endpoint reply whose shape is not one ragjudge knows."""
 
-    answer: str | None = None
-    refused: str | None = None
-    confidence: str | None = None
-    retrieved: str | None = Field(None, description="Path to the list of passages.")
-    retrieved_id: str | None = Field(None, description="Path to the id inside one passage.")
-    retrieved_text: str | None = Field(None, description="Path to the text inside one passage.")
-    retrieved_title: str | None = Field(None, description="Path to the title inside one passage.")
-    retrieved_ids: str | None = Field(None, description="Path to a list of ids parallel to `retrieved`.")
-    citations: str | None = None
-    cost_usd: str | None = None
-    latency_ms: str | None = Field(None, description="Server-reported latency, kept beside ragjudge's own.")
+    answer: str | None = Field(None, description="Path to the answer text; unset: the `answer` key.")
+    refused: str | None = Field(
+        None,
+        description="Path to the service's own declined flag (a boolean, or `true`/`false`/`yes`/`no` as text); "
+        "unset: the `refused` key.",
+    )
+    confidence: str | None = Field(
+        None,
+        description="Path to the stated confidence (text such as `high`, `medium`, `low`, `none`); "
+        "unset: the `confidence` key.",
+    )
+    retrieved: str | None = Field(
+        None,
+        description="Path to the list of passages, in retrieval order; unset: the first of `retrieved`, "
+        "`sources`, `contexts`.",
+    )
+    retrieved_id: str | None = Field(
+        None, description="Path to the id inside one passage; unset: the first of `id`, `source`, `doc_id`."
+    )
+    retrieved_text: str | None = Field(
+        None,
+        description="Path to the text inside one passage; unset: the first of `text`, `excerpt`, `content`, "
+        "`page_content`.",
+    )
+    retrieved_title: str | None = Field(
+        None, description="Path to the title inside one passage; unset: the `title` key."
+    )
+    retrieved_ids: str | None = Field(
+        None,
+        description="Path to a list of ids parallel to `retrieved` (or alone); unset: `retrievedIds`, `retrieved_ids`.",
+    )
+    citations: str | None = Field(
+        None, description="Path to what the answer cites (a list); unset: the `citations` key."
+    )
+    cost_usd: str | None = Field(
+        None,
+        description="Path to the call's cost in USD (a number; once mapped it must be there); unset: "
+        "`cost_usd`, `costUsd`.",
+    )
+    latency_ms: str | None = Field(
+        None,
+        description="Path to the server-reported latency in ms, kept beside ragjudge's own and never gated on; "
+        "unset: `latencyMs`, `latency_ms`.",
+    )
 
 
 class RefusalConfig(_Strict):
@@ -77,7 +110,11 @@ class RefusalConfig(_Strict):
         default_factory=list, description="Regexes, case-insensitive, searched in the normalised answer."
     )
     builtin: bool = Field(True, description="The built-in English and Chinese refusal phrases.")
-    judge: bool = Field(False, description="Let the LLM judge classify declines, in the call it already makes.")
+    judge: bool = Field(
+        False,
+        description="Let the LLM judge classify declines, in the call it already makes (`judge.provider: openai` "
+        "only: the offline judge ignores it, with a warning).",
+    )
 
     @field_validator("patterns")
     @classmethod
@@ -110,22 +147,62 @@ def check_http_url(value: str | None) -> str | None:
 class EndpointConfig(_Strict):
     """How to call the RAG endpoint under test."""
 
-    url: str | None = None
-    method: Literal["POST", "PUT", "GET"] = "POST"
-    headers: Headers = Field(default_factory=dict)
-    body: str = DEFAULT_BODY
-    timeout_s: float = Field(30.0, gt=0, le=MAX_TIMEOUT_S)
-    retries: int = Field(2, ge=0, le=10)
-    concurrency: int = Field(8, ge=1, le=256)
-    max_response_bytes: int = Field(5_000_000, gt=0)
-    max_log_body_bytes: int = Field(20_000, gt=0, description="With --log-bodies: each reply body kept up to this.")
-    max_wait_s: float = Field(60.0, ge=0, description="A longer Retry-After ends the call at once instead.")
-    follow_redirects: bool = Field(False, description="Off: a 3xx reply is a case error naming its Location.")
+    url: str | None = Field(
+        None,
+        description="The endpoint's http(s) URL, a Jinja template (`{{ ... }}` is URL-encoded); `--endpoint` "
+        "overrides. Unset: `run` needs `--endpoint` (or `--traces`).",
+    )
+    method: Literal["POST", "PUT", "GET"] = Field(
+        "POST", description="`POST`, `PUT` or `GET` (any case); a GET sends no body."
+    )
+    headers: Headers = Field(
+        default_factory=dict,
+        description="Sent with every call. Values of 6 characters or more are masked as secrets; "
+        "names must be HTTP tokens, values latin-1 without CR or LF.",
+    )
+    body: str = Field(
+        DEFAULT_BODY,
+        description="The request body, a sandboxed Jinja template with `question` and `case`; checked as JSON "
+        "before any call unless a header sets another Content-Type.",
+    )
+    timeout_s: float = Field(
+        30.0,
+        gt=0,
+        le=MAX_TIMEOUT_S,
+        description="Seconds per attempt, for the whole of it (connect, status line, headers, body); at most 3600.",
+    )
+    retries: int = Field(
+        2,
+        ge=0,
+        le=10,
+        description="Attempts after the first, on connection errors, timeouts, 429 and 5xx, with backoff "
+        "(Retry-After honoured); 0 to 10.",
+    )
+    concurrency: int = Field(8, ge=1, le=256, description="Endpoint calls in flight at once (1 to 256).")
+    max_response_bytes: int = Field(
+        5_000_000, gt=0, description="A reply body over this many bytes is a case error (`reply over N bytes`)."
+    )
+    max_log_body_bytes: int = Field(
+        20_000, gt=0, description="With --log-bodies: each reply body is kept in the log up to this many bytes."
+    )
+    max_wait_s: float = Field(
+        60.0, ge=0, description="Seconds: a longer Retry-After ends the call at once (a case error naming it)."
+    )
+    follow_redirects: bool = Field(
+        False,
+        description="Off: a 3xx reply is a case error naming its Location; on: redirects within the origin are "
+        "followed.",
+    )
     allow_cross_origin: bool = Field(
         False, description="With follow_redirects: follow a hop to another origin (without headers or body)."
     )
-    response: ResponseMapping = Field(default_factory=ResponseMapping)
-    refusal: RefusalConfig = Field(default_factory=RefusalConfig)
+    response: ResponseMapping = Field(
+        default_factory=ResponseMapping,
+        description="Dotted paths into the reply; a key left out reads its default keys (README: Response mapping).",
+    )
+    refusal: RefusalConfig = Field(
+        default_factory=RefusalConfig, description="How a reply that declines in words is recognised."
+    )
 
     @field_validator("url")
     @classmethod
@@ -141,16 +218,21 @@ class EndpointConfig(_Strict):
 class EscalateConfig(_Strict):
     """Re-judge borderline judgements with a stronger model."""
 
-    model: str
-    band: float = Field(0.1, ge=0)
-    base_url: str | None = None
+    model: str = Field(description="The stronger model whose verdict stands for a borderline judgement.")
+    band: float = Field(
+        0.1,
+        ge=0,
+        description="How near a rule's threshold is borderline, as a share of the metric's range (1 for "
+        "faithfulness, 4 for the 1-5 rubric).",
+    )
+    base_url: str | None = Field(None, description="Where the stronger model is served; unset: `judge.base_url`.")
 
 
 class PriceConfig(_Strict):
     """USD per million tokens for one model."""
 
-    input_per_mtok: float = Field(0.0, ge=0)
-    output_per_mtok: float = Field(0.0, ge=0)
+    input_per_mtok: float = Field(0.0, ge=0, description="USD per million prompt tokens.")
+    output_per_mtok: float = Field(0.0, ge=0, description="USD per million completion tokens.")
 
 
 class JudgeConfig(_Strict):
@@ -158,25 +240,63 @@ class JudgeConfig(_Strict):
 
     model_config = ConfigDict(populate_by_name=True)
 
-    provider: Literal["offline", "openai"] = "offline"
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None
-    api_key: SecretStr | None = None
-    temperature: float = Field(0.0, ge=0, le=2)
-    seed: int | None = 7
-    concurrency: int = Field(8, ge=1, le=256)
-    timeout_s: float = Field(60.0, gt=0, le=MAX_TIMEOUT_S)
-    max_retries: int = Field(4, ge=0, le=20)
-    max_wait_s: float = Field(60.0, ge=0, description="A longer Retry-After ends the call at once instead.")
+    provider: Literal["offline", "openai"] = Field(
+        "offline",
+        description="`offline`: the free, deterministic lexical judge; `openai`: an OpenAI-compatible model.",
+    )
+    model: str = Field("gpt-4o-mini", description="The judge model (`openai` only); `--judge-model` overrides.")
+    base_url: str | None = Field(
+        None,
+        description="An OpenAI-compatible http(s) base URL (vLLM, Ollama, LiteLLM, Azure OpenAI...); unset: the "
+        "SDK's default, api.openai.com. `--judge-base-url` overrides.",
+    )
+    api_key: SecretStr | None = Field(
+        None,
+        description="The judge's API key, a secret; unset: `--judge-api-key-env VAR`, else `OPENAI_API_KEY`.",
+    )
+    temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature, 0 to 2.")
+    seed: int | None = Field(
+        7,
+        description="Sent where the server accepts it (sample i sends seed + i); null sends none.",
+    )
+    concurrency: int = Field(
+        8,
+        ge=1,
+        le=256,
+        description="Judge calls in flight at most (1 to 256); a 429 lowers the number, successes raise it back.",
+    )
+    timeout_s: float = Field(
+        60.0, gt=0, le=MAX_TIMEOUT_S, description="Seconds per judge call, for the whole of it; at most 3600."
+    )
+    max_retries: int = Field(
+        4,
+        ge=0,
+        le=20,
+        description="Retries of a judge call on 429, 5xx and timeouts, with backoff (never on 401, 403 or "
+        "insufficient_quota); 0 to 20.",
+    )
+    max_wait_s: float = Field(
+        60.0, ge=0, description="Seconds: a longer Retry-After ends that judge call at once (unscored, with why)."
+    )
     max_retry_time_s: float = Field(
         300.0, ge=0, description="Run-wide: time spent waiting to retry; past it, later judgements are unscored."
     )
-    samples: int = Field(1, ge=1, le=15)
+    samples: int = Field(
+        1,
+        ge=1,
+        le=15,
+        description="Ask each judgement this many times (1 to 15) and take the median per dimension; the spread "
+        "is reported. Use a temperature above 0.",
+    )
     combined: bool = Field(
         True,
         description="Ask the rubric and the claim-level verdicts in one call per answered case (false: two calls).",
     )
-    cache: Path | None = Path(".ragjudge/cache")
+    cache: Path | None = Field(
+        Path(".ragjudge/cache"),
+        description="Folder of validated judge replies, reused when the same prompt is asked again; null: no "
+        "cache. Relative to the config file's folder.",
+    )
     max_passages: int = Field(20, ge=1, le=1000, description="Passages shown to the judge, in retrieval order.")
     max_passage_chars: int = Field(
         4000,
@@ -185,10 +305,23 @@ class JudgeConfig(_Strict):
         validation_alias=AliasChoices("max_passage_chars", "excerpt_chars"),
         description="Each passage is trimmed to this for the judge (`excerpt_chars` is its older name).",
     )
-    escalate: EscalateConfig | None = None
-    prices: dict[str, PriceConfig] = Field(default_factory=dict)
-    calibration: Path | None = None
-    require_calibration: bool = False
+    escalate: EscalateConfig | None = Field(
+        None, description="Re-judge borderline judgements with a stronger model; unset: no escalation."
+    )
+    prices: dict[str, PriceConfig] = Field(
+        default_factory=dict,
+        description="Per model name, its token prices for the judge's cost; a model not listed costs 0.",
+    )
+    calibration: Path | None = Field(
+        None,
+        description="The calibration record `ragjudge calibrate` writes and `run` checks (relative to the config "
+        "file's folder); unset: `.ragjudge/calibration.json` in the working directory.",
+    )
+    require_calibration: bool = Field(
+        False,
+        description="`openai` judge: a missing, unfit or stale calibration refuses to gate (every case errors, "
+        "exit 3) instead of warning. The offline judge warns that it has none.",
+    )
     min_overlap: float = Field(
         0.5, gt=0, le=1, description="Offline judge: share of a claim's tokens that must appear in one passage."
     )
@@ -202,8 +335,16 @@ class JudgeConfig(_Strict):
 class GateConfig(_Strict):
     """Threshold rules: `metric: "OP number"` per case and per suite, and against the baseline."""
 
-    case: dict[str, str] | None = None
-    suite: dict[str, str] | None = None
+    case: dict[str, str] | None = Field(
+        None,
+        description="Rules each case must meet; given, they replace the defaults (context_recall >= 1.0, "
+        "latency_ms <= 10000).",
+    )
+    suite: dict[str, str] | None = Field(
+        None,
+        description="Rules on the suite's metrics; given, they replace the defaults (pass_rate >= 0.9, "
+        "rejection_accuracy >= 0.9, p95_latency_ms <= 3000), and pass_rate >= 1.0 is added if absent.",
+    )
     regression: dict[str, str] | None = Field(
         None, description="Rules against the baseline (see docs/regressions.md); default newly_failing <= 0."
     )
@@ -215,7 +356,11 @@ class GateConfig(_Strict):
 class BaselineConfig(_Strict):
     """The report from main that a run is compared with."""
 
-    report: Path | None = None
+    report: Path | None = Field(
+        None,
+        description="Main's JSON report (relative to the config file's folder); `--baseline` overrides. Unset: "
+        "no comparison; a file that does not exist is a warning.",
+    )
     max_age_days: float = Field(7.0, gt=0, description="An older baseline is compared, with a warning.")
 
 
@@ -236,11 +381,11 @@ class FeedbackPrometheus(_Strict):
     """Feedback counts from Prometheus: one PromQL instant query per arm and count, each result summed."""
 
     url: str = Field(description="Prometheus base URL; `/api/v1/query` is appended.")
-    treatment_dislikes: str
-    treatment_responses: str
-    control_dislikes: str
-    control_responses: str
-    headers: Headers = Field(default_factory=dict)
+    treatment_dislikes: str = Field(description="PromQL: the canary's thumbs-down count.")
+    treatment_responses: str = Field(description="PromQL: the canary's response count.")
+    control_dislikes: str = Field(description="PromQL: the stable version's thumbs-down count.")
+    control_responses: str = Field(description="PromQL: the stable version's response count.")
+    headers: Headers = Field(default_factory=dict, description="Sent with every query (e.g. a bearer token).")
 
 
 class FeedbackConfig(_Strict):
@@ -249,7 +394,7 @@ class FeedbackConfig(_Strict):
     file: Path | None = Field(None, description='JSON: {"treatment": {"dislikes", "responses"}, "control": {...}}.')
     url: str | None = Field(None, description="The same JSON over HTTP (GET).")
     headers: Headers = Field(default_factory=dict, description="Sent with `url`.")
-    prometheus: FeedbackPrometheus | None = None
+    prometheus: FeedbackPrometheus | None = Field(None, description="The counts from Prometheus queries.")
 
     @model_validator(mode="after")
     def _one_source(self) -> FeedbackConfig:
@@ -266,7 +411,11 @@ class CanaryConfig(_Strict):
     sample: Path | None = Field(None, description="The fixed canary question sample (case-file format).")
     treatment: str | None = Field(None, description="The canary's URL; other endpoint settings come from `endpoint`.")
     control: str | None = Field(None, description="The stable version's URL.")
-    feedback: FeedbackConfig | None = None
+    feedback: FeedbackConfig | None = Field(
+        None,
+        description="Where the thumbs-down counts come from; `--feedback FILE` overrides. Needed by "
+        "`dislike_rate_ratio` (without one, exit 2).",
+    )
     rules: dict[str, str] = Field(
         default_factory=lambda: {
             "dislike_rate_ratio": "<= 1.5",
@@ -276,8 +425,14 @@ class CanaryConfig(_Strict):
         },
         description="Given rules replace the defaults; a metric left out is not checked.",
     )
-    decision: Literal["statistical", "point"] = "statistical"
-    confidence: float = Field(0.95, gt=0.5, lt=1)
+    decision: Literal["statistical", "point"] = Field(
+        "statistical",
+        description="`statistical`: each rule decided on an interval, too little data inconclusive; `point`: "
+        "point estimates compared with the thresholds (docs/canary.md).",
+    )
+    confidence: float = Field(
+        0.95, gt=0.5, lt=1, description="Two-sided level of every interval, between 0.5 and 1 (exclusive)."
+    )
     min_responses: int = Field(200, ge=1, description="Per arm, for the dislike rate.")
     min_requests: int = Field(50, ge=1, description="Per arm, for latency (and scored answers, for faithfulness).")
     bootstrap: int = Field(2000, ge=100, le=100_000, description="Bootstrap resamples.")
@@ -297,18 +452,30 @@ class ServeConfig(_Strict):
 class Config(_Strict):
     """The whole `ragjudge.yml`."""
 
-    endpoint: EndpointConfig = Field(default_factory=EndpointConfig)
-    judge: JudgeConfig = Field(default_factory=JudgeConfig)
-    cases: list[Path] = Field(default_factory=list)
-    gate: GateConfig = Field(default_factory=GateConfig)
-    template: Path | None = None
-    canary: CanaryConfig | None = None
+    endpoint: EndpointConfig = Field(default_factory=EndpointConfig, description="The RAG endpoint under test.")
+    judge: JudgeConfig = Field(default_factory=JudgeConfig, description="The judge; by default the offline one.")
+    cases: list[Path] = Field(
+        default_factory=list,
+        description="Case files (YAML or JSONL), relative to the config file's folder; `--cases` overrides. "
+        "Empty: `run` needs `--cases`.",
+    )
+    gate: GateConfig = Field(default_factory=GateConfig, description="The rules the gate applies.")
+    template: Path | None = Field(
+        None,
+        description="A Jinja template for the comment, under the workspace or the config file's folder; "
+        "`--template` overrides. Unset: the template shipped in the package.",
+    )
+    canary: CanaryConfig | None = Field(
+        None, description="`ragjudge canary` and `ragjudge serve`; unset: their defaults."
+    )
     max_case_file_bytes: int = Field(
         DEFAULT_MAX_CASE_FILE_BYTES, gt=0, description="A larger case file is refused before it is read."
     )
-    baseline: BaselineConfig = Field(default_factory=BaselineConfig)
-    repeat: RepeatConfig = Field(default_factory=RepeatConfig)
-    serve: ServeConfig = Field(default_factory=ServeConfig)
+    baseline: BaselineConfig = Field(default_factory=BaselineConfig, description="Main's report to compare with.")
+    repeat: RepeatConfig = Field(
+        default_factory=RepeatConfig, description="Re-running failing cases; `--repeat MAX/PASS_AT` overrides."
+    )
+    serve: ServeConfig = Field(default_factory=ServeConfig, description="`ragjudge serve`'s limits.")
 
     def case_rules(self) -> dict[str, str]:
         return dict(DEFAULT_CASE_RULES if self.gate.case is None else self.gate.case)

@@ -1,6 +1,7 @@
 """Turning a decoded JSON reply into a `Trace`.
 
-With no `response` mapping the shapes of the seeds are accepted; a mapping of
+With no `response` mapping the common flat shapes are read through default keys
+(`DEFAULT_KEYS`: `answer`, `retrieved`/`sources`/`contexts`, ...); a mapping of
 dotted paths adapts any other shape. Every path is checked on every reply: one
 that leads nowhere, or to the wrong type, is an error naming the path, what was
 found there and the keys at the deepest level reached, so a mapping mistake is

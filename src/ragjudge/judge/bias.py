@@ -1,4 +1,5 @@
-"""Position and length bias of the evidence judge (seed 001: test for them on every run).
+"""Position and length bias of the evidence judge: an LLM judge may score a passage by where it stands or how
+long it is rather than by what it says, so both are tested (and position on every run, with `--bias-check`).
 
 Position: each item's passages are scored in the given order and reversed; a flip is a passage
 whose score changes with its position. Biased when the Wilson upper bound of the flip rate is

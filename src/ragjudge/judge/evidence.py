@@ -1,16 +1,17 @@
-"""The evidence scoring judge (seed 001): how well each passage supports a claim, 0-5, auditable.
+"""The evidence scoring judge: how well each passage supports a claim, 0-5, auditable.
 
-Per passage the judge gives a score with seed 001's anchors (5 directly supports, 4 strongly
+Per passage the judge gives a score with fixed anchors (5 directly supports, 4 strongly
 consistent, 3 partially relevant, 2 weakly inconsistent, 1 directly contradicts, 0 irrelevant),
-a confidence interval `[lo, hi]` within 0..1, a one-sentence rationale and a verbatim `key_quote`.
+a confidence interval `[lo, hi]` within 0..1, a one-sentence rationale and a verbatim `key_quote`
+(so that a score rests on words the passage really holds, not on a paraphrase).
 
 A reply is validated before it is believed: one entry per passage, `passage_index` 0-based in
 the order shown, integers in range, a well-formed interval. A reply that fails is asked once
 more with the validation error appended; if it fails again, every passage of that call is
 unscored with the reason. Then ragjudge checks each `key_quote` against its passage (NFKC,
 whitespace ignored): a quote that is not there makes that passage's score unscored, never a
-number. Passages go at most `MAX_BATCH` to a call, as seed 001 advises against position and
-length effects in long lists.
+number. Passages go at most `MAX_BATCH` to a call: in a long list a judge's scores drift with
+position and length.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ragjudge.judge.prompting import Message, template
 from ragjudge.judge.replies import ReplyError, strict_schema, strip_fence
 
 MAX_BATCH = 6
-"""Passages per judge call (seed 001: batch beyond 5-7 passages)."""
+"""Passages per judge call: more than 5-7 in one list invites position and length effects."""
 RELEVANT = 4
 """A passage scoring at least this supports the claim (\"strongly consistent\" or better)."""
 KIND = "evidence"
@@ -206,7 +207,7 @@ class EvidenceResult:
 
 
 class EvidenceScorer:
-    """Seed 001's evidence judge over the `openai` SDK; thread-safe.
+    """The evidence judge over the `openai` SDK; thread-safe.
 
     `caller` may be shared with the rubric judge so that one 429 slows both and the
     response-format fallback is learned once per model.

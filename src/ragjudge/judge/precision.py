@@ -1,14 +1,14 @@
-"""LLM context precision: seed 002's rank-weighted precision where "relevant" is judged, not labelled.
+"""LLM context precision: the rank-weighted context precision where "relevant" is judged, not labelled.
 
-For a case without `golden_context_ids`, the evidence judge (seed 001) scores each retrieved
+For a case without `golden_context_ids`, the evidence judge (`judge/evidence.py`) scores each retrieved
 passage against the question; a passage scoring `RELEVANT` (4) or more counts as relevant. The
-value is seed 002's `contextPrecision` with those passages standing in for the golden ids:
+value is the gate's `context_precision` with those passages standing in for the golden ids:
 sum of 1/(rank+1) over relevant passages, divided by max(#relevant, #retrieved) = #retrieved.
 
 A passage the judge could not score makes the whole value unscored (with the first reason): an
 unscored passage might have been relevant, so any number would be a guess. A passage the
 endpoint returned without text cannot be judged and counts as not relevant; when no passage has
-text at all the metric is not applicable. Nothing retrieved gives 0, as in the seed.
+text at all the metric is not applicable. Nothing retrieved gives 0, as it does with golden ids.
 
 `PrecisionJudge` wraps the configured judge and adds this to its judgement; it imports no SDK,
 so the scoring module can depend on it cheaply.
@@ -50,7 +50,7 @@ class EvidenceJudgement(Judgement):
 
 
 def rank_weighted_precision(relevant: Sequence[bool]) -> float:
-    """Seed 002's contextPrecision with judged relevance: sum of 1/(rank+1) over relevant ranks / #retrieved."""
+    """Context precision with judged relevance: sum of 1/(rank+1) over relevant ranks / #retrieved."""
     if not any(relevant):
         return 0.0
     return sum(1 / (rank + 1) for rank, hit in enumerate(relevant) if hit) / len(relevant)

@@ -55,8 +55,8 @@ class Analysis:
 
 
 def view(analysis: Analysis) -> dict[str, Any]:
-    """The JSON answer: the issue's fields (`name`, `status`, `verdict`, `reasons`, `metrics`, `started_at`,
-    `finished_at`, `checksum`) and `id`, `namespace`, `error`, `warnings`, `duration_s`."""
+    """The JSON answer: the fields the README promises (`name`, `status`, `verdict`, `reasons`, `metrics`,
+    `started_at`, `finished_at`, `checksum`) and `id`, `namespace`, `error`, `warnings`, `duration_s`."""
     report = analysis.report
     duration = analysis.duration_s
     return {
