@@ -291,3 +291,33 @@ def test_merge_and_comment_read_reports_without_an_http_client(example_runs: Pat
     assert _heavy_after(["comment", "--report", str(example_runs / "full.json"), "--comment-file", comment]) == [
         "jinja2"
     ]
+
+
+def test_over_recorded_traces_a_category_out_of_scope_is_out_of_scope_to_the_merge(
+    example_runs: Path, tmp_path: Path
+) -> None:
+    # Shard reports whose cases carry no should_answer (as reports did before it was recorded), whose
+    # out-of-scope cases say so only by category, in spellings the case files accept.
+    traces = tmp_path / "traces.jsonl"
+    _traces_from(load(example_runs / "full.json"), ROOT / "examples" / "cases" / "anchors.yaml", traces)
+    spelling = {"cs-039": "Out-Of-Scope", "cs-040": "OOS", "cs-041": "out_of_scope", "cs-042": "Out of scope"}
+    lines = [json.loads(line) for line in traces.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
+        if line["id"] in spelling:
+            line["category"] = spelling[line["id"]]
+            line.pop("should_answer", None)
+    traces.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    assert run("--traces", str(traces), "--report", str(tmp_path / "full.json")) == 0
+    for i in (1, 2):
+        assert run("--traces", str(traces), "--shard", f"{i}/2", "--report", str(tmp_path / f"s{i}.json")) == 0
+        part = load(tmp_path / f"s{i}.json")
+        for case in part["cases"]:
+            del case["should_answer"]
+        (tmp_path / f"s{i}.json").write_text(json.dumps(part, ensure_ascii=False), encoding="utf-8")
+    code = main(["merge", str(tmp_path / "s1.json"), str(tmp_path / "s2.json"), "--report", str(tmp_path / "m.json")])
+    full, merged = load(tmp_path / "full.json"), load(tmp_path / "m.json")
+    assert [c["category"] for c in full["cases"] if c["id"] in spelling] == list(spelling.values())
+    assert merged["suite"] == full["suite"]
+    assert merged["rules"] == full["rules"]
+    assert merged["verdict"] == full["verdict"] == "pass"
+    assert code == 0
