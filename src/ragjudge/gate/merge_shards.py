@@ -16,12 +16,9 @@ from typing import Any
 
 from ragjudge.errors import CaseFileError
 from ragjudge.gate.reporting import rule_blocks
-from ragjudge.gate.suite import SuiteCase, evaluate_cases, figures_of
+from ragjudge.gate.suite import RunUsage, SuiteCase, evaluate_cases, with_run_usage
 from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock
 from ragjudge.rules import Rule
-
-RUN_LEVEL_COUNTERS = ("judge_calls", "judge_tokens", "judge_cost_usd")
-"""Suite counters that may include calls made for the run rather than for a case (e.g. `--bias-check`)."""
 
 
 @dataclass(frozen=True)
@@ -42,10 +39,7 @@ def merge_reports(parts: Sequence[ShardReport]) -> Report:
     case_rules = [r for r in rules if r.scope == "case"]
     suite_rules = [r for r in rules if r.scope == "suite"]
     result = evaluate_cases([SuiteCase.of_block(c) for c in cases], case_rules, suite_rules)
-    metrics: dict[str, Any] = dict(result.metrics)
-    for name in RUN_LEVEL_COUNTERS:
-        extra = sum(_run_level(p.report, name) for p in parts)
-        metrics[name] = round(metrics[name] + extra, 6) if name == "judge_cost_usd" else int(metrics[name] + extra)
+    metrics = with_run_usage(result.metrics, sum((_run_usage(p.report) for p in parts), RunUsage()))
     warnings = _warnings(parts)
     first = parts[0].report
     update: dict[str, Any] = {}
@@ -153,12 +147,9 @@ def _union(parts: Sequence[ShardReport]) -> list[CaseBlock]:
     return [case for _, _, case in placed]
 
 
-def _run_level(report: Report, name: str) -> float:
-    """A shard's suite counter minus what its cases account for: calls made for the run as a whole."""
-    total = getattr(report.suite, name, None)
-    if not isinstance(total, int | float):
-        return 0.0
-    figures = [figures_of(SuiteCase.of_block(c)) for c in report.cases]
-    per_case = float(sum(getattr(f, name) for f in figures))
-    extra = float(total) - per_case
-    return extra if abs(extra) > 1e-9 else 0.0
+def _run_usage(report: Report) -> RunUsage:
+    """The calls a shard made for its run as a whole: its bias check's, which `run` adds to the suite's usage."""
+    bias = (report.suite.model_extra or {}).get("position_bias")
+    if not isinstance(bias, dict):
+        return RunUsage()
+    return RunUsage(int(bias.get("calls") or 0), int(bias.get("tokens") or 0), float(bias.get("cost_usd") or 0.0))

@@ -233,6 +233,30 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
     }
 
 
+@dataclass(frozen=True)
+class RunUsage:
+    """Judge calls made for the run as a whole rather than for one case (`--bias-check`)."""
+
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: RunUsage) -> RunUsage:
+        return RunUsage(self.calls + other.calls, self.tokens + other.tokens, self.cost_usd + other.cost_usd)
+
+
+def with_run_usage(metrics: Mapping[str, Any], usage: RunUsage) -> dict[str, Any]:
+    """The suite's usage with the run's own calls added: they are judge calls like any other, in the run's
+    usage and cost (`run` adds its bias check's, `merge` every shard's)."""
+    totals = dict(metrics)
+    totals["judge_calls"] = totals.get("judge_calls", 0) + usage.calls
+    totals["judge_tokens"] = totals.get("judge_tokens", 0) + usage.tokens
+    totals["judge_cost_usd"] = round(totals.get("judge_cost_usd", 0.0) + usage.cost_usd, 6)
+    if usage.cost_usd:
+        totals["cost_usd"] = round((totals.get("cost_usd") or 0.0) + usage.cost_usd, 6)
+    return totals
+
+
 _ROUNDED_FOR_DISPLAY = ("p50_latency_ms", "p95_latency_ms")
 
 
