@@ -34,6 +34,11 @@ def is_out_of_scope(category: str | None) -> bool:
     return category is not None and category_key(category) in OUT_OF_SCOPE_CATEGORIES
 
 
+def expects_answer(should_answer: bool | None, category: str | None) -> bool:
+    """`should_answer` when it is given, else what the category says: an out-of-scope case is to be declined."""
+    return should_answer if should_answer is not None else not is_out_of_scope(category)
+
+
 def looks_out_of_scope(category: str | None) -> bool:
     """A category a person probably meant as out-of-scope, though it is not one of the recognised spellings."""
     if category is None or is_out_of_scope(category):
@@ -258,9 +263,7 @@ def to_case(path: Path, item: RawItem) -> Case:
             tip="fields are id, question, expected, golden_context_ids, category, should_answer, "
             "must_mention, must_not_mention, source, difficulty, tags",
         ) from None
-    should_answer = model.should_answer
-    if should_answer is None:
-        should_answer = not is_out_of_scope(model.category)
+    should_answer = expects_answer(model.should_answer, model.category)
     origin = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
     return Case(
         id=model.id if model.id else f"{path.stem}-{item.index + 1}",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ragjudge.config.model import JudgeConfig
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.scoring import CaseResult
+from ragjudge.gate.suite import RunUsage, with_run_usage
 from ragjudge.judge.bias import MAX_FLIP_RATE, BiasItem, BiasResult, position_bias, sample
 from ragjudge.judge.interface import Judge
 from ragjudge.judge.precision import EvidenceJudgement, PrecisionJudge
@@ -63,13 +64,8 @@ class BiasCheck:
         if self.result is None:
             return report
         bias = self.result
-        totals = report.suite.model_dump()
         # The bias check's calls are judge calls like any other: they count in the run's usage and cost.
-        totals["judge_calls"] = totals.get("judge_calls", 0) + bias.calls
-        totals["judge_tokens"] = totals.get("judge_tokens", 0) + bias.tokens
-        totals["judge_cost_usd"] = round(totals.get("judge_cost_usd", 0.0) + bias.cost_usd, 6)
-        if bias.cost_usd:
-            totals["cost_usd"] = round((totals.get("cost_usd") or 0.0) + bias.cost_usd, 6)
+        totals = with_run_usage(report.suite.model_dump(), RunUsage(bias.calls, bias.tokens, bias.cost_usd))
         suite = SuiteBlock.model_validate({**totals, "position_bias": bias.as_dict()})
         return report.model_copy(update={"suite": suite})
 

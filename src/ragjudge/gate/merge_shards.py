@@ -1,8 +1,9 @@
 """`ragjudge merge`: one report from the reports of a sharded run.
 
-The suite is rebuilt from the union of the per-case data, exactly as `run` builds it
-(`suite.evaluate_figures`): percentiles come from the raw latencies of every case, never from
-averages of the shards' percentiles, and the rules are applied once, to the whole set.
+The suite is rebuilt from the union of the shards' saved cases by the code `run` builds it with: each
+case block is read into a `suite.SuiteCase`, as `run` reads each live result, and `suite.evaluate_cases`
+makes every figure, applies the rules once, to the whole set, and gives the verdict. Percentiles come from
+the raw latencies of every case, never from averages of the shards' percentiles.
 """
 
 from __future__ import annotations
@@ -13,15 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragjudge.cases import OUT_OF_SCOPE_CATEGORIES
 from ragjudge.errors import CaseFileError
 from ragjudge.gate.reporting import rule_blocks
-from ragjudge.gate.suite import CaseFigures, evaluate_figures
+from ragjudge.gate.suite import RunUsage, SuiteCase, evaluate_cases, with_run_usage
 from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock
 from ragjudge.rules import Rule
-
-RUN_LEVEL_COUNTERS = ("judge_calls", "judge_tokens", "judge_cost_usd")
-"""Suite counters that may include calls made for the run rather than for a case (e.g. `--bias-check`)."""
 
 
 @dataclass(frozen=True)
@@ -32,47 +29,6 @@ class ShardReport:
     report: Report
 
 
-def figures_of_block(block: CaseBlock) -> CaseFigures:
-    """What the suite needs of one case, read back from a report (as `suite.figures_of` reads a result)."""
-    trace, judge = block.trace, block.judge
-    replied = trace.latency_ms is not None
-    should_answer = block.should_answer
-    if should_answer is None:
-        should_answer = block.category not in OUT_OF_SCOPE_CATEGORIES
-    judged = replied and bool(judge)
-    if block.runs:  # usage counts every run
-        runs = block.runs
-        run_costs = [float(r["cost_usd"]) for r in runs if r.get("cost_usd") is not None]
-        cost = sum(run_costs) if run_costs else None
-        judge_cost = sum(float(r.get("judge_cost_usd") or 0.0) for r in runs)
-        calls = sum(int(r.get("judge_calls") or 0) for r in runs)
-        hits = sum(int(r.get("judge_cache_hits") or 0) for r in runs)
-        tokens = sum(int(r.get("judge_tokens") or 0) for r in runs)
-    else:
-        cost = trace.cost_usd
-        judge_cost = float(judge.get("cost_usd") or 0.0) if judged else 0.0
-        calls = int(judge.get("calls") or 0) if judged else 0
-        hits = int(judge.get("cache_hits") or 0) if judged else 0
-        tokens = int(judge.get("tokens") or 0) if judged else 0
-    return CaseFigures(
-        id=block.id,
-        status=block.status,
-        failed_conditions=tuple(block.failed_conditions),
-        replied=replied,
-        latency_ms=block.first_latency_ms(),
-        rejection_correct=(trace.refused != should_answer) if replied and trace.refused is not None else None,
-        judged=judged,
-        faithfulness=judge.get("faithfulness") if judged else None,
-        unscored=bool(judge.get("unscored")) if judged else False,
-        cost_usd=cost,
-        judge_cost_usd=judge_cost,
-        judge_calls=calls,
-        judge_cache_hits=hits,
-        judge_tokens=tokens,
-        flaky=block.flaky,
-    )
-
-
 def merge_reports(parts: Sequence[ShardReport]) -> Report:
     """The whole run's report; raises CaseFileError (exit 2) naming the file when the parts do not fit."""
     if not parts:
@@ -80,14 +36,10 @@ def merge_reports(parts: Sequence[ShardReport]) -> Report:
     _check_shards(parts)
     rules = _common_rules(parts)
     cases = _union(parts)
-    figures = [figures_of_block(c) for c in cases]
     case_rules = [r for r in rules if r.scope == "case"]
     suite_rules = [r for r in rules if r.scope == "suite"]
-    result = evaluate_figures(figures, case_rules, suite_rules)
-    metrics: dict[str, Any] = dict(result.metrics)
-    for name in RUN_LEVEL_COUNTERS:
-        extra = sum(_run_level(p.report, name) for p in parts)
-        metrics[name] = round(metrics[name] + extra, 6) if name == "judge_cost_usd" else int(metrics[name] + extra)
+    result = evaluate_cases([SuiteCase.of_block(c) for c in cases], case_rules, suite_rules)
+    metrics = with_run_usage(result.metrics, sum((_run_usage(p.report) for p in parts), RunUsage()))
     warnings = _warnings(parts)
     first = parts[0].report
     update: dict[str, Any] = {}
@@ -195,12 +147,9 @@ def _union(parts: Sequence[ShardReport]) -> list[CaseBlock]:
     return [case for _, _, case in placed]
 
 
-def _run_level(report: Report, name: str) -> float:
-    """A shard's suite counter minus what its cases account for: calls made for the run as a whole."""
-    total = getattr(report.suite, name, None)
-    if not isinstance(total, int | float):
-        return 0.0
-    figures = [figures_of_block(c) for c in report.cases]
-    per_case = float(sum(getattr(f, name) for f in figures))
-    extra = float(total) - per_case
-    return extra if abs(extra) > 1e-9 else 0.0
+def _run_usage(report: Report) -> RunUsage:
+    """The calls a shard made for its run as a whole: its bias check's, which `run` adds to the suite's usage."""
+    bias = (report.suite.model_extra or {}).get("position_bias")
+    if not isinstance(bias, dict):
+        return RunUsage()
+    return RunUsage(int(bias.get("calls") or 0), int(bias.get("tokens") or 0), float(bias.get("cost_usd") or 0.0))

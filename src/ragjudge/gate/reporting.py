@@ -61,19 +61,7 @@ def _case_block(result: CaseResult) -> CaseBlock:
             warnings=list(trace.warnings) if trace else [],
         ),
         flaky=result.flaky,
-        runs=[
-            {
-                "status": run.status,
-                "failed_conditions": list(run.failed_conditions),
-                "latency_ms": round(run.latency_ms, 1) if run.latency_ms is not None else None,
-                "cost_usd": run.endpoint_cost_usd,
-                "judge_calls": run.judge_calls,
-                "judge_tokens": run.judge_tokens,
-                "judge_cost_usd": run.judge_cost_usd,
-                "judge_cache_hits": run.judge_cache_hits,
-            }
-            for run in result.runs
-        ],
+        runs=[run.as_saved() for run in result.runs],
         k_of_n=_k_of_n(result),
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Protocol
 
 from ragjudge.cases import Case
 from ragjudge.endpoint.trace import Trace
@@ -30,7 +31,21 @@ def context_precision(case: Case, trace: Trace) -> float | None:
     return sum(1 / (r + 1) for r in ranks) / max(len(case.golden_context_ids), len(ids))
 
 
-def rejection_correct(case: Case, trace: Trace) -> bool:
+class Scoped(Protocol):
+    """A case's side of the rejection check: a `Case`, or the suite's `SuiteCase` of one."""
+
+    @property
+    def should_answer(self) -> bool: ...
+
+
+class Declined(Protocol):
+    """A reply's side of the rejection check: a `Trace`, or the suite's `Reply` of one."""
+
+    @property
+    def refused(self) -> bool: ...
+
+
+def rejection_correct(case: Scoped, trace: Declined) -> bool:
     """Out-of-scope refused and in-scope answered are both right."""
     return trace.refused != case.should_answer
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from ragjudge.cases import Case
 from ragjudge.endpoint.result import EndpointResult
@@ -30,6 +30,35 @@ class RunRecord:
     judge_tokens: int = 0
     judge_cost_usd: float = 0.0
     judge_cache_hits: int = 0
+
+    def as_saved(self) -> dict[str, Any]:
+        """The run as a report's case block keeps it (`runs`); `of_saved` reads it back."""
+        return {
+            "status": self.status,
+            "failed_conditions": list(self.failed_conditions),
+            "latency_ms": round(self.latency_ms, 1) if self.latency_ms is not None else None,
+            "cost_usd": self.endpoint_cost_usd,
+            "judge_calls": self.judge_calls,
+            "judge_tokens": self.judge_tokens,
+            "judge_cost_usd": self.judge_cost_usd,
+            "judge_cache_hits": self.judge_cache_hits,
+        }
+
+    @classmethod
+    def of_saved(cls, run: Mapping[str, Any]) -> RunRecord:
+        """A run read back from a report (`as_saved`): its latency to 0.1 ms, as the report keeps it."""
+        latency, cost = run.get("latency_ms"), run.get("cost_usd")
+        status = run.get("status")
+        return cls(
+            status=status if status in ("pass", "fail", "error") else "error",
+            failed_conditions=tuple(run.get("failed_conditions") or ()),
+            latency_ms=float(latency) if isinstance(latency, int | float) else None,
+            endpoint_cost_usd=float(cost) if cost is not None else None,
+            judge_calls=int(run.get("judge_calls") or 0),
+            judge_tokens=int(run.get("judge_tokens") or 0),
+            judge_cost_usd=float(run.get("judge_cost_usd") or 0.0),
+            judge_cache_hits=int(run.get("judge_cache_hits") or 0),
+        )
 
 
 @dataclass(frozen=True)

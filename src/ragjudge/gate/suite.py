@@ -1,15 +1,22 @@
-"""Suite metrics over all cases, the suite rules, and the verdict."""
+"""Suite metrics over all cases, the suite rules, and the verdict.
+
+`run` and `merge` both come here: each case, a live result or a shard's saved case block, is first read
+into a `SuiteCase` (what it holds, nothing worked out), and every figure is made from those.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
-from typing import Literal
+from typing import Any, Literal
 
+from ragjudge.cases import expects_answer
 from ragjudge.gate.retrieval import percentile, rejection_correct
-from ragjudge.gate.scoring import CaseResult
+from ragjudge.gate.scoring import CaseResult, RunRecord, Status
+from ragjudge.judge.interface import Judgement
+from ragjudge.report.model import CaseBlock
 from ragjudge.rules import Missing, Rule
 
 Verdict = Literal["pass", "fail", "error"]
@@ -33,15 +40,110 @@ class SuiteResult:
 
 
 @dataclass(frozen=True)
-class CaseFigures:
-    """What the suite needs of one case: built from a CaseResult by `run`, from a report's case by `merge`,
-    so both compute the suite the same way (percentiles from raw latencies, never averages of averages)."""
+class Reply:
+    """What the suite reads of the reply a case's result stands on."""
+
+    refused: bool
+    latency_ms: float
+    cost_usd: float | None
+    """What the endpoint said the call cost; None when it said nothing."""
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What the suite reads of a case's judgement."""
+
+    faithfulness: float | None
+    unscored: bool
+    """Some judgement could not be made: a judge error, counted by `judge_error_rate`."""
+    cost_usd: float
+    calls: int
+    cache_hits: int
+    tokens: int
+
+    @classmethod
+    def of(cls, judgement: Judgement) -> Judged:
+        return cls(
+            faithfulness=judgement.faithfulness,
+            unscored=bool(judgement.unscored),
+            cost_usd=judgement.cost_usd,
+            calls=judgement.calls,
+            cache_hits=judgement.cache_hits,
+            tokens=judgement.tokens,
+        )
+
+    @classmethod
+    def of_saved(cls, judge: Mapping[str, Any]) -> Judged:
+        """Read back from a report's `judge` block (`Judgement.as_dict`)."""
+        faithfulness = judge.get("faithfulness")
+        return cls(
+            faithfulness=float(faithfulness) if isinstance(faithfulness, int | float) else None,
+            unscored=bool(judge.get("unscored")),
+            cost_usd=float(judge.get("cost_usd") or 0.0),
+            calls=int(judge.get("calls") or 0),
+            cache_hits=int(judge.get("cache_hits") or 0),
+            tokens=int(judge.get("tokens") or 0),
+        )
+
+
+@dataclass(frozen=True)
+class SuiteCase:
+    """One case as the suite reads it, from a live result (`run`) or a saved case block (`merge`).
+
+    Both give only what they hold, unworked: every figure made of these values (whether the decline was
+    right, which latency the percentiles use, what the runs cost) is made below, once, for both.
+    """
 
     id: str
-    status: str
+    status: Status
     failed_conditions: tuple[str, ...]
+    should_answer: bool
+    reply: Reply | None
+    """None when the case got no usable reply."""
+    judged: Judged | None
+    runs: tuple[RunRecord, ...] = ()
+    """Every run when the case was repeated; empty otherwise."""
+    flaky: bool = False
+
+    @classmethod
+    def of_result(cls, result: CaseResult) -> SuiteCase:
+        trace = result.endpoint.trace
+        return cls(
+            id=result.case.id,
+            status=result.status,
+            failed_conditions=tuple(result.failed_conditions),
+            should_answer=result.case.should_answer,
+            reply=Reply(trace.refused, trace.latency_ms, trace.cost_usd) if trace is not None else None,
+            judged=Judged.of(result.judgement) if result.judgement is not None else None,
+            runs=result.runs,
+            flaky=result.flaky,
+        )
+
+    @classmethod
+    def of_block(cls, block: CaseBlock) -> SuiteCase:
+        """A saved case: its reply's latency and cost as the report keeps them (latency to 0.1 ms)."""
+        trace = block.trace
+        reply = None
+        if trace.latency_ms is not None and trace.refused is not None:
+            reply = Reply(trace.refused, trace.latency_ms, trace.cost_usd)
+        return cls(
+            id=block.id,
+            status=block.status,
+            failed_conditions=tuple(block.failed_conditions),
+            # Reports written before should_answer was recorded leave it to the category, as case files do.
+            should_answer=expects_answer(block.should_answer, block.category),
+            reply=reply,
+            judged=Judged.of_saved(block.judge) if block.judge else None,
+            runs=tuple(RunRecord.of_saved(run) for run in block.runs),
+            flaky=block.flaky,
+        )
+
+
+@dataclass(frozen=True)
+class CaseFigures:
+    """One case's share of the suite figures, worked out from its `SuiteCase` by `figures_of`."""
+
     replied: bool
-    """The case's (final) run got a usable reply."""
     latency_ms: float | None
     """The first run's latency: repeats go only to failing cases and would bias percentiles."""
     rejection_correct: bool | None
@@ -54,69 +156,61 @@ class CaseFigures:
     judge_calls: int
     judge_cache_hits: int
     judge_tokens: int
-    flaky: bool = False
 
 
-def first_latency(result: CaseResult) -> float | None:
-    """The latency of a case's first run: repeats go only to failing cases and would bias percentiles."""
-    if result.runs:
-        return result.runs[0].latency_ms
-    return result.endpoint.trace.latency_ms if result.endpoint.trace is not None else None
-
-
-def figures_of(result: CaseResult) -> CaseFigures:
-    trace, judgement = result.endpoint.trace, result.judgement
-    judged = trace is not None and judgement is not None
-    if result.runs:  # usage counts every run
-        run_costs = [run.endpoint_cost_usd for run in result.runs if run.endpoint_cost_usd is not None]
+def figures_of(case: SuiteCase) -> CaseFigures:
+    reply = case.reply
+    # A judgement counts only beside the reply it judged.
+    judged = case.judged if reply is not None else None
+    if case.runs:  # usage counts every run
+        run_costs = [run.endpoint_cost_usd for run in case.runs if run.endpoint_cost_usd is not None]
         cost = sum(run_costs) if run_costs else None
-        judge_cost = sum(run.judge_cost_usd for run in result.runs)
-        calls = sum(run.judge_calls for run in result.runs)
-        hits = sum(run.judge_cache_hits for run in result.runs)
-        tokens = sum(run.judge_tokens for run in result.runs)
+        judge_cost = sum(run.judge_cost_usd for run in case.runs)
+        calls = sum(run.judge_calls for run in case.runs)
+        hits = sum(run.judge_cache_hits for run in case.runs)
+        tokens = sum(run.judge_tokens for run in case.runs)
+        first_latency = case.runs[0].latency_ms
     else:
-        cost = trace.cost_usd if trace is not None else None
-        judge_cost = judgement.cost_usd if judged and judgement is not None else 0.0
-        calls = judgement.calls if judged and judgement is not None else 0
-        hits = judgement.cache_hits if judged and judgement is not None else 0
-        tokens = judgement.tokens if judged and judgement is not None else 0
+        cost = reply.cost_usd if reply is not None else None
+        judge_cost = judged.cost_usd if judged is not None else 0.0
+        calls = judged.calls if judged is not None else 0
+        hits = judged.cache_hits if judged is not None else 0
+        tokens = judged.tokens if judged is not None else 0
+        first_latency = reply.latency_ms if reply is not None else None
     return CaseFigures(
-        id=result.case.id,
-        status=result.status,
-        failed_conditions=tuple(result.failed_conditions),
-        replied=trace is not None,
-        latency_ms=first_latency(result),
-        rejection_correct=rejection_correct(result.case, trace) if trace is not None else None,
-        judged=judged,
-        faithfulness=judgement.faithfulness if judged and judgement is not None else None,
-        unscored=bool(judgement.unscored) if judged and judgement is not None else False,
+        replied=reply is not None,
+        latency_ms=first_latency,
+        rejection_correct=rejection_correct(case, reply) if reply is not None else None,
+        judged=judged is not None,
+        faithfulness=judged.faithfulness if judged is not None else None,
+        unscored=judged.unscored if judged is not None else False,
         cost_usd=cost,
         judge_cost_usd=judge_cost,
         judge_calls=calls,
         judge_cache_hits=hits,
         judge_tokens=tokens,
-        flaky=result.flaky,
     )
 
 
 def suite_metrics(results: Sequence[CaseResult]) -> dict[str, float | int | None]:
-    return figures_metrics([figures_of(r) for r in results])
+    return case_metrics([SuiteCase.of_result(r) for r in results])
 
 
-def figures_metrics(cases: Sequence[CaseFigures]) -> dict[str, float | int | None]:
+def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
     """Aggregates, unrounded (rules compare these); percentiles are nearest-rank over first runs that got a
     reply (repeats would bias them); usage counts every run."""
     n = len(cases)
     passed = sum(c.status == "pass" for c in cases)
     failed = sum(c.status == "fail" for c in cases)
     errored = sum(c.status == "error" for c in cases)
-    replied = [c for c in cases if c.replied]
-    latencies = [c.latency_ms for c in cases if c.latency_ms is not None]
-    judged = [c for c in replied if c.judged]
-    faith = [c.faithfulness for c in judged if c.faithfulness is not None]
-    costs = [c.cost_usd for c in cases if c.cost_usd is not None]
-    judge_costs = [c.judge_cost_usd for c in cases if c.judge_cost_usd]
-    correct = [c.rejection_correct for c in replied if c.rejection_correct is not None]
+    figures = [figures_of(c) for c in cases]
+    replied = [f for f in figures if f.replied]
+    latencies = [f.latency_ms for f in figures if f.latency_ms is not None]
+    judged = [f for f in replied if f.judged]
+    faith = [f.faithfulness for f in judged if f.faithfulness is not None]
+    costs = [f.cost_usd for f in figures if f.cost_usd is not None]
+    judge_costs = [f.judge_cost_usd for f in figures if f.judge_cost_usd]
+    correct = [f.rejection_correct for f in replied if f.rejection_correct is not None]
     p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
     return {
         "cases": n,
@@ -128,15 +222,39 @@ def figures_metrics(cases: Sequence[CaseFigures]) -> dict[str, float | int | Non
         "rejection_accuracy": sum(correct) / len(correct) if correct else None,
         "p50_latency_ms": p50,
         "p95_latency_ms": p95,
-        "judge_error_rate": sum(1 for c in judged if c.unscored) / len(judged) if judged else None,
+        "judge_error_rate": sum(1 for f in judged if f.unscored) / len(judged) if judged else None,
         "endpoint_error_rate": (n - len(replied)) / n if n else None,
         "cost_usd": round(sum(costs) + sum(judge_costs), 6) if costs or judge_costs else None,
-        "judge_calls": sum(c.judge_calls for c in cases),
-        "judge_cache_hits": sum(c.judge_cache_hits for c in cases),
-        "judge_tokens": sum(c.judge_tokens for c in cases),
+        "judge_calls": sum(f.judge_calls for f in figures),
+        "judge_cache_hits": sum(f.judge_cache_hits for f in figures),
+        "judge_tokens": sum(f.judge_tokens for f in figures),
         "judge_cost_usd": round(sum(judge_costs), 6),
         "flaky_cases": sum(c.flaky for c in cases),
     }
+
+
+@dataclass(frozen=True)
+class RunUsage:
+    """Judge calls made for the run as a whole rather than for one case (`--bias-check`)."""
+
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: RunUsage) -> RunUsage:
+        return RunUsage(self.calls + other.calls, self.tokens + other.tokens, self.cost_usd + other.cost_usd)
+
+
+def with_run_usage(metrics: Mapping[str, Any], usage: RunUsage) -> dict[str, Any]:
+    """The suite's usage with the run's own calls added: they are judge calls like any other, in the run's
+    usage and cost (`run` adds its bias check's, `merge` every shard's)."""
+    totals = dict(metrics)
+    totals["judge_calls"] = totals.get("judge_calls", 0) + usage.calls
+    totals["judge_tokens"] = totals.get("judge_tokens", 0) + usage.tokens
+    totals["judge_cost_usd"] = round(totals.get("judge_cost_usd", 0.0) + usage.cost_usd, 6)
+    if usage.cost_usd:
+        totals["cost_usd"] = round((totals.get("cost_usd") or 0.0) + usage.cost_usd, 6)
+    return totals
 
 
 _ROUNDED_FOR_DISPLAY = ("p50_latency_ms", "p95_latency_ms")
@@ -147,7 +265,7 @@ def shown(metrics: dict[str, float | int | None]) -> dict[str, float | int | Non
     return {k: round(v, 1) if k in _ROUNDED_FOR_DISPLAY and v is not None else v for k, v in metrics.items()}
 
 
-def _case_rule_outcome(rule: Rule, results: Sequence[CaseFigures]) -> RuleOutcome:
+def _case_rule_outcome(rule: Rule, results: Sequence[SuiteCase]) -> RuleOutcome:
     # A broken rule reads `metric VALUE OP threshold` (Rule.failure); `metric unscored: ...` is an error, not a failure.
     failed = re.compile(rf"^{re.escape(rule.metric)} [-\d]")
     failing = [r.id for r in results if any(failed.match(c) for c in r.failed_conditions)]
@@ -176,14 +294,13 @@ def _suite_rule_outcome(rule: Rule, metrics: dict[str, float | int | None]) -> R
 def evaluate_suite(
     results: Sequence[CaseResult], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]
 ) -> SuiteResult:
-    return evaluate_figures([figures_of(r) for r in results], case_rules, suite_rules)
+    return evaluate_cases([SuiteCase.of_result(r) for r in results], case_rules, suite_rules)
 
 
-def evaluate_figures(
-    cases: Sequence[CaseFigures], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]
-) -> SuiteResult:
-    """The suite metrics, every rule's outcome and the verdict: the one place the rules are applied."""
-    exact = figures_metrics(cases)
+def evaluate_cases(cases: Sequence[SuiteCase], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]) -> SuiteResult:
+    """The suite metrics, every rule's outcome and the verdict: the one place the rules are applied, for `run`
+    (its live results) and `merge` (the shards' saved cases) alike."""
+    exact = case_metrics(cases)
     outcomes = [_case_rule_outcome(r, cases) for r in case_rules]
     # Rules compare the exact value: a p95 of 3000.04 ms fails "<= 3000" although the report shows 3000.0.
     outcomes += [_suite_rule_outcome(r, exact) for r in suite_rules]
