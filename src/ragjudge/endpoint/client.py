@@ -7,7 +7,6 @@ nothing here raises for a misbehaving endpoint.
 from __future__ import annotations
 
 import dataclasses
-import email.utils
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +35,7 @@ from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError, EvaluationError
 from ragjudge.transport import deadline
 from ragjudge.transport.pools import watched_pool
+from ragjudge.transport.retry_after import parse_retry_after
 
 EXCERPT_CHARS = 300
 """How much of an error reply's body a reason quotes."""
@@ -74,22 +74,6 @@ class _Attempt(Exception):
 
 def _plural(n: int) -> str:
     return f"{n} attempt" if n == 1 else f"{n} attempts"
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 class EndpointClient:

@@ -19,6 +19,7 @@ import requests
 
 from ragjudge import __version__
 from ragjudge.errors import ExitCode, RagjudgeError
+from ragjudge.transport.retry_after import parse_retry_after
 from ragjudge.transport.sessions import CutOff, bounded_request, watched_session
 
 PER_PAGE = 100
@@ -142,7 +143,7 @@ class GitHubClient:
     def _retry_wait(self, response: requests.Response, attempt: int) -> float | None:
         """Seconds to wait before retrying, or None when this failure is not worth retrying."""
         status, headers = response.status_code, response.headers
-        retry_after = _number(headers.get("retry-after"))
+        retry_after = parse_retry_after(headers.get("retry-after"), now=self._clock())
         if status >= 500:
             return retry_after if retry_after is not None else _backoff(attempt)
         if status not in (403, 429):

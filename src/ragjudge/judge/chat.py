@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ragjudge.config.model import JudgeConfig
-from ragjudge.endpoint.client import parse_retry_after
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.limiter import AdaptiveLimit
 from ragjudge.judge.prompting import Message
 from ragjudge.transport import deadline
+from ragjudge.transport.retry_after import parse_retry_after
 
 if TYPE_CHECKING:
     import openai

@@ -1,1 +1,4 @@
-"""HTTP plumbing shared by every outbound call: whole-attempt deadlines, a stop switch, sessions that honour both."""
+"""HTTP plumbing shared by every outbound call: whole-attempt deadlines, a stop switch, sessions that honour both.
+
+Also what every caller reads the same way: a `Retry-After` header (`retry_after`, standard library only).
+"""
