@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import SplitResult, quote, urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import urllib3
 from jinja2 import StrictUndefined, TemplateError, Undefined
@@ -33,7 +33,7 @@ from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.result import EndpointResult, RawReply
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError, EvaluationError
-from ragjudge.transport import deadline
+from ragjudge.transport import deadline, urls
 from ragjudge.transport.pools import watched_pool
 from ragjudge.transport.retry_after import parse_retry_after
 
@@ -285,7 +285,7 @@ class EndpointClient:
                     error_body = self._error_body(response, limit.expires)
                     raise _Attempt(
                         "http",
-                        f"HTTP {response.status} from {method} {public_url(url)}",
+                        f"HTTP {response.status} from {method} {urls.public_url(url)}",
                         retry=retry,
                         retry_after=parse_retry_after(response.headers.get("Retry-After")),
                         status=response.status,
@@ -341,7 +341,8 @@ class EndpointClient:
         if not self.config.follow_redirects:
             raise _Attempt(
                 "redirect",
-                f"HTTP {status} redirect to {location} (set endpoint.follow_redirects: true to follow it)",
+                f"HTTP {status} redirect to {urls.public_url(location)} "
+                "(set endpoint.follow_redirects: true to follow it)",
                 retry=False,
                 status=status,
             )
@@ -352,7 +353,7 @@ class EndpointClient:
             if not self.config.allow_cross_origin:
                 raise _Attempt(
                     "redirect",
-                    f"HTTP {status} redirect to another origin refused: {location} "
+                    f"HTTP {status} redirect to another origin refused: {urls.public_url(location)} "
                     "(set endpoint.allow_cross_origin: true to follow it)",
                     retry=False,
                     status=status,
@@ -485,24 +486,6 @@ def _strict_dumps(obj: Any, **kwargs: Any) -> str:
     return json.dumps(obj, default=default, **kwargs)
 
 
-def public_url(url: str) -> str:
-    """scheme://host[:port]/path: no user:password@, no query string, no fragment (they may carry secrets)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{_host_port(parts, '')}{parts.path}"
-
-
-def _host_port(parts: SplitResult, unnamed: str) -> str:
-    """`host[:port]` of a URL, IPv6 in brackets; never its user:password@ (it may carry secrets)."""
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    host = parts.hostname or unnamed
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{host}:{port}" if port is not None else host
-
-
 def header_secrets(headers: dict[str, str]) -> tuple[str, ...]:
     """Header values long enough to be tokens, and the token alone of "Bearer <token>"."""
     found = [v for v in headers.values() if len(v) >= 6]
@@ -539,13 +522,12 @@ def error_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
 
 
 def _connection_detail(url: str, exc: Exception) -> str:
-    parts = urlsplit(url)
-    host = _host_port(parts, "the endpoint")
+    host = urls.host_port(url) or "the endpoint"
     text = str(exc).lower()
     if "refused" in text:
         return f"connection refused by {host}"
     if "name or service not known" in text or "nodename nor servname" in text or "resolve" in text:
-        return f"cannot resolve host {parts.hostname}"
+        return f"cannot resolve host {urls.host(url) or 'the endpoint'}"
     if "reset" in text or "aborted" in text or "remote end closed" in text:
         return f"connection to {host} closed without a reply"
     return f"cannot connect to {host}"

@@ -19,6 +19,7 @@ import requests
 
 from ragjudge import __version__
 from ragjudge.errors import ExitCode, RagjudgeError
+from ragjudge.transport import urls
 from ragjudge.transport.retry_after import parse_retry_after
 from ragjudge.transport.sessions import CutOff, bounded_request, watched_session
 
@@ -211,5 +212,5 @@ def _origin(url: str) -> str:
 
 
 def _show(url: str) -> str:
-    """The path of a URL, for messages (no host noise, no query)."""
-    return urlsplit(url).path or url
+    """The path of a URL, for messages (no host noise, no query); the whole URL shown safely when it has none."""
+    return urls.path(url) or urls.public_url(url)
