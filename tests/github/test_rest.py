@@ -152,6 +152,17 @@ def test_pagination_never_follows_a_link_to_another_host(fake_github: FakeGitHub
         list(GitHubClient(gh.url, TOKEN).paginate("/repos/o/r/issues/3/comments"))
 
 
+def test_a_pagination_link_that_is_not_a_url_is_refused_not_a_crash() -> None:
+    class Garbled(FakeGitHub):
+        def handle(self, req):  # type: ignore[no-untyped-def]
+            out = super().handle(req)
+            out.headers["Link"] = '<https://[evil.example/steal?page=2>; rel="next"'
+            return out
+
+    with Garbled() as gh, pytest.raises(GitHubError, match=r"leaves .*: \(unparsable URL\)"):
+        list(GitHubClient(gh.url, TOKEN).paginate("/repos/o/r/issues/3/comments"))
+
+
 def test_headers_sent(fake_github: FakeGitHub) -> None:
     GitHubClient(fake_github.url + "/", TOKEN).request("GET", "/repos/o/r/issues/1/comments")
 

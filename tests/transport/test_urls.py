@@ -1,4 +1,4 @@
-"""The one reading of a URL for display: what is dropped, how a host and port are written."""
+"""The one reading of a URL for display and origin checks: what is dropped, how a host and port are written."""
 
 from __future__ import annotations
 
@@ -80,6 +80,28 @@ def test_with_masked_query_keeps_the_query_but_masks_secret_looking_values() -> 
     assert urls.with_masked_query("http://[::1/?token=tok-abc") == urls.UNPARSABLE
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("https://host/a", "https://host/b?x=1", True),
+        ("https://host/a", "https://host:443/b", True),  # the default port, stated or not
+        ("http://Host:80/a", "http://host/b", True),
+        ("https://u:s3cret@host/a", "https://host/b", True),  # userinfo names no other place
+        ("https://host/a", "http://host/a", False),
+        ("https://host/a", "https://host:8443/a", False),
+        ("https://host/a", "https://evil.example/a", False),
+        ("http://[::1]:80/", "http://[::1]/", True),
+        # no origin: matches nothing, itself included
+        ("/v2/ask", "/v2/ask", False),
+        ("http://[::1/", "http://[::1/", False),
+        (None, None, False),
+    ],
+)
+def test_same_origin(a: str | None, b: str | None, same: bool) -> None:
+    assert urls.same_origin(a, b) is same
+    assert urls.same_origin(b, a) is same
+
+
 _URLISH = st.text(alphabet="htps:/[]@:?#%=&.0123456789abkey-_ \t\uff03é", max_size=40)
 
 
@@ -87,6 +109,7 @@ _URLISH = st.text(alphabet="htps:/[]@:?#%=&.0123456789abkey-_ \t\uff03é", max_s
 def test_no_view_raises_on_any_text(text: str) -> None:
     for view in (urls.public_url, urls.origin, urls.host_port, urls.host, urls.path, urls.with_masked_query):
         assert isinstance(view(text), str)
+    assert isinstance(urls.same_origin(text, text), bool)
 
 
 @given(

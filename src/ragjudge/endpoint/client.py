@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import quote, urljoin
 
 import urllib3
 from jinja2 import StrictUndefined, TemplateError, Undefined
@@ -273,12 +273,12 @@ class EndpointClient:
     def _follow(
         self, method: str, url: str, body: str | None, headers: dict[str, str], limit: deadline.Deadline
     ) -> tuple[int, Decoded, bytes]:
-        origin = _origin(url)
+        start = url  # every hop is judged against where the call began, not the hop before
         for _ in range(MAX_REDIRECTS + 1):
             response = self._send(method, url, body, headers, limit)
             with response:
                 if response.status in _REDIRECT_STATUSES and "Location" in response.headers:
-                    method, url, body, headers = self._next_hop(response, method, url, body, headers, origin)
+                    method, url, body, headers = self._next_hop(response, method, url, body, headers, start)
                     continue
                 if response.status >= 400:
                     retry = response.status in _RETRY_STATUSES
@@ -333,7 +333,7 @@ class EndpointClient:
         url: str,
         body: str | None,
         headers: dict[str, str],
-        origin: str,
+        start: str,
     ) -> tuple[str, str, str | None, dict[str, str]]:
         """Where a 3xx leads, and what may be sent there; refuses what the config does not allow."""
         status = response.status
@@ -349,7 +349,7 @@ class EndpointClient:
         target = urljoin(url, location)
         if status == 303 or (status in (301, 302) and method == "POST"):
             method, body = "GET", None  # what browsers and requests do
-        if _origin(target) != origin:
+        if not urls.same_origin(target, start):
             if not self.config.allow_cross_origin:
                 raise _Attempt(
                     "redirect",
@@ -451,16 +451,6 @@ def _cut_off(limit: deadline.Deadline) -> _Attempt:
     if limit.fired == deadline.STOPPED:
         return _Attempt("interrupted", "interrupted", retry=False)
     return _Attempt("timeout", "timeout", retry=True)
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
-    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{port or default}"
 
 
 def _body_chunks(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 
@@ -55,7 +54,6 @@ class GitHubClient:
         timeout_s: float = 30.0,
     ) -> None:
         self.api_url = api_url.rstrip("/")
-        self._origin = _origin(self.api_url)
         self._session = session or watched_session(trust_env=True)
         self._session.headers.update(
             {
@@ -94,9 +92,9 @@ class GitHubClient:
             yield from page
             url = response.links.get("next", {}).get("url")
             query = None  # the next link carries the query
-            if url is not None and _origin(url) != self._origin:
+            if url is not None and not urls.same_origin(url, self.api_url):
                 # Never send the token to another host, whatever a Link header says.
-                raise GitHubError(f"pagination link leaves {self._origin}: {_origin(url)}")
+                raise GitHubError(f"pagination link leaves {urls.origin(self.api_url)}: {urls.origin(url)}")
 
     def redirect(self, path: str) -> str:
         """Where a download endpoint redirects to (GitHub answers 302 to its blob storage). The caller fetches
@@ -204,11 +202,6 @@ def _backoff(attempt: int) -> float:
 
 def _bounded(seconds: float) -> float | None:
     return seconds if seconds <= MAX_WAIT_S else None
-
-
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _show(url: str) -> str:

@@ -1,4 +1,4 @@
-"""A URL as it may be shown: one reading of a URL for every message and report.
+"""A URL as it may be shown, and the origin it names: one reading of a URL for every message, report and check.
 
 A URL that ragjudge calls may carry secrets outside its host and path: `user:password@` in the
 authority, a token in the query (`?api_key=...`), sometimes in the fragment. Every place that shows
@@ -13,6 +13,7 @@ one parser (`_split`), so they agree on what is dropped and on how a host and po
 - `path`: the path alone (a GitHub API call named in an error).
 - `with_masked_query`: `public_url` plus the query, every secret-looking parameter's value `***`
   (`ragjudge probe` shows the request it sends, and a GET's question is in the query).
+- `same_origin`: whether two URLs name one origin, so a hop may carry the team's headers or token.
 
 Written the same way everywhere: the host lower-case (as `urlsplit` reads it), an IPv6 address in
 brackets whenever a port may follow it (`host` alone leaves them off: no port follows, and a
@@ -24,7 +25,7 @@ raises: text that is not a URL shows as `UNPARSABLE` (and has no host).
 
 This lives in `transport`, beside the sessions and pools, rather than in `ragjudge.masking`: masking
 replaces registered secret values wherever they appear in any text, while these views take a
-URL's structure apart. `transport`
+URL's structure apart, and one of them (`same_origin`) decides where a request may go. `transport`
 is the floor every caller already stands on (endpoint, judge, canary, github, gate, commands),
 and this module needs only `urllib.parse`, so reading a report stays light.
 """
@@ -38,6 +39,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 UNPARSABLE = "(unparsable URL)"
 """What a text that cannot be read as a URL shows as: never the text itself (it may hold a token)."""
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 SECRET_QUERY_WORDS = ("key", "token", "secret", "password", "sig", "auth", "code")
 """A query parameter whose name holds one of these (any case) has its value masked by `with_masked_query`."""
@@ -132,3 +135,20 @@ def with_masked_query(url: str | None, words: Iterable[str] = SECRET_QUERY_WORDS
         for name, value in parse_qsl(parts.query, keep_blank_values=True)
     ]
     return f"{base}?{urlencode(pairs, safe='*')}"
+
+
+def _origin_key(url: str | None) -> tuple[str, str, int | None] | None:
+    parts = _split(url)
+    if parts is None or not parts.scheme or not parts.host:
+        return None
+    port = parts.port if parts.port is not None else DEFAULT_PORTS.get(parts.scheme)
+    return parts.scheme, parts.host, port
+
+
+def same_origin(a: str | None, b: str | None) -> bool:
+    """Whether `a` and `b` have one scheme, host and port (a default port counts as stated): where headers may go.
+
+    A URL without a scheme or a host, or not a URL at all, has no origin and so matches nothing, itself included.
+    """
+    key = _origin_key(a)
+    return key is not None and key == _origin_key(b)
