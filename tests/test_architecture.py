@@ -132,3 +132,16 @@ def test_no_two_modules_share_a_name_unless_parallel() -> None:
 def test_the_root_holds_only_cross_cutting_modules() -> None:
     root = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
     assert root == ["cases", "cli", "errors", "interrupt", "masking", "outpaths", "rules"]
+
+
+def test_the_judge_never_imports_the_endpoint_client() -> None:
+    # What the two share (reading Retry-After, showing a URL) lives in `transport`; the judge has no use for
+    # the endpoint's HTTP client, its template engine or its pool.
+    reaches = [
+        module_name(path)
+        for path in sources()
+        if module_name(path).startswith("ragjudge.judge")
+        for target, _ in imports(path)
+        if target == "ragjudge.endpoint.client"
+    ]
+    assert reaches == []

@@ -103,3 +103,15 @@ def test_provenance_keys() -> None:
         "endpoint",
     }
     assert (prov["git_commit"], prov["git_ref"], prov["endpoint"]) == ("s", "r", "https://rag/ask")
+
+
+@pytest.mark.parametrize(
+    ("url", "clean"),
+    [
+        ("user:s3cret@rag.example.com/ask?token=abc", "rag.example.com/ask"),  # no scheme: userinfo still goes
+        ("https://rag.example.com:443/ask", "https://rag.example.com:443/ask"),  # an explicit port stays
+        ("http://user:s3cret@[::1/ask?token=abc", "(unparsable URL)"),  # not a URL: never raises, never echoed
+    ],
+)
+def test_clean_url_of_an_odd_url(url: str, clean: str) -> None:
+    assert clean_url(url) == clean

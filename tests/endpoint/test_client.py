@@ -10,8 +10,9 @@ from email.utils import format_datetime
 import pytest
 
 from ragjudge.config.model import load_config
-from ragjudge.endpoint.client import EndpointClient, parse_retry_after
+from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError
+from ragjudge.transport.retry_after import parse_retry_after
 
 OK = {"answer": "Refunds take 7 days.", "refused": False, "confidence": "high"}
 

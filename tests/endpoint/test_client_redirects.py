@@ -75,3 +75,14 @@ def test_a_redirect_loop_ends(serve, make_client, make_case):
     result = make_client(server.url, follow_redirects=True).call(make_case())
     assert result.error == "endpoint error: more than 5 redirects"
     assert len(server.requests) == 6
+
+
+def test_a_redirect_location_is_named_without_its_credentials_query_or_fragment(serve, make_client, make_case):
+    # A presigned URL carries its signature in the query; a Location may carry userinfo too.
+    location = "http://ci-bot:s3cret-pass@elsewhere.example:8443/signed?X-Amz-Signature=sig-abcdef#frag"
+    server = serve(lambda ex: ex.send(307, b"", headers={"Location": location}))
+    result = make_client(server.url, retries=0).call(make_case())
+    assert result.error == (
+        "endpoint error: HTTP 307 redirect to http://elsewhere.example:8443/signed "
+        "(set endpoint.follow_redirects: true to follow it)"
+    )

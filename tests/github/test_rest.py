@@ -54,6 +54,25 @@ def test_secondary_rate_limit_waits_retry_after(fake_github: FakeGitHub) -> None
     assert sleeps == [7.0] and len(fake_github.comments[1]) == 1
 
 
+def test_a_retry_after_date_is_read_with_the_clients_clock(fake_github: FakeGitHub) -> None:
+    # 1_700_000_000 is Tue, 14 Nov 2023 22:13:20 GMT: the server asks for 12 s from then.
+    fake_github.fail_next("POST", 429, headers={"retry-after": "Tue, 14 Nov 2023 22:13:32 GMT"})
+    sleeps = Sleeps()
+
+    create(client(fake_github, sleeps))
+
+    assert sleeps == [12.0]
+
+
+def test_a_negative_retry_after_is_no_wait(fake_github: FakeGitHub) -> None:
+    fake_github.fail_next("POST", 502, headers={"retry-after": "-3"})
+    sleeps = Sleeps()
+
+    create(client(fake_github, sleeps))
+
+    assert sleeps == [0.0]  # never a negative sleep, which `time.sleep` refuses
+
+
 def test_rate_limit_without_retry_after_waits_until_reset(fake_github: FakeGitHub) -> None:
     now = 1_700_000_000.0
     headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(now) + 30)}
@@ -130,6 +149,17 @@ def test_pagination_never_follows_a_link_to_another_host(fake_github: FakeGitHub
             return out
 
     with Evil() as gh, pytest.raises(GitHubError, match="leaves"):
+        list(GitHubClient(gh.url, TOKEN).paginate("/repos/o/r/issues/3/comments"))
+
+
+def test_a_pagination_link_that_is_not_a_url_is_refused_not_a_crash() -> None:
+    class Garbled(FakeGitHub):
+        def handle(self, req):  # type: ignore[no-untyped-def]
+            out = super().handle(req)
+            out.headers["Link"] = '<https://[evil.example/steal?page=2>; rel="next"'
+            return out
+
+    with Garbled() as gh, pytest.raises(GitHubError, match=r"leaves .*: \(unparsable URL\)"):
         list(GitHubClient(gh.url, TOKEN).paginate("/repos/o/r/issues/3/comments"))
 
 

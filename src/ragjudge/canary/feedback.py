@@ -12,13 +12,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragjudge.errors import EvaluationError, FeedbackError
 from ragjudge.transport.sessions import CutOff, bounded_request, watched_session
+from ragjudge.transport.urls import public_url
 
 ARMS = ("treatment", "control")
 TIMEOUT_S = 30.0
@@ -119,19 +119,6 @@ def from_file(path: Path) -> Feedback:
     except OSError as exc:
         raise FeedbackError(f"{source}: cannot read: {exc.strerror}") from None
     return parse_payload(_decode(raw, source), source)
-
-
-def public_url(url: str) -> str:
-    """Scheme, host, port and path only: user:password@ and the query may carry secrets."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        port = ""
-    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 def session() -> requests.Session:

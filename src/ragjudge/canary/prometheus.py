@@ -15,10 +15,11 @@ from typing import Any
 import requests
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ragjudge.canary.feedback import ARMS, TIMEOUT_S, ArmFeedback, Feedback, check_arm, public_url, session
+from ragjudge.canary.feedback import ARMS, TIMEOUT_S, ArmFeedback, Feedback, check_arm, session
 from ragjudge.config.model import FeedbackPrometheus
 from ragjudge.errors import ConfigError, EvaluationError, FeedbackError
 from ragjudge.transport.sessions import CutOff, bounded_request
+from ragjudge.transport.urls import public_url
 
 _EMPTY_TIP = 'if no series means zero, end the query with "or vector(0)"'
 

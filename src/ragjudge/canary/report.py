@@ -14,12 +14,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge import __version__, stats
-from ragjudge.canary.feedback import ArmFeedback, public_url
+from ragjudge.canary.feedback import ArmFeedback
 from ragjudge.canary.sample import ArmRun
 from ragjudge.canary.statistical import percent
 from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO
 from ragjudge.canary.values import Decision, MetricResult
 from ragjudge.report.markdown import COMMENT_LIMIT, environment, load_template
+from ragjudge.transport.urls import public_url
 
 
 class _Model(BaseModel):

@@ -27,7 +27,6 @@ TEXT_CHARS = 100
 """How much of an answer or a passage's text is shown."""
 
 _SECRET_HEADER_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "signature")
-_SECRET_QUERY_WORDS = ("key", "token", "secret", "password", "sig", "auth", "code")
 
 
 def add_parser(sub: Any) -> None:
@@ -58,7 +57,8 @@ def handle(args: argparse.Namespace) -> int:
     raw = client.fetch_once(rendered_url, body)  # EvaluationError (exit 3) when unreachable
     data = _show_reply(out, raw, secrets)
     if raw.status >= 400:
-        from ragjudge.endpoint.client import error_excerpt, mask, public_url
+        from ragjudge.endpoint.client import error_excerpt, mask
+        from ragjudge.transport.urls import public_url
 
         said = mask(error_excerpt(raw.body), secrets)
         print(f"\nresult: HTTP {raw.status} from {config.endpoint.method} {public_url(rendered_url)}", file=out)
@@ -136,23 +136,6 @@ def _pick_case(config: Config, question: str | None, case_id: str | None) -> Cas
     raise UsageError(f"--case {case_id}: no such case id (ids: {shown}{', ...' if len(cases) > 10 else ''})")
 
 
-def _clean_url(url: str) -> str:
-    """The URL without user:password@, and with the values of secret-looking query parameters masked."""
-    from urllib.parse import parse_qsl, urlencode, urlsplit
-
-    from ragjudge.endpoint.client import public_url
-
-    parts = urlsplit(url)
-    base = public_url(url)
-    if not parts.query:
-        return base
-    pairs = [
-        (k, "***" if any(w in k.lower() for w in _SECRET_QUERY_WORDS) else v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-    ]
-    return f"{base}?{urlencode(pairs, safe='*')}"
-
-
 def _mask_header(name: str, value: str, secrets: tuple[str, ...]) -> str:
     from ragjudge.endpoint.client import mask
 
@@ -166,9 +149,10 @@ def _show_request(
     out: TextIO, config: Config, url: str, headers: dict[str, str], body: str | None, secrets: tuple[str, ...]
 ) -> None:
     from ragjudge.endpoint.client import mask
+    from ragjudge.transport.urls import with_masked_query
 
     print("request", file=out)
-    print(f"  {config.endpoint.method} {_clean_url(url)}", file=out)
+    print(f"  {config.endpoint.method} {with_masked_query(url)}", file=out)
     for name, value in headers.items():
         print(f"  {name}: {_mask_header(name, value, secrets)}", file=out)
     if body is not None:

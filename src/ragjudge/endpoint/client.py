@@ -7,12 +7,11 @@ nothing here raises for a misbehaving endpoint.
 from __future__ import annotations
 
 import dataclasses
-import email.utils
 import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import SplitResult, quote, urljoin, urlsplit
+from urllib.parse import quote, urljoin
 
 import urllib3
 from jinja2 import StrictUndefined, TemplateError, Undefined
@@ -34,8 +33,9 @@ from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.result import EndpointResult, RawReply
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError, EvaluationError
-from ragjudge.transport import deadline
+from ragjudge.transport import deadline, urls
 from ragjudge.transport.pools import watched_pool
+from ragjudge.transport.retry_after import parse_retry_after
 
 EXCERPT_CHARS = 300
 """How much of an error reply's body a reason quotes."""
@@ -74,22 +74,6 @@ class _Attempt(Exception):
 
 def _plural(n: int) -> str:
     return f"{n} attempt" if n == 1 else f"{n} attempts"
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 class EndpointClient:
@@ -289,19 +273,19 @@ class EndpointClient:
     def _follow(
         self, method: str, url: str, body: str | None, headers: dict[str, str], limit: deadline.Deadline
     ) -> tuple[int, Decoded, bytes]:
-        origin = _origin(url)
+        start = url  # every hop is judged against where the call began, not the hop before
         for _ in range(MAX_REDIRECTS + 1):
             response = self._send(method, url, body, headers, limit)
             with response:
                 if response.status in _REDIRECT_STATUSES and "Location" in response.headers:
-                    method, url, body, headers = self._next_hop(response, method, url, body, headers, origin)
+                    method, url, body, headers = self._next_hop(response, method, url, body, headers, start)
                     continue
                 if response.status >= 400:
                     retry = response.status in _RETRY_STATUSES
                     error_body = self._error_body(response, limit.expires)
                     raise _Attempt(
                         "http",
-                        f"HTTP {response.status} from {method} {public_url(url)}",
+                        f"HTTP {response.status} from {method} {urls.public_url(url)}",
                         retry=retry,
                         retry_after=parse_retry_after(response.headers.get("Retry-After")),
                         status=response.status,
@@ -349,7 +333,7 @@ class EndpointClient:
         url: str,
         body: str | None,
         headers: dict[str, str],
-        origin: str,
+        start: str,
     ) -> tuple[str, str, str | None, dict[str, str]]:
         """Where a 3xx leads, and what may be sent there; refuses what the config does not allow."""
         status = response.status
@@ -357,18 +341,19 @@ class EndpointClient:
         if not self.config.follow_redirects:
             raise _Attempt(
                 "redirect",
-                f"HTTP {status} redirect to {location} (set endpoint.follow_redirects: true to follow it)",
+                f"HTTP {status} redirect to {urls.public_url(location)} "
+                "(set endpoint.follow_redirects: true to follow it)",
                 retry=False,
                 status=status,
             )
         target = urljoin(url, location)
         if status == 303 or (status in (301, 302) and method == "POST"):
             method, body = "GET", None  # what browsers and requests do
-        if _origin(target) != origin:
+        if not urls.same_origin(target, start):
             if not self.config.allow_cross_origin:
                 raise _Attempt(
                     "redirect",
-                    f"HTTP {status} redirect to another origin refused: {location} "
+                    f"HTTP {status} redirect to another origin refused: {urls.public_url(location)} "
                     "(set endpoint.allow_cross_origin: true to follow it)",
                     retry=False,
                     status=status,
@@ -468,16 +453,6 @@ def _cut_off(limit: deadline.Deadline) -> _Attempt:
     return _Attempt("timeout", "timeout", retry=True)
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
-    return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{port or default}"
-
-
 def _body_chunks(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
     """The (decoded) body as it arrives.
 
@@ -499,24 +474,6 @@ def _strict_dumps(obj: Any, **kwargs: Any) -> str:
         raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
     return json.dumps(obj, default=default, **kwargs)
-
-
-def public_url(url: str) -> str:
-    """scheme://host[:port]/path: no user:password@, no query string, no fragment (they may carry secrets)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{_host_port(parts, '')}{parts.path}"
-
-
-def _host_port(parts: SplitResult, unnamed: str) -> str:
-    """`host[:port]` of a URL, IPv6 in brackets; never its user:password@ (it may carry secrets)."""
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    host = parts.hostname or unnamed
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{host}:{port}" if port is not None else host
 
 
 def header_secrets(headers: dict[str, str]) -> tuple[str, ...]:
@@ -555,13 +512,12 @@ def error_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
 
 
 def _connection_detail(url: str, exc: Exception) -> str:
-    parts = urlsplit(url)
-    host = _host_port(parts, "the endpoint")
+    host = urls.host_port(url) or "the endpoint"
     text = str(exc).lower()
     if "refused" in text:
         return f"connection refused by {host}"
     if "name or service not known" in text or "nodename nor servname" in text or "resolve" in text:
-        return f"cannot resolve host {parts.hostname}"
+        return f"cannot resolve host {urls.host(url) or 'the endpoint'}"
     if "reset" in text or "aborted" in text or "remote end closed" in text:
         return f"connection to {host} closed without a reply"
     return f"cannot connect to {host}"

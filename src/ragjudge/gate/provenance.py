@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from ragjudge import __version__
 from ragjudge.cases import Case
 from ragjudge.config.model import Config, JudgeConfig
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.prompting import prompt_sources
+from ragjudge.transport.urls import public_url
 
 
 def _canonical(data: Any) -> bytes:
@@ -89,19 +89,8 @@ def judge_fingerprint(judge: JudgeConfig) -> dict[str, Any]:
 
 
 def clean_url(url: str | None) -> str | None:
-    """The URL without user, password, query or fragment."""
-    if not url:
-        return None
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    netloc = f"{host}:{port}" if port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    """The URL without user, password, query or fragment (`urls.public_url`); None when there is no URL."""
+    return public_url(url) if url else None
 
 
 def provenance(

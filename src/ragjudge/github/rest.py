@@ -13,12 +13,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urlsplit
 
 import requests
 
 from ragjudge import __version__
 from ragjudge.errors import ExitCode, RagjudgeError
+from ragjudge.transport import urls
+from ragjudge.transport.retry_after import parse_retry_after
 from ragjudge.transport.sessions import CutOff, bounded_request, watched_session
 
 PER_PAGE = 100
@@ -53,7 +54,6 @@ class GitHubClient:
         timeout_s: float = 30.0,
     ) -> None:
         self.api_url = api_url.rstrip("/")
-        self._origin = _origin(self.api_url)
         self._session = session or watched_session(trust_env=True)
         self._session.headers.update(
             {
@@ -92,9 +92,9 @@ class GitHubClient:
             yield from page
             url = response.links.get("next", {}).get("url")
             query = None  # the next link carries the query
-            if url is not None and _origin(url) != self._origin:
+            if url is not None and not urls.same_origin(url, self.api_url):
                 # Never send the token to another host, whatever a Link header says.
-                raise GitHubError(f"pagination link leaves {self._origin}: {_origin(url)}")
+                raise GitHubError(f"pagination link leaves {urls.origin(self.api_url)}: {urls.origin(url)}")
 
     def redirect(self, path: str) -> str:
         """Where a download endpoint redirects to (GitHub answers 302 to its blob storage). The caller fetches
@@ -142,7 +142,7 @@ class GitHubClient:
     def _retry_wait(self, response: requests.Response, attempt: int) -> float | None:
         """Seconds to wait before retrying, or None when this failure is not worth retrying."""
         status, headers = response.status_code, response.headers
-        retry_after = _number(headers.get("retry-after"))
+        retry_after = parse_retry_after(headers.get("retry-after"), now=self._clock())
         if status >= 500:
             return retry_after if retry_after is not None else _backoff(attempt)
         if status not in (403, 429):
@@ -204,11 +204,6 @@ def _bounded(seconds: float) -> float | None:
     return seconds if seconds <= MAX_WAIT_S else None
 
 
-def _origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
 def _show(url: str) -> str:
-    """The path of a URL, for messages (no host noise, no query)."""
-    return urlsplit(url).path or url
+    """The path of a URL, for messages (no host noise, no query); the whole URL shown safely when it has none."""
+    return urls.path(url) or urls.public_url(url)

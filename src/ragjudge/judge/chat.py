@@ -10,15 +10,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from ragjudge.config.model import JudgeConfig
-from ragjudge.endpoint.client import parse_retry_after
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.limiter import AdaptiveLimit
 from ragjudge.judge.prompting import Message
-from ragjudge.transport import deadline
+from ragjudge.transport import deadline, urls
+from ragjudge.transport.retry_after import parse_retry_after
 
 if TYPE_CHECKING:
     import openai
@@ -305,8 +304,7 @@ def _completion(reply: Any, latency_ms: float, mode: str) -> Completion:
 
 def _redirect_reason(exc: openai.APIStatusError) -> str:
     location = exc.response.headers.get("location", "")
-    parts = urlsplit(location)
-    where = parts.hostname or parts.path or "an unnamed place"
+    where = urls.host(location) or urls.path(location) or "an unnamed place"
     return (
         f"judge call failed: HTTP {exc.status_code} redirect to {where} not followed "
         "(the judge never follows redirects: set judge.base_url to where the API really is)"

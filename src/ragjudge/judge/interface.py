@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from ragjudge.cases import Case
 from ragjudge.endpoint.trace import Trace
+from ragjudge.transport import urls
 
 RUBRIC_DIMENSIONS = ("grounding", "relevance", "calibration", "citations", "tone")
 NEGATIVE_DIMENSIONS = ("grounding", "calibration")
@@ -102,10 +102,14 @@ class Judgement:
 
 
 def host_of(base_url: str | None) -> str:
-    """The host a judge is called at, for logs and fingerprints (never the full URL: it may hold a key)."""
+    """The host a judge is called at, for logs and fingerprints (never the full URL: it may hold a key).
+
+    The host is read by `urls.host`, like every URL shown; what is the judge's own is the SDK's default
+    host when `base_url` is unset, and the placeholder when no host can be read.
+    """
     if not base_url:
         return "api.openai.com"
-    return urlsplit(base_url).hostname or "(unparsable base_url)"
+    return urls.host(base_url) or "(unparsable base_url)"
 
 
 LogFn = Callable[[dict[str, Any]], None]
