@@ -40,6 +40,7 @@ def _complete(caller: ChatCaller, base_url: str) -> None:
 def test_a_judge_that_drips_its_status_line_is_cut_off_at_the_deadline() -> None:
     with DripServer(http_reply(COMPLETION), every_s=0.2) as server:
         caller = _caller(server.url + "/v1", timeout_s=1, max_retries=0)
+        caller.client(server.url + "/v1")  # the SDK's import is not what the deadline bounds: done before the clock
         started = time.monotonic()
         with pytest.raises(CallFailed) as failed:
             _complete(caller, server.url + "/v1")
@@ -52,6 +53,7 @@ def test_a_judge_that_drips_its_body_is_cut_off_at_the_deadline() -> None:
     head, _, body = http_reply(COMPLETION).partition(b"\r\n\r\n")
     with DripServer(body, every_s=0.2, prefix=head + b"\r\n\r\n") as server:
         caller = _caller(server.url + "/v1", timeout_s=1, max_retries=1)
+        caller.client(server.url + "/v1")  # the SDK's import is not what the deadline bounds: done before the clock
         started = time.monotonic()
         with pytest.raises(CallFailed) as failed:
             _complete(caller, server.url + "/v1")
