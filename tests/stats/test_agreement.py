@@ -13,7 +13,7 @@ from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score
 from statsmodels.stats.proportion import proportion_confint
 
-from ragjudge.calibrate.metrics import (
+from ragjudge.stats.agreement import (
     Z95,
     AgreementReport,
     cohen_kappa,
