@@ -1,5 +1,5 @@
 """`stats.intervals` against statsmodels and scipy (test-only dependencies): the Interval type, Katz's risk-ratio
-interval and Wilson's interval."""
+interval, Wilson's interval (given a confidence level, or calibration's z) and the labels it needs."""
 
 from __future__ import annotations
 
@@ -9,13 +9,16 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 from statsmodels.stats.contingency_tables import Table2x2
 from statsmodels.stats.proportion import proportion_confint
 
 from ragjudge.stats import Interval, normal_quantile, risk_ratio_katz, wilson_interval
+from ragjudge.stats.agreement import compare
+from ragjudge.stats.intervals import labels_needed, max_lower_bound
+from ragjudge.stats.normal import Z95
 from tests.stats.common import CONFIDENCES, PROPERTY, close
 
 # --------------------------------------------------------------------------- Interval
@@ -296,3 +299,116 @@ def test_wilson_monotone_in_successes(kn: tuple[int, int], conf: float) -> None:
     k, n = kn
     a, b = wilson_interval(k, n, conf), wilson_interval(k + 1, n, conf)
     assert b.lo >= a.lo and b.hi >= a.hi
+
+
+# --------------------------------------------------------------------------- Wilson given z (calibration's)
+
+
+def test_wilson_matches_statsmodels() -> None:
+    rng = random.Random(7)
+    cases = [(s, n) for n in range(1, 31) for s in range(n + 1)]
+    cases += [(rng.randint(0, n), n) for n in (rng.randint(31, 5000) for _ in range(300))]
+    for s, n in cases:
+        ref_lo, ref_hi = proportion_confint(s, n, alpha=0.05, method="wilson")
+        lo, hi = wilson_interval(s, n)
+        assert lo == pytest.approx(float(ref_lo), abs=1e-12), (s, n)
+        assert hi == pytest.approx(float(ref_hi), abs=1e-12), (s, n)
+
+
+def test_wilson_other_alpha_matches_statsmodels() -> None:
+    z99 = 2.5758293035489004  # norm.ppf(0.995)
+    for s, n in [(0, 10), (3, 10), (10, 10), (97, 120)]:
+        ref_lo, ref_hi = proportion_confint(s, n, alpha=0.01, method="wilson")
+        lo, hi = wilson_interval(s, n, z=z99)
+        assert lo == pytest.approx(float(ref_lo), abs=1e-9)
+        assert hi == pytest.approx(float(ref_hi), abs=1e-9)
+
+
+def test_wilson_edges_given_z() -> None:
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    assert wilson_interval(0, 5)[0] == 0.0
+    assert wilson_interval(5, 5)[1] == 1.0
+    assert wilson_interval(3, 7, z=0.0) == pytest.approx((3 / 7, 3 / 7))
+    for bad in [(-1, 5), (6, 5), (0, -1)]:
+        with pytest.raises(ValueError):
+            wilson_interval(*bad)
+    with pytest.raises(ValueError):
+        wilson_interval(1, 2, z=-1.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=100_000), st.data())
+def test_wilson_bounds_in_unit_interval(n: int, data: st.DataObject) -> None:
+    s = data.draw(st.integers(min_value=0, max_value=n))
+    z = data.draw(st.floats(min_value=0.0, max_value=10.0))
+    lo, hi = wilson_interval(s, n, z=z)
+    assert 0.0 <= lo <= hi <= 1.0
+    if n:
+        assert lo <= s / n + 1e-12 and s / n - 1e-12 <= hi
+
+
+def former_calibration_wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Calibration's own copy of the Wilson interval, as it was before stats had one."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    center = (p + z2 / (2.0 * n)) / denom
+    half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
+    lower = 0.0 if successes == 0 else max(0.0, center - half)
+    upper = 1.0 if successes == n else min(1.0, center + half)
+    return (lower, upper)
+
+
+def test_calibration_intervals_are_the_ones_its_records_always_held() -> None:
+    # The records keep both ends in full precision: the one Wilson must give calibration's floats exactly.
+    for n in range(0, 301):
+        for k in range(n + 1):
+            assert wilson_interval(k, n, z=Z95) == former_calibration_wilson(k, n), (k, n)
+    rng = random.Random(3)
+    for _ in range(300):
+        n = rng.randint(1, 10_000_000)
+        k = rng.randint(0, n)
+        z = rng.choice([Z95, 1.0, 2.5758293035489004])
+        assert wilson_interval(k, n, z=z) == former_calibration_wilson(k, n, z), (k, n, z)
+    report = compare([1] * 43 + [0] * 7, [1] * 50, binary=True)
+    assert report.ci95 == former_calibration_wilson(43, 50) and type(report.ci95) is tuple
+
+
+# --------------------------------------------------------------------------- labels needed
+
+
+def test_max_lower_bound_is_perfect_agreement_wilson() -> None:
+    assert max_lower_bound(0) == 0.0
+    for n in [1, 2, 5, 10, 35, 100, 1000]:
+        for z in [1.0, 1.96, Z95, 2.576]:
+            assert max_lower_bound(n, z) == pytest.approx(wilson_interval(n, n, z=z)[0], rel=1e-12)
+
+
+def test_labels_needed_known_values() -> None:
+    # n / (n + 1.96^2) >= 0.9  <=>  n >= 34.57...
+    assert labels_needed(0.9) == 35
+    assert max_lower_bound(34) < 0.9 <= max_lower_bound(35)
+    assert labels_needed(0.0) == 1
+    assert labels_needed(-0.5) == 1
+    for bad in [1.0, 1.5, math.nan]:
+        with pytest.raises(ValueError):
+            labels_needed(bad)
+
+
+def test_labels_needed_is_minimal() -> None:
+    rng = random.Random(11)
+    targets = [0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99] + [rng.uniform(0.01, 0.995) for _ in range(300)]
+    # exact boundaries: the lower bound of some n itself
+    targets += [max_lower_bound(n) for n in range(1, 200)]
+    for m in targets:
+        for z in (1.96, Z95, 1.0, 2.576):
+            n = labels_needed(m, z)
+            assert n >= 1
+            assert max_lower_bound(n, z) >= m, (m, z, n)
+            assert n == 1 or max_lower_bound(n - 1, z) < m, (m, z, n)
+            # cross-check against the independent statsmodels interval
+            ref_lo = float(proportion_confint(n, n, alpha=0.05, method="wilson")[0])
+            if z == Z95:
+                assert ref_lo == pytest.approx(max_lower_bound(n, z), rel=1e-12)

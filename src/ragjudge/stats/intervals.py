@@ -7,22 +7,30 @@ The bootstrap and order-statistic intervals return the same :class:`Interval`; t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ragjudge.stats.arguments import check_confidence, check_count
 from ragjudge.stats.normal import two_sided_z
 
 
-@dataclass(frozen=True, slots=True)
-class Interval:
-    """A closed interval ``[lo, hi]``; either end may be infinite."""
-
+class _Ends(NamedTuple):
     lo: float
     hi: float
 
-    def __post_init__(self) -> None:
-        if not self.lo <= self.hi:  # also rejects NaN
-            raise ValueError(f"invalid interval: lo={self.lo!r} > hi={self.hi!r}")
+
+class Interval(_Ends):
+    """A closed interval ``[lo, hi]``; either end may be infinite.
+
+    It is also the pair ``(lo, hi)``: it unpacks, indexes and compares equal to that tuple, which is what
+    an agreement report keeps as its ``ci95``.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, lo: float, hi: float) -> Interval:
+        if not lo <= hi:  # also rejects NaN
+            raise ValueError(f"invalid interval: lo={lo!r} > hi={hi!r}")
+        return super().__new__(cls, lo, hi)
 
     @property
     def width(self) -> float:
@@ -37,28 +45,77 @@ class Interval:
 # --------------------------------------------------------------------------- proportions
 
 
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
-    """Wilson score interval for a binomial proportion; ``n == 0`` gives ``[0, 1]``.
+def wilson_interval(successes: int, n: int, confidence: float = 0.95, *, z: float | None = None) -> Interval:
+    """Wilson score interval for a binomial proportion ``successes / n``; ``n == 0`` gives ``[0, 1]``.
 
-    The ends are clamped to ``[0, 1]`` and are exactly 0 (resp. 1) when ``successes`` is 0
-    (resp. ``n``).
+    The normal quantile is ``two_sided_z(confidence)``, or ``z`` itself when given (finite, ``>= 0``;
+    ``confidence`` is then not read): calibration passes :data:`~ragjudge.stats.normal.Z95`, the value
+    statsmodels uses. The ends are clamped to ``[0, 1]`` and are exactly 0 (resp. 1) when ``successes`` is
+    0 (resp. ``n``).
     """
-    confidence = check_confidence(confidence)
+    if z is None:
+        z = two_sided_z(confidence)
+    elif not (math.isfinite(z) and z >= 0):
+        raise ValueError(f"z must be finite and >= 0, got {z!r}")
     k = check_count(successes, "successes")
     n = check_count(n, "n")
     if k > n:
         raise ValueError(f"successes ({k}) must not exceed n ({n})")
     if n == 0:
         return Interval(0.0, 1.0)
-    z = two_sided_z(confidence)
     z2 = z * z
     p_hat = k / n
     denom = 1.0 + z2 / n
     center = (p_hat + z2 / (2.0 * n)) / denom
-    half = z / denom * math.sqrt(p_hat * (1.0 - p_hat) / n + z2 / (4.0 * n * n))
+    # z times the root, then over denom: the order calibration records were written with, ends in full
+    # precision. Dividing z by denom first moves an end by one ulp now and then; the bias check, which did,
+    # reports its bound rounded to four places, where the two orders agree (tests/judge/test_bias.py).
+    half = z * math.sqrt(p_hat * (1.0 - p_hat) / n + z2 / (4.0 * n * n)) / denom
     lo = 0.0 if k == 0 else max(0.0, center - half)
     hi = 1.0 if k == n else min(1.0, center + half)
     return Interval(lo, hi)
+
+
+def max_lower_bound(n: int, z: float = 1.96) -> float:
+    """Best achievable Wilson lower bound with ``n`` labels: perfect agreement, ``n`` of ``n``.
+
+    Closed form ``n / (n + z**2)`` (equal to ``wilson_interval(n, n, z=z).lo``); ``0.0`` for
+    ``n == 0``.
+    """
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n}")
+    if not (math.isfinite(z) and z >= 0):
+        raise ValueError(f"z must be finite and >= 0, got {z!r}")
+    if n == 0:
+        return 0.0
+    return n / (n + z * z)
+
+
+def labels_needed(min_agreement: float, z: float = 1.96) -> int:
+    """Smallest number of labels for which ``min_agreement`` is reachable at all.
+
+    That is the smallest ``n >= 1`` with ``max_lower_bound(n, z) >= min_agreement``: even a
+    judge that agrees on every one of fewer labels cannot show a Wilson lower bound of
+    ``min_agreement``, so a gate with fewer labels is unreachable by construction.
+
+    ``min_agreement <= 0`` needs one label (at least one is always required);
+    ``min_agreement >= 1`` is never reachable and raises :class:`ValueError`. The default
+    ``z = 1.96`` is slightly larger than ``Z95``, so the answer is conservative for
+    intervals computed with ``Z95``.
+    """
+    if math.isnan(min_agreement) or min_agreement >= 1.0:
+        raise ValueError(f"min_agreement must be < 1 to be reachable, got {min_agreement!r}")
+    if not (math.isfinite(z) and z >= 0):
+        raise ValueError(f"z must be finite and >= 0, got {z!r}")
+    if min_agreement <= 0.0:
+        return 1
+    # Closed-form estimate of n >= m z^2 / (1 - m), then correct for float rounding.
+    n = max(1, math.ceil(min_agreement * z * z / (1.0 - min_agreement)))
+    while n > 1 and max_lower_bound(n - 1, z) >= min_agreement:
+        n -= 1
+    while max_lower_bound(n, z) < min_agreement:
+        n += 1
+    return n
 
 
 # --------------------------------------------------------------------------- risk ratio

@@ -6,6 +6,10 @@ from statistics import NormalDist
 
 from ragjudge.stats.arguments import check_confidence
 
+#: Two-sided 95% normal quantile, ``scipy.stats.norm.ppf(0.975)`` (what statsmodels uses). It is two ulps
+#: above ``two_sided_z(0.95)``; calibration has always used this one, and its records keep the ends in full.
+Z95 = 1.959963984540054
+
 _STANDARD_NORMAL = NormalDist()
 
 
