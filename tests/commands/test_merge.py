@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from ragjudge.cli import main
-from ragjudge.gate.retrieval import percentile
+from ragjudge.stats.percentile import percentile_or_none as percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "examples" / "ragjudge.yml"

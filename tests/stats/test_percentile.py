@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragjudge.stats import percentile_nearest_rank
+from ragjudge.stats.percentile import nearest_rank, percentile_nearest_rank
+from ragjudge.stats.percentile import percentile_or_none as percentile  # the name these tests had in the gate
 from tests.stats.common import PROPERTY
 
 # --------------------------------------------------------------------------- nearest-rank percentile
@@ -78,3 +79,105 @@ def test_percentile_is_element_and_monotone_in_q(values: list[float], q1: float,
     a, b = percentile_nearest_rank(values, lo_q), percentile_nearest_rank(values, hi_q)
     assert a in values and b in values
     assert a <= b
+
+
+# --------------------------------------------------------------------------- the gate's form: None for no values
+
+
+def test_percentile_of_nothing_is_none() -> None:
+    assert percentile([], 95) is None
+
+
+def test_percentile_of_one_value_is_that_value() -> None:
+    assert percentile([42.0], 50) == 42.0
+    assert percentile([42.0], 95) == 42.0
+
+
+@pytest.mark.parametrize(
+    ("q", "expected"),
+    # The classic nearest-rank example: 15, 20, 35, 40, 50.
+    [(5, 15), (30, 20), (40, 20), (50, 35), (75, 40), (95, 50), (100, 50)],
+)
+def test_nearest_rank_textbook_example(q: float, expected: float) -> None:
+    assert percentile([50, 40, 35, 20, 15], q) == expected
+
+
+def test_nearest_rank_is_a_value_of_the_sample_never_an_interpolation() -> None:
+    values = [float(v) for v in range(1, 21)]  # 1..20
+    assert percentile(values, 95) == 19.0  # ceil(0.95 * 20) = 19th
+    assert percentile(values, 50) == 10.0  # ceil(0.5 * 20) = 10th
+    ten = [float(v) for v in range(1, 11)]
+    assert percentile(ten, 95) == 10.0  # ceil(9.5) = 10th
+    assert percentile(ten, 50) == 5.0
+    assert percentile([100.0, 200.0], 50) == 100.0  # linear would give 150
+
+
+def test_percentile_zero_is_the_minimum() -> None:
+    assert percentile([3.0, 1.0, 2.0], 0) == 1.0
+
+
+def test_percentile_does_not_mutate_its_input() -> None:
+    values = [3.0, 1.0, 2.0]
+    percentile(values, 50)
+    assert values == [3.0, 1.0, 2.0]
+
+
+# --------------------------------------------------------------------------- the gate's former float rank
+# The gate's suite figures used to compute the rank as `ceil(q / 100 * n)` in binary floating point. They
+# now read `nearest_rank`. For the p50 and p95 the reports show, the float rank was right at every size,
+# so the figures are the same; at other percentiles it could pick the next rank, and the exact one does not.
+
+
+def float_rank_percentile(values: list[float], q: float) -> float | None:
+    """The gate's former percentile, kept here as the reference the exact one must agree with."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def definition_rank(n: int, q: int) -> int:
+    """``max(1, ceil(q * n / 100))`` for a whole ``q``, in integers: the nearest rank by definition."""
+    return max(1, -(-q * n // 100))
+
+
+def test_the_float_rank_was_right_for_p50_and_p95_at_every_size_up_to_50_000() -> None:
+    for n in range(1, 50_001):
+        for q in (50, 95):
+            assert max(1, math.ceil(q / 100 * n)) == definition_rank(n, q) == nearest_rank(n, q), (n, q)
+
+
+@PROPERTY
+@given(st.integers(1, 2**40), st.sampled_from([50, 95]))
+def test_the_float_rank_was_right_for_p50_and_p95_at_large_sizes(n: int, q: int) -> None:
+    assert max(1, math.ceil(q / 100 * n)) == definition_rank(n, q) == nearest_rank(n, q)
+
+
+@PROPERTY
+@given(st.lists(st.floats(-1e9, 1e9, allow_nan=False), max_size=300), st.sampled_from([50, 95]))
+def test_the_exact_rank_gives_the_gates_p50_and_p95_unchanged(values: list[float], q: int) -> None:
+    assert percentile(values, q) == float_rank_percentile(values, q)
+
+
+def test_where_the_float_rank_was_right_the_exact_one_agrees_and_where_it_was_wrong_it_is_right() -> None:
+    wrong = 0
+    for n in range(1, 301):
+        values = [float(v) for v in range(1, n + 1)]  # the k-th smallest is k: a value is its rank
+        for q in range(0, 101):
+            exact = definition_rank(n, q)
+            old = float_rank_percentile(values, q)
+            assert percentile(values, q) == exact
+            if old == exact:
+                continue
+            wrong += 1
+            assert old == exact + 1, (n, q)  # the float product landed just above a whole rank
+    assert wrong > 0
+
+
+def test_the_28th_percentile_of_25_values_is_the_7th_not_the_8th() -> None:
+    values = [float(i) for i in range(1, 26)]
+    assert 0.28 * 25 == 7.000000000000001  # why the float rank was 8
+    assert float_rank_percentile(values, 28) == 8.0
+    assert percentile(values, 28) == 7.0
+    assert percentile_nearest_rank(values, 28) == 7.0

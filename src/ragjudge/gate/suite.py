@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Literal
 
-from ragjudge.gate.retrieval import percentile, rejection_correct
+from ragjudge.gate.retrieval import rejection_correct
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.rules import Missing, Rule
+from ragjudge.stats.percentile import percentile_or_none
 
 Verdict = Literal["pass", "fail", "error"]
 
@@ -117,7 +118,7 @@ def figures_metrics(cases: Sequence[CaseFigures]) -> dict[str, float | int | Non
     costs = [c.cost_usd for c in cases if c.cost_usd is not None]
     judge_costs = [c.judge_cost_usd for c in cases if c.judge_cost_usd]
     correct = [c.rejection_correct for c in replied if c.rejection_correct is not None]
-    p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
+    p50, p95 = percentile_or_none(latencies, 50), percentile_or_none(latencies, 95)
     return {
         "cases": n,
         "passed": passed,

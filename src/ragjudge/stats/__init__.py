@@ -42,7 +42,7 @@ from ragjudge.stats.bootstrap import (
 from ragjudge.stats.intervals import Interval, risk_ratio_katz, wilson_interval
 from ragjudge.stats.normal import normal_quantile
 from ragjudge.stats.order_statistics import quantile_order_statistic_bounds, quantile_order_statistic_ranks
-from ragjudge.stats.percentile import percentile_nearest_rank
+from ragjudge.stats.percentile import percentile_nearest_rank, percentile_or_none
 from ragjudge.stats.significance import WILCOXON_EXACT_MAX_N, mcnemar_exact, wilcoxon_signed_rank
 
 __all__ = [
@@ -61,6 +61,7 @@ __all__ = [
     "p95_ratio",
     "paired",
     "percentile_nearest_rank",
+    "percentile_or_none",
     "quantile_order_statistic_bounds",
     "quantile_order_statistic_ranks",
     "risk_ratio_katz",

@@ -1,4 +1,4 @@
-"""The nearest-rank percentile, its rank computed exactly: the canary's, the comparison's and the bootstrap's.
+"""The nearest-rank percentile, its rank computed exactly: the one percentile of the gate, the canary and the bootstrap.
 
 The ``q``-th percentile of ``n`` values is the ``ceil(q/100 * n)``-th smallest. The product is taken in
 exact rational arithmetic on the decimal value of ``q``, because in binary floating point it can land just
@@ -43,3 +43,19 @@ def percentile_nearest_rank(values: Sequence[float], q: float) -> float:
         raise ValueError(f"q must be in (0, 100], got {q!r}")
     data = sorted(check_values(values))
     return data[nearest_rank(len(data), q) - 1]
+
+
+def percentile_or_none(values: Sequence[float], q: float) -> float | None:
+    """The gate's form of :func:`percentile_nearest_rank`: ``None`` when there are no values.
+
+    The same rank, read from the values as they are (not converted to float, not checked: the gate's
+    latencies are measured or already validated), and ``q`` may be 0, which reads the smallest value
+    like every ``q`` below the first rank. ``q`` must be in ``[0, 100]``.
+    """
+    q = float(q)
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"q must be in [0, 100], got {q!r}")
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[nearest_rank(len(ordered), q) - 1]
