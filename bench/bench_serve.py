@@ -20,16 +20,13 @@ from pathlib import Path
 
 import requests
 
+from ragjudge.stats import percentile_nearest_rank
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.canary.servers import ArmServer, write_config, write_feedback, write_sample  # noqa: E402
 from tests.serve.service import Cluster, running_service, serve_config, standard_arms  # noqa: E402
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def bench_hooks(tmp: Path, n: int, clients: int) -> dict[str, float]:
@@ -64,8 +61,8 @@ def bench_hooks(tmp: Path, n: int, clients: int) -> dict[str, float]:
             good = svc.wait_done("good")
             svc.wait_done("slow")
     return {
-        "p50_ms": percentile(latencies, 0.50),
-        "p95_ms": percentile(latencies, 0.95),
+        "p50_ms": percentile_nearest_rank(latencies, 50),
+        "p95_ms": percentile_nearest_rank(latencies, 95),
         "req_per_s": len(latencies) / wall,
         "analysis_s": good["duration_s"],
     }

@@ -1,10 +1,10 @@
-"""Deterministic metrics: context recall and precision as seed 002 defines them, rejection, percentiles."""
+"""Deterministic metrics: context recall, rank-weighted context precision, rejection (percentiles: tests/stats)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragjudge.gate.retrieval import context_precision, context_recall, percentile, rejection_correct
+from ragjudge.gate.retrieval import context_precision, context_recall, rejection_correct
 from tests.helpers_rag import make_case, make_trace
 
 # --- context recall -----------------------------------------------------------------------------
@@ -83,44 +83,3 @@ def test_precision_does_not_count_a_refusal_as_a_hit() -> None:
 def test_rejection_correct(should_answer: bool, refused: bool, correct: bool) -> None:
     case = make_case(should_answer=should_answer)
     assert rejection_correct(case, make_trace("x y", refused=refused)) is correct
-
-
-# --- percentiles --------------------------------------------------------------------------------
-
-
-def test_percentile_of_nothing_is_none() -> None:
-    assert percentile([], 95) is None
-
-
-def test_percentile_of_one_value_is_that_value() -> None:
-    assert percentile([42.0], 50) == 42.0
-    assert percentile([42.0], 95) == 42.0
-
-
-@pytest.mark.parametrize(
-    ("q", "expected"),
-    # The classic nearest-rank example: 15, 20, 35, 40, 50.
-    [(5, 15), (30, 20), (40, 20), (50, 35), (75, 40), (95, 50), (100, 50)],
-)
-def test_nearest_rank_textbook_example(q: float, expected: float) -> None:
-    assert percentile([50, 40, 35, 20, 15], q) == expected
-
-
-def test_nearest_rank_is_a_value_of_the_sample_never_an_interpolation() -> None:
-    values = [float(v) for v in range(1, 21)]  # 1..20
-    assert percentile(values, 95) == 19.0  # ceil(0.95 * 20) = 19th
-    assert percentile(values, 50) == 10.0  # ceil(0.5 * 20) = 10th
-    ten = [float(v) for v in range(1, 11)]
-    assert percentile(ten, 95) == 10.0  # ceil(9.5) = 10th
-    assert percentile(ten, 50) == 5.0
-    assert percentile([100.0, 200.0], 50) == 100.0  # linear would give 150
-
-
-def test_percentile_zero_is_the_minimum() -> None:
-    assert percentile([3.0, 1.0, 2.0], 0) == 1.0
-
-
-def test_percentile_does_not_mutate_its_input() -> None:
-    values = [3.0, 1.0, 2.0]
-    percentile(values, 50)
-    assert values == [3.0, 1.0, 2.0]

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ragjudge.calibrate.metrics import compare
 from ragjudge.calibrate.verdict import Bar, evaluate, meaning, parse_fail_under
 from ragjudge.cli import main
+from ragjudge.stats.agreement import compare
 
 
 @pytest.mark.parametrize("text", ["kappa =0.6", "kappa= 0.6", " kappa = 0.6 ", "kappa=0.6"])

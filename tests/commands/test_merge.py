@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from ragjudge.cli import main
-from ragjudge.gate.retrieval import percentile
 from ragjudge.gate.shard import shard_of
+from ragjudge.stats.percentile import percentile_or_none as percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "examples" / "ragjudge.yml"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from statistics import NormalDist
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from ragjudge.judge.bias import (
     position_bias,
 )
 from ragjudge.judge.evidence import EvidenceScorer, PassageScore
+from ragjudge.stats import wilson_interval
 from tests.fakes.openai_server import FakeOpenAI
 from tests.judge.fake_evidence import (
     KEY,
@@ -124,6 +127,48 @@ def test_passages_needed_matches_the_reference() -> None:
     for bar in (0.05, 0.10, 0.2):
         n = passages_needed(bar)
         assert _upper(0, n) <= bar < _upper(0, n - 1)
+
+
+# The bias check's Wilson bound used to come from a copy that divided z by the denominator before taking
+# the root's product; the one Wilson multiplies first (the order calibration's records were written in).
+# The two orders differ by at most one ulp, and never in what the check reports or decides.
+
+
+def _former_upper95(k: int, n: int) -> float:
+    z = -NormalDist().inv_cdf((1.0 - 0.95) / 2.0)  # as the former copy took it from its confidence
+    z2 = z * z
+    p_hat = k / n
+    denom = 1.0 + z2 / n
+    center = (p_hat + z2 / (2.0 * n)) / denom
+    half = z / denom * math.sqrt(p_hat * (1.0 - p_hat) / n + z2 / (4.0 * n * n))
+    return 1.0 if k == n else min(1.0, center + half)
+
+
+def _former_passages_needed(max_rate: float, rate: float) -> int | None:
+    if rate >= max_rate:
+        return None
+    n = 1
+    while _former_upper95(round(rate * n), n) > max_rate:
+        n += 1
+    return n
+
+
+def test_the_reported_upper_bound_is_the_one_the_former_copy_gave() -> None:
+    moved = 0
+    for n in range(1, 801):
+        for k in range(n + 1):
+            old, new = _former_upper95(k, n), wilson_interval(k, n).hi
+            assert abs(new - old) <= math.ulp(old), (k, n)
+            assert round(new, 4) == round(old, 4), (k, n)  # what as_dict reports as upper95
+            moved += new != old
+    assert moved > 0  # the orders do differ in the last bit, so the rounding is what is being checked
+
+
+def test_passages_needed_is_the_one_the_former_copy_gave() -> None:
+    bars = [i / 100 for i in range(1, 31)]
+    for bar in bars:
+        for rate in [0.0, *(r / 200 for r in range(1, 60))]:
+            assert passages_needed(bar, rate) == _former_passages_needed(bar, rate), (bar, rate)
 
 
 def test_compare_position_maps_the_reversed_list_back() -> None:

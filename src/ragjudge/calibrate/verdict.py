@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragjudge.calibrate.metrics import Z95, AgreementReport, labels_needed, max_lower_bound
 from ragjudge.errors import UsageError
+from ragjudge.stats.agreement import AgreementReport
+from ragjudge.stats.intervals import labels_needed, max_lower_bound
+from ragjudge.stats.normal import Z95
 
 DEFAULT_MIN_AGREEMENT = 0.8
 BOTH = ("agreement", "kappa")

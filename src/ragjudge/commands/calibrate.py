@@ -24,7 +24,6 @@ from ragjudge.calibrate.labels import (
     require_openai,
     score_labels,
 )
-from ragjudge.calibrate.metrics import AgreementReport, compare
 from ragjudge.calibrate.verdict import (
     Bar,
     BarResult,
@@ -43,6 +42,7 @@ from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
 from ragjudge.outpaths import check_output_paths
 from ragjudge.rules import Rule
+from ragjudge.stats.agreement import AgreementReport, compare
 from ragjudge.transport import deadline
 
 if TYPE_CHECKING:

@@ -1,9 +1,7 @@
-"""Deterministic metrics: retrieval recall and precision, rejection accuracy, percentiles."""
+"""Deterministic metrics: retrieval recall and precision, rejection accuracy (percentiles are `stats.percentile`)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from typing import Protocol
 
 from ragjudge.cases import Case
@@ -48,12 +46,3 @@ class Declined(Protocol):
 def rejection_correct(case: Scoped, trace: Declined) -> bool:
     """Out-of-scope refused and in-scope answered are both right."""
     return trace.refused != case.should_answer
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """Nearest-rank percentile: the ceil(q/100 * n)-th smallest value; None for no values."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(1, math.ceil(q / 100 * len(ordered)))
-    return ordered[rank - 1]

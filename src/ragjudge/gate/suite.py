@@ -13,11 +13,12 @@ from statistics import fmean
 from typing import Any, Literal
 
 from ragjudge.cases import expects_answer
-from ragjudge.gate.retrieval import percentile, rejection_correct
+from ragjudge.gate.retrieval import rejection_correct
 from ragjudge.gate.scoring import CaseResult, RunRecord, Status
 from ragjudge.judge.interface import Judgement
 from ragjudge.report.model import CaseBlock
 from ragjudge.rules import Missing, Rule
+from ragjudge.stats.percentile import percentile_or_none
 
 Verdict = Literal["pass", "fail", "error"]
 
@@ -211,7 +212,7 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
     costs = [f.cost_usd for f in figures if f.cost_usd is not None]
     judge_costs = [f.judge_cost_usd for f in figures if f.judge_cost_usd]
     correct = [f.rejection_correct for f in replied if f.rejection_correct is not None]
-    p50, p95 = percentile(latencies, 50), percentile(latencies, 95)
+    p50, p95 = percentile_or_none(latencies, 50), percentile_or_none(latencies, 95)
     return {
         "cases": n,
         "passed": passed,

@@ -22,26 +22,23 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from ragjudge.stats.intervals import wilson_interval
+from ragjudge.stats.normal import Z95
+from ragjudge.stats.ranks import mid_ranks
+
 __all__ = [
-    "Z95",
     "AgreementReport",
     "cohen_kappa",
     "compare",
     "confusion_binary",
-    "labels_needed",
     "mae",
-    "max_lower_bound",
     "mean_error",
     "quadratic_weighted_kappa",
     "spearman",
     "tnr",
     "tpr",
     "weighted_f1",
-    "wilson_interval",
 ]
-
-#: Two-sided 95% normal quantile, ``scipy.stats.norm.ppf(0.975)`` (what statsmodels uses).
-Z95 = 1.959963984540054
 
 _L = TypeVar("_L", bound=Hashable)
 
@@ -59,75 +56,6 @@ def _check_finite(values: Sequence[float]) -> None:
     for v in values:
         if not math.isfinite(v):
             raise ValueError(f"non-finite value: {v!r}")
-
-
-# --------------------------------------------------------------------------- Wilson interval
-
-
-def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion ``successes / n``.
-
-    Same formula as ``statsmodels.stats.proportion.proportion_confint(method="wilson")``.
-    With ``n == 0`` nothing is known and the interval is ``(0.0, 1.0)``. The bounds are
-    clamped to ``[0, 1]``; the lower bound is exactly ``0.0`` when ``successes == 0`` and the
-    upper bound exactly ``1.0`` when ``successes == n``.
-    """
-    if n < 0 or successes < 0 or successes > n:
-        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
-    if not (math.isfinite(z) and z >= 0):
-        raise ValueError(f"z must be finite and >= 0, got {z!r}")
-    if n == 0:
-        return (0.0, 1.0)
-    p = successes / n
-    z2 = z * z
-    denom = 1.0 + z2 / n
-    center = (p + z2 / (2.0 * n)) / denom
-    half = z * math.sqrt(p * (1.0 - p) / n + z2 / (4.0 * n * n)) / denom
-    lower = 0.0 if successes == 0 else max(0.0, center - half)
-    upper = 1.0 if successes == n else min(1.0, center + half)
-    return (lower, upper)
-
-
-def max_lower_bound(n: int, z: float = 1.96) -> float:
-    """Best achievable Wilson lower bound with ``n`` labels: perfect agreement, ``n`` of ``n``.
-
-    Closed form ``n / (n + z**2)`` (equal to ``wilson_interval(n, n, z)[0]``); ``0.0`` for
-    ``n == 0``.
-    """
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    if not (math.isfinite(z) and z >= 0):
-        raise ValueError(f"z must be finite and >= 0, got {z!r}")
-    if n == 0:
-        return 0.0
-    return n / (n + z * z)
-
-
-def labels_needed(min_agreement: float, z: float = 1.96) -> int:
-    """Smallest number of labels for which ``min_agreement`` is reachable at all.
-
-    That is the smallest ``n >= 1`` with ``max_lower_bound(n, z) >= min_agreement``: even a
-    judge that agrees on every one of fewer labels cannot show a Wilson lower bound of
-    ``min_agreement``, so a gate with fewer labels is unreachable by construction.
-
-    ``min_agreement <= 0`` needs one label (at least one is always required);
-    ``min_agreement >= 1`` is never reachable and raises :class:`ValueError`. The default
-    ``z = 1.96`` is slightly larger than :data:`Z95`, so the answer is conservative for
-    intervals computed with :data:`Z95`.
-    """
-    if math.isnan(min_agreement) or min_agreement >= 1.0:
-        raise ValueError(f"min_agreement must be < 1 to be reachable, got {min_agreement!r}")
-    if not (math.isfinite(z) and z >= 0):
-        raise ValueError(f"z must be finite and >= 0, got {z!r}")
-    if min_agreement <= 0.0:
-        return 1
-    # Closed-form estimate of n >= m z^2 / (1 - m), then correct for float rounding.
-    n = max(1, math.ceil(min_agreement * z * z / (1.0 - min_agreement)))
-    while n > 1 and max_lower_bound(n - 1, z) >= min_agreement:
-        n -= 1
-    while max_lower_bound(n, z) < min_agreement:
-        n += 1
-    return n
 
 
 # --------------------------------------------------------------------------- kappa
@@ -204,22 +132,6 @@ def quadratic_weighted_kappa(a: Sequence[int], b: Sequence[int], labels: Sequenc
 # --------------------------------------------------------------------------- correlation
 
 
-def _average_ranks(values: Sequence[float]) -> list[float]:
-    """1-based ranks, ties given the average of the ranks they span (scipy ``rankdata``)."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        rank = (i + j) / 2.0 + 1.0
-        for k in range(i, j + 1):
-            ranks[order[k]] = rank
-        i = j + 1
-    return ranks
-
-
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     """Spearman rank correlation: Pearson correlation of average ranks (ties averaged).
 
@@ -229,8 +141,8 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     n = _check_pair(x, y)
     _check_finite(x)
     _check_finite(y)
-    rx = _average_ranks(x)
-    ry = _average_ranks(y)
+    rx, _ = mid_ranks(x)
+    ry, _ = mid_ranks(y)
     mean = (n + 1) / 2.0  # mean of ranks 1..n, unchanged by averaging ties
     dx = [r - mean for r in rx]  # half-integers: exact in floating point
     dy = [r - mean for r in ry]
@@ -328,7 +240,7 @@ def mean_error(human: Sequence[float], judge: Sequence[float]) -> float:
 class AgreementReport:
     """Agreement between a judge and human labels; metrics that do not apply are ``None``.
 
-    ``agreement`` is the exact-match share and ``ci95`` its Wilson interval (``z =`` :data:`Z95`).
+    ``agreement`` is the exact-match share and ``ci95`` its Wilson interval (``z = Z95``, statsmodels').
     ``tpr``/``tnr``/``confusion`` apply to binary labels; ``mae``, ``mean_error``,
     ``weighted_kappa``, ``spearman`` and ``weighted_f1`` to ordinal scores.
     """
@@ -379,7 +291,8 @@ def compare(human: Sequence[float], judge: Sequence[float], binary: bool) -> Agr
     _check_finite(judge)
     agree = sum(1 for h, j in zip(human, judge, strict=True) if h == j)
     agreement = agree / n
-    ci95 = wilson_interval(agree, n)
+    lo, hi = wilson_interval(agree, n, z=Z95)
+    ci95 = (lo, hi)
     if binary:
         h_bin = _check_binary(human, "human")
         j_bin = _check_binary(judge, "judge")

@@ -1,4 +1,4 @@
-"""Agreement metrics checked against independent references (sklearn, scipy, statsmodels)."""
+"""`stats.agreement`, the agreement metrics, checked against independent references (sklearn, scipy, statsmodels)."""
 
 from __future__ import annotations
 
@@ -13,23 +13,20 @@ from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score
 from statsmodels.stats.proportion import proportion_confint
 
-from ragjudge.calibrate.metrics import (
-    Z95,
+from ragjudge.stats.agreement import (
     AgreementReport,
     cohen_kappa,
     compare,
     confusion_binary,
-    labels_needed,
     mae,
-    max_lower_bound,
     mean_error,
     quadratic_weighted_kappa,
     spearman,
     tnr,
     tpr,
     weighted_f1,
-    wilson_interval,
 )
+from ragjudge.stats.intervals import wilson_interval
 
 SIZES = [1, 2, 3, 5, 10, 17, 50, 200]
 SCALES: list[list[int]] = [[0, 1], [1, 2, 3, 4, 5], [0, 1, 2, 3, 4, 5]]
@@ -76,87 +73,6 @@ def test_seed_worked_example() -> None:
     assert f"agreement={43 / 50:.3f} ci95=[{lo:.3f}, {hi:.3f}] n=50" == "agreement=0.860 ci95=[0.738, 0.930] n=50"
     report = compare([1] * 43 + [0] * 7, [1] * 50, binary=True)
     assert report.summary() == "agreement=0.860 ci95=[0.738, 0.930] n=50"
-
-
-def test_wilson_matches_statsmodels() -> None:
-    rng = random.Random(7)
-    cases = [(s, n) for n in range(1, 31) for s in range(n + 1)]
-    cases += [(rng.randint(0, n), n) for n in (rng.randint(31, 5000) for _ in range(300))]
-    for s, n in cases:
-        ref_lo, ref_hi = proportion_confint(s, n, alpha=0.05, method="wilson")
-        lo, hi = wilson_interval(s, n)
-        assert lo == pytest.approx(float(ref_lo), abs=1e-12), (s, n)
-        assert hi == pytest.approx(float(ref_hi), abs=1e-12), (s, n)
-
-
-def test_wilson_other_alpha_matches_statsmodels() -> None:
-    z99 = 2.5758293035489004  # norm.ppf(0.995)
-    for s, n in [(0, 10), (3, 10), (10, 10), (97, 120)]:
-        ref_lo, ref_hi = proportion_confint(s, n, alpha=0.01, method="wilson")
-        lo, hi = wilson_interval(s, n, z=z99)
-        assert lo == pytest.approx(float(ref_lo), abs=1e-9)
-        assert hi == pytest.approx(float(ref_hi), abs=1e-9)
-
-
-def test_wilson_edges() -> None:
-    assert wilson_interval(0, 0) == (0.0, 1.0)
-    assert wilson_interval(0, 5)[0] == 0.0
-    assert wilson_interval(5, 5)[1] == 1.0
-    assert wilson_interval(3, 7, z=0.0) == pytest.approx((3 / 7, 3 / 7))
-    for bad in [(-1, 5), (6, 5), (0, -1)]:
-        with pytest.raises(ValueError):
-            wilson_interval(*bad)
-    with pytest.raises(ValueError):
-        wilson_interval(1, 2, z=-1.0)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.integers(min_value=0, max_value=100_000), st.data())
-def test_wilson_bounds_in_unit_interval(n: int, data: st.DataObject) -> None:
-    s = data.draw(st.integers(min_value=0, max_value=n))
-    z = data.draw(st.floats(min_value=0.0, max_value=10.0))
-    lo, hi = wilson_interval(s, n, z)
-    assert 0.0 <= lo <= hi <= 1.0
-    if n:
-        assert lo <= s / n + 1e-12 and s / n - 1e-12 <= hi
-
-
-# --------------------------------------------------------------------------- labels needed
-
-
-def test_max_lower_bound_is_perfect_agreement_wilson() -> None:
-    assert max_lower_bound(0) == 0.0
-    for n in [1, 2, 5, 10, 35, 100, 1000]:
-        for z in [1.0, 1.96, Z95, 2.576]:
-            assert max_lower_bound(n, z) == pytest.approx(wilson_interval(n, n, z)[0], rel=1e-12)
-
-
-def test_labels_needed_known_values() -> None:
-    # n / (n + 1.96^2) >= 0.9  <=>  n >= 34.57...
-    assert labels_needed(0.9) == 35
-    assert max_lower_bound(34) < 0.9 <= max_lower_bound(35)
-    assert labels_needed(0.0) == 1
-    assert labels_needed(-0.5) == 1
-    for bad in [1.0, 1.5, math.nan]:
-        with pytest.raises(ValueError):
-            labels_needed(bad)
-
-
-def test_labels_needed_is_minimal() -> None:
-    rng = random.Random(11)
-    targets = [0.5, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99] + [rng.uniform(0.01, 0.995) for _ in range(300)]
-    # exact boundaries: the lower bound of some n itself
-    targets += [max_lower_bound(n) for n in range(1, 200)]
-    for m in targets:
-        for z in (1.96, Z95, 1.0, 2.576):
-            n = labels_needed(m, z)
-            assert n >= 1
-            assert max_lower_bound(n, z) >= m, (m, z, n)
-            assert n == 1 or max_lower_bound(n - 1, z) < m, (m, z, n)
-            # cross-check against the independent statsmodels interval
-            ref_lo = float(proportion_confint(n, n, alpha=0.05, method="wilson")[0])
-            if z == Z95:
-                assert ref_lo == pytest.approx(max_lower_bound(n, z), rel=1e-12)
 
 
 # --------------------------------------------------------------------------- kappa
