@@ -9,7 +9,7 @@ from ragjudge.endpoint.trace import Trace
 
 
 def context_recall(case: Case, trace: Trace) -> float:
-    """Share of golden ids retrieved (seed 002): 1 with no golden ids, and a refusal counts as a hit."""
+    """Share of golden ids retrieved: 1 with no golden ids, and a refusal counts as a hit."""
     if not case.golden_context_ids:
         return 1.0
     retrieved = set(trace.retrieved_ids)
@@ -18,7 +18,7 @@ def context_recall(case: Case, trace: Trace) -> float:
 
 
 def context_precision(case: Case, trace: Trace) -> float | None:
-    """Rank-weighted precision (seed 002): sum of 1/(rank+1) over golden ids found,
+    """Rank-weighted precision: sum of 1/(rank+1) over golden ids found,
     divided by max(#golden, #retrieved). None (not applicable) with no golden ids."""
     if not case.golden_context_ids:
         return None
