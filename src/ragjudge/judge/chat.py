@@ -269,7 +269,8 @@ def _completion(reply: Any, latency_ms: float, mode: str) -> Completion:
     """The reply as a `Completion`; a body that is not a chat completion is a failed call, not a crash.
 
     The reply is the body's JSON as it came (or its text, when the body is not JSON), so a 200 with an
-    empty, non-JSON or oddly shaped body has fields of any type (fuzzing found such bodies: tests/judge/test_odd_replies.py holds them).
+    empty, non-JSON or oddly shaped body has fields of any type (fuzzing found such bodies; they are kept in
+    tests/judge/test_odd_replies.py).
     """
     try:
         choices = reply["choices"]
