@@ -9,6 +9,7 @@ subpackage (`gate`, `judge`, ...) or a module at the root (`cli`, `cases`, ...).
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,3 +146,14 @@ def test_the_judge_never_imports_the_endpoint_client() -> None:
         if target == "ragjudge.endpoint.client"
     ]
     assert reaches == []
+
+
+def test_every_file_the_readmes_architecture_section_names_exists() -> None:
+    readme = (PACKAGE.parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Architecture", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`((?:[a-z_]+/)*[a-z_]+\.py)`", section))
+    folders = set(re.findall(r"^  ([a-z_]+)/ ", section, flags=re.M))
+    assert len(named) > 20 and len(folders) > 10, "the section was not read"
+    assert sorted(n for n in named if not n.startswith("tests/") and not (PACKAGE / n).is_file()) == []
+    subpackages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file() and p.name != "examples"}
+    assert folders == subpackages
