@@ -23,7 +23,7 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.canary.servers import ArmServer, write_config, write_feedback, write_sample  # noqa: E402
+from tests.fakes.arms import ArmServer, write_config, write_feedback, write_sample  # noqa: E402
 from tests.serve.service import Cluster, running_service, serve_config, standard_arms  # noqa: E402
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 import requests
-from tests.canary.servers import ArmServer, write_config, write_sample
 
 from ragjudge.cli import main
+from tests.fakes.arms import ArmServer, write_config, write_sample
 
 
 def start(config: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:

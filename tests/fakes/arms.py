@@ -16,7 +16,7 @@ import yaml
 from ragjudge.examples.rag_service import RagHandler, make_server
 
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
-from tests.helpers_rag import answer
+from tests.fakes.rag import answer
 
 PASSAGE = "Refunds are issued within 3 business days after the returned item is inspected."
 UNSUPPORTED = "Every customer also receives a free flight to the moon with each order."

@@ -66,8 +66,8 @@ def test_a_gate_failed_by_regressions_names_the_rule_and_the_regressions_first()
 
     from ragjudge.compare import compare_with_baseline
     from ragjudge.config.model import parse_config
-    from tests.compare.reports import C
-    from tests.compare.reports import report as compare_report
+    from tests.fakes.reports import C
+    from tests.fakes.reports import report as compare_report
 
     base = compare_report([C("old-fail", "fail"), C("refund-07"), C("ship-12")])
     now = compare_report(

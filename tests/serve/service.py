@@ -29,12 +29,12 @@ from ragjudge.config.model import Config, load_config
 from ragjudge.errors import ExitCode
 from ragjudge.serve.analyses import Registry, Runner
 from ragjudge.serve.app import ServeServer, serve_until_stopped
-from tests.canary.servers import faithful_reply, write_config, write_sample
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
+from tests.fakes.arms import faithful_reply, write_config, write_sample
 
 DEPLOY = Path(__file__).resolve().parents[2] / "examples" / "deploy"
 CLUSTER_URL = re.compile(r"^http://([^/:]+?)\.svc\.cluster\.local(?::\d+)?(/.*)?$")
-# See tests/canary/test_command.py: a healthy canary is clearly faster than the stable version (on a
+# See tests/commands/test_canary.py: a healthy canary is clearly faster than the stable version (on a
 # busy 2-core machine, jitter alone can stretch a p95 interval past 1.5 when the arms are close).
 CANARY_DELAY_S = 0.01
 STABLE_DELAY_S = 0.12

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.canary.servers import write_feedback
+from tests.fakes.arms import write_feedback
 from tests.serve.service import Cluster, Service, manifest, resolver, running_service, serve_config, standard_arms
 from tests.serve.standins import StandInArgo, measure
 

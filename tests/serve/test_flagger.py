@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ragjudge.cli import main
-from tests.canary.servers import read_report, write_feedback
+from tests.fakes.arms import read_report, write_feedback
 from tests.serve.service import (
     RAGJUDGE_URL,
     SAMPLE_SIZE,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import requests
 
-from tests.canary.servers import write_feedback
+from tests.fakes.arms import write_feedback
 from tests.fakes.prometheus import PROMETHEUS, SKIP_REASON, prometheus_scraping
 from tests.serve.service import Cluster, Service, running_service, serve_config, standard_arms
 
