@@ -8,13 +8,9 @@ oversized bodies. It records every request so tests can check what ragjudge sent
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -26,6 +22,7 @@ from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.suite import evaluate_suite
 from ragjudge.report.model import Report
 from ragjudge.rules import Rule
+from tests.fakes._http import Incoming, LoopbackServer, Outgoing, free_port
 
 OFFLINE_INFO = {"judge": "offline-lexical", "provider": "offline", "lexical": True}
 
@@ -55,70 +52,17 @@ class Seen:
 Reply = Mapping[str, Any] | Raw
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-
-    def __init__(self, owner: RagServer) -> None:
-        self.owner = owner
-        super().__init__(("127.0.0.1", 0), _Handler)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.0"
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
-        parts = urlsplit(self.path)
-        question: str | None = None
-        if raw:
-            try:
-                data = json.loads(raw.decode("utf-8"))
-                if isinstance(data, dict) and isinstance(data.get("question"), str):
-                    question = data["question"]
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                question = None
-        if question is None:
-            values = parse_qs(parts.query).get("question")
-            question = values[0] if values else None
-        seen = Seen(self.command, parts.path, {k.lower(): v for k, v in self.headers.items()}, raw, question)
-        reply = self.server.owner.record_and_lookup(seen)
-        if isinstance(reply, Raw):
-            if reply.delay_s:
-                time.sleep(reply.delay_s)
-            status, payload, ctype, extra = reply.status, reply.body, reply.content_type, dict(reply.headers)
-        else:
-            status, payload, ctype, extra = 200, json.dumps(reply).encode("utf-8"), "application/json", {}
-        try:
-            self.send_response(status)
-            if ctype:
-                self.send_header("Content-Type", ctype)
-            for name, value in extra.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-
-    do_POST = do_GET = do_PUT = _serve
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-
-class RagServer:
+class RagServer(LoopbackServer):
     """`with RagServer({"q": {...}}) as rag:` then point ragjudge at `rag.url`."""
 
+    url_path = "/ask"
+    keeps_url = True
+
     def __init__(self, replies: Mapping[str, Reply], default: Reply | None = None) -> None:
+        super().__init__()
         self.replies = dict(replies)
         self.default: Reply = default if default is not None else Raw(404, b'{"error": "unknown question"}')
         self.seen: list[Seen] = []
-        self._lock = threading.Lock()
-        self._httpd: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     def record_and_lookup(self, seen: Seen) -> Reply:
         with self._lock:
@@ -127,33 +71,29 @@ class RagServer:
             return self.replies[seen.question]
         return self.default
 
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/ask"
-
-    def __enter__(self) -> RagServer:
-        self._httpd = _Server(self)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        assert self._httpd is not None and self._thread is not None
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
+    def handle(self, req: Incoming) -> Outgoing:
+        question: str | None = None
+        if req.raw_body:
+            try:
+                data = json.loads(req.raw_body.decode("utf-8"))
+                if isinstance(data, dict) and isinstance(data.get("question"), str):
+                    question = data["question"]
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                question = None
+        if question is None:
+            values = parse_qs(urlsplit(req.raw_path).query).get("question")
+            question = values[0] if values else None
+        reply = self.record_and_lookup(Seen(req.method, req.path, req.headers, req.raw_body, question))
+        if isinstance(reply, Raw):
+            if reply.delay_s:
+                time.sleep(reply.delay_s)
+            return Outgoing(reply.status, reply.body, {"Content-Type": reply.content_type, **reply.headers})
+        return Outgoing(200, json.dumps(reply).encode("utf-8"), {"Content-Type": "application/json"})
 
 
 def closed_port_url() -> str:
     """A loopback URL on which nothing listens (connection refused)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/ask"
+    return f"http://127.0.0.1:{free_port()}/ask"
 
 
 def answer(
