@@ -2,7 +2,7 @@
 one analysis of a 120-question sample takes, and how long SIGTERM takes to stop the process.
 
 Run from a checkout with the test extras installed: `python bench/bench_serve.py [--repeat 3]`.
-Everything is on 127.0.0.1: the arms are loopback servers (tests/serve/service.py's Cluster).
+Everything is on 127.0.0.1: the arms are loopback servers (tests/fakes/arms.py's Cluster).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import requests
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.fakes.arms import ArmServer, write_config, write_feedback, write_sample  # noqa: E402
-from tests.serve.service import Cluster, running_service, serve_config, standard_arms  # noqa: E402
+from tests.canary.files import write_config, write_feedback, write_sample  # noqa: E402
+from tests.fakes.arms import ArmServer, Cluster, standard_arms  # noqa: E402
+from tests.serve.service import running_service, serve_config  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:

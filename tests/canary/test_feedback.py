@@ -12,8 +12,8 @@ import pytest
 from ragjudge.canary.feedback import ArmFeedback, from_file, from_url, parse_payload
 from ragjudge.cli import main
 from ragjudge.errors import EvaluationError, FeedbackError
+from tests.canary.files import read_report, write_config
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
-from tests.fakes.arms import read_report, write_config
 
 GOOD = {"treatment": {"dislikes": 31, "responses": 1000}, "control": {"dislikes": 30, "responses": 1000}}
 DISLIKES_ONLY = {"dislike_rate_ratio": "<= 1.5"}  # no sample run: these tests are about the counts

@@ -19,8 +19,9 @@ import pytest
 import requests
 
 from ragjudge.cli import main
+from tests.canary.files import read_report, write_config, write_sample
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
-from tests.fakes.arms import ArmServer, read_report, write_config, write_sample
+from tests.fakes.arms import ArmServer
 from tests.fakes.prometheus import PROMETHEUS, SKIP_REASON, prometheus_scraping
 from tests.fakes.rag import closed_port_url
 

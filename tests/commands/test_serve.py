@@ -15,7 +15,8 @@ import pytest
 import requests
 
 from ragjudge.cli import main
-from tests.fakes.arms import ArmServer, write_config, write_sample
+from tests.canary.files import write_config, write_sample
+from tests.fakes.arms import ArmServer
 
 
 def start(config: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
