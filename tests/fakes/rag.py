@@ -1,4 +1,5 @@
-"""Test helpers: a loopback RAG server whose every reply the test controls, and value factories.
+"""The RAG side of a run: a loopback RAG server whose every reply the test controls, and the values it
+stands for (a case asked, a trace, an endpoint result).
 
 `RagServer` answers `POST` (or `GET ?question=`) from a dict question -> reply. A reply is
 either a JSON-able dict (sent as `application/json`) or a `Raw` for errors, garbage, slow or
@@ -17,14 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 from ragjudge.cases import Case
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.trace import Passage, Trace
-from ragjudge.gate.reporting import build_report
-from ragjudge.gate.scoring import CaseResult
-from ragjudge.gate.suite import evaluate_suite
-from ragjudge.report.model import Report
-from ragjudge.rules import Rule
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing, free_port
-
-OFFLINE_INFO = {"judge": "offline-lexical", "provider": "offline", "lexical": True}
 
 
 @dataclass(frozen=True)
@@ -176,14 +170,3 @@ def ok_result(trace: Trace, attempts: int = 1) -> EndpointResult:
 
 def error_result(reason: str, attempts: int = 3) -> EndpointResult:
     return EndpointResult(trace=None, error=reason, attempts=attempts, retry_wait_ms=0.0, total_ms=1.0, status=500)
-
-
-def make_report(
-    results: Sequence[CaseResult],
-    case_rules: Sequence[Rule] = (),
-    suite_rules: Sequence[Rule] = (Rule("suite", "pass_rate", ">=", 1.0),),
-    judge_info: Mapping[str, Any] | None = None,
-    warnings: Sequence[str] = (),
-) -> Report:
-    suite = evaluate_suite(results, case_rules, suite_rules)
-    return build_report(results, suite, dict(OFFLINE_INFO if judge_info is None else judge_info), warnings)

@@ -1,16 +1,50 @@
-"""Building reports for comparison tests: a case is an id, a status and the figures the comparison reads."""
+"""Reports for the tests that need one without running the gate: the one place tests build a Report.
+
+* `report([C("a"), C("b", "fail")], ...)`: a report a baseline comparison reads. A case is an id, a
+  status and the figures the comparison reads; the report has provenance (commit, ref, rules hash,
+  judge fingerprint), no rules unless given, and the verdict "pass" unless given.
+* `gate_report([case("a", "pass"), case("b")], ...)`: a report as the gate writes one, for the readers
+  of a finished run (annotations, the job summary, the comment). A case has a question and a trace
+  and fails unless told; the report has the pass-rate and p95 rules, the offline judge's info, the
+  warnings, and its verdict from the statuses.
+* `make_report(results)`: from CaseResults, through the gate's own suite and report steps.
+
+Both plain-data builders count the suite block alike (`_counts`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge.config.model import JudgeConfig
 from ragjudge.gate.provenance import judge_fingerprint
+from ragjudge.gate.reporting import build_report
+from ragjudge.gate.scoring import CaseResult
+from ragjudge.gate.suite import evaluate_suite
 from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock, TraceBlock
+from ragjudge.rules import Rule
 
 OFFLINE = judge_fingerprint(JudgeConfig())
 MODEL = judge_fingerprint(JudgeConfig(provider="openai", model="gpt-4o-mini", base_url="http://127.0.0.1:9/v1"))
+OFFLINE_INFO = {"judge": "offline-lexical", "provider": "offline", "lexical": True}
+
+
+def _counts(statuses: Sequence[str]) -> dict[str, Any]:
+    """The suite block's counts: cases, passed, failed, errored and the pass rate (None for no cases)."""
+    n = len(statuses)
+    passed = statuses.count("pass")
+    return {
+        "cases": n,
+        "passed": passed,
+        "failed": statuses.count("fail"),
+        "errored": statuses.count("error"),
+        "pass_rate": passed / n if n else None,
+    }
+
+
+# --- reports a baseline comparison reads ---------------------------------------------------------------
 
 
 @dataclass
@@ -67,14 +101,8 @@ def report(
     suite_rules: list[RuleBlock] | None = None,
     provenance: bool = True,
 ) -> Report:
-    n = len(cases)
-    passed = sum(c.status == "pass" for c in cases)
     suite = SuiteBlock(
-        cases=n,
-        passed=passed,
-        failed=sum(c.status == "fail" for c in cases),
-        errored=sum(c.status == "error" for c in cases),
-        pass_rate=passed / n if n else None,
+        **_counts([c.status for c in cases]),
         faithfulness=None,
         rejection_accuracy=None,
         p50_latency_ms=None,
@@ -100,3 +128,88 @@ def report(
         provenance=prov,
         generated_at=created_at or "",
     )
+
+
+# --- reports as the gate writes them -------------------------------------------------------------------
+
+
+def case(
+    case_id: str, status: str = "fail", conditions: tuple[str, ...] = (), **metrics: float | None
+) -> dict[str, Any]:
+    return {
+        "id": case_id,
+        "category": None,
+        "status": status,
+        "failed_conditions": list(conditions or ((f"{case_id} broke",) if status != "pass" else ())),
+        "metrics": metrics,
+        "judge": {},
+        "question": f"question of {case_id}",
+        "trace": {
+            "answer": "an answer",
+            "refused": False,
+            "confidence": "high",
+            "retrieved_ids": ["d1"],
+            "latency_ms": 10.0,
+            "cost_usd": None,
+            "error": None,
+        },
+    }
+
+
+def gate_report(cases: list[dict[str, Any]], verdict: str | None = None, warnings: tuple[str, ...] = ()) -> Report:
+    counts = _counts([c["status"] for c in cases])
+    rate = counts["pass_rate"]
+    verdict = verdict or ("pass" if counts["passed"] == counts["cases"] else "fail")
+    rule_ok = verdict == "pass"
+    return Report.model_validate(
+        {
+            "verdict": verdict,
+            "suite": {
+                **counts,
+                "faithfulness": None,
+                "rejection_accuracy": None,
+                "p50_latency_ms": 10.0,
+                "p95_latency_ms": 10.0,
+                "judge_error_rate": 0.0,
+                "endpoint_error_rate": 0.0,
+                "cost_usd": None,
+            },
+            "rules": [
+                {
+                    "scope": "suite",
+                    "metric": "pass_rate",
+                    "op": ">=",
+                    "threshold": 1.0,
+                    "value": rate,
+                    "passed": rule_ok,
+                    "reason": f"pass_rate {rate} {'>=' if rule_ok else '<'} 1",
+                },
+                {
+                    "scope": "suite",
+                    "metric": "p95_latency_ms",
+                    "op": "<=",
+                    "threshold": 3000.0,
+                    "value": 10.0,
+                    "passed": True,
+                    "reason": "p95_latency_ms 10 <= 3000",
+                },
+            ],
+            "cases": cases,
+            "judge_info": {"judge": "offline-lexical", "lexical": True},
+            "warnings": list(warnings),
+        }
+    )
+
+
+# --- reports from the gate's own steps -----------------------------------------------------------------
+
+
+def make_report(
+    results: Sequence[CaseResult],
+    case_rules: Sequence[Rule] = (),
+    suite_rules: Sequence[Rule] = (Rule("suite", "pass_rate", ">=", 1.0),),
+    judge_info: Mapping[str, Any] | None = None,
+    warnings: Sequence[str] = (),
+) -> Report:
+    suite = evaluate_suite(results, case_rules, suite_rules)
+    return build_report(results, suite, dict(OFFLINE_INFO if judge_info is None else judge_info), warnings)
