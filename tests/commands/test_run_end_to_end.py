@@ -640,18 +640,18 @@ def test_a_broken_template_is_exit_2_before_any_endpoint_call(ws: Path, capsys: 
 def test_the_comment_template_is_compiled_while_the_endpoint_is_called(
     ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ragjudge.commands import run as run_command
+    from ragjudge.report import markdown
     from ragjudge.report.markdown import compiled
 
     (ws / "mine.md.j2").write_text("{{ report.verdict }}: {{ s.cases }} case(s)\n", encoding="utf-8")
     seen_at_render: list[int] = []
-    render = run_command.render_comment
+    render = markdown.render_comment
 
     def watched(*args: Any, **kwargs: Any) -> str:
         seen_at_render.append(compiled.cache_info().currsize)
         return render(*args, **kwargs)
 
-    monkeypatch.setattr(run_command, "render_comment", watched)
+    monkeypatch.setattr(markdown, "render_comment", watched)  # report/emit.py imports it when it renders
     compiled.cache_clear()
     with RagServer({"How long do refunds take?": answer(REFUND_EN, ["d1"], {"d1": REFUND_EN})}) as rag:
         write_config(ws, rag.url, [{"id": "c1", "question": "How long do refunds take?"}])
