@@ -1,6 +1,6 @@
 """Loopback fakes (127.0.0.1 only), all on one base (`_http.LoopbackServer`): a fake OpenAI chat-completions
 API, a fake GitHub REST API, a RAG endpoint (`rag`), framework-shaped RAG services (`framework_servers`),
-canary arms (`arms`), servers that misbehave on purpose (`responder_server`, `raw_server`), and reports
+canary arms (`arms`, `cluster`), servers that misbehave on purpose (`responder_server`, `raw_server`), and reports
 built from plain data (`reports`).
 
 Fixtures ``fake_openai`` / ``fake_github`` / ``rag_server`` live in ``tests.fakes.fixtures``, registered for

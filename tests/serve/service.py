@@ -1,6 +1,6 @@
 """Test plumbing for `ragjudge serve`: the service in a thread on a free loopback port, and the example
 manifests. The "cluster" arms it analyses, reached by their Kubernetes service names, are
-`tests.fakes.arms.Cluster`.
+`tests.fakes.cluster.Cluster`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ragjudge.errors import ExitCode
 from ragjudge.serve.analyses import Registry, Runner
 from ragjudge.serve.app import ServeServer, serve_until_stopped
 from tests.canary.files import write_config, write_sample
-from tests.fakes.arms import loopback_dns
+from tests.fakes.cluster import loopback_dns
 
 DEPLOY = Path(__file__).resolve().parents[2] / "examples" / "deploy"
 SAMPLE = 120

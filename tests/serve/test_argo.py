@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.canary.files import write_feedback
-from tests.fakes.arms import Cluster, standard_arms
+from tests.fakes.cluster import Cluster, standard_arms
 from tests.serve.service import Service, manifest, resolver, running_service, serve_config
 from tests.serve.standins import StandInArgo, measure
 

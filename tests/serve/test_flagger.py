@@ -13,7 +13,7 @@ import pytest
 
 from ragjudge.cli import main
 from tests.canary.files import read_report, write_feedback
-from tests.fakes.arms import Cluster, FeedbackServer, loopback_dns, standard_arms
+from tests.fakes.cluster import Cluster, FeedbackServer, loopback_dns, standard_arms
 from tests.serve.service import RAGJUDGE_URL, SAMPLE_SIZE, Service, manifest, resolver, running_service, serve_config
 from tests.serve.standins import StandInFlagger
 

@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from tests.canary.files import write_feedback
-from tests.fakes.arms import Cluster, standard_arms
+from tests.fakes.cluster import Cluster, standard_arms
 from tests.fakes.prometheus import PROMETHEUS, SKIP_REASON, prometheus_scraping
 from tests.serve.service import Service, running_service, serve_config
 
