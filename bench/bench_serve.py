@@ -2,7 +2,7 @@
 one analysis of a 120-question sample takes, and how long SIGTERM takes to stop the process.
 
 Run from a checkout with the test extras installed: `python bench/bench_serve.py [--repeat 3]`.
-Everything is on 127.0.0.1: the arms are loopback servers (tests/serve/service.py's Cluster).
+Everything is on 127.0.0.1: the arms are loopback servers (tests/fakes/cluster.py's Cluster).
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ from ragjudge.stats import percentile_nearest_rank
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.canary.servers import ArmServer, write_config, write_feedback, write_sample  # noqa: E402
-from tests.serve.service import Cluster, running_service, serve_config, standard_arms  # noqa: E402
+from tests.canary.files import write_config, write_feedback, write_sample  # noqa: E402
+from tests.fakes.arms import ArmServer  # noqa: E402
+from tests.fakes.cluster import Cluster, standard_arms  # noqa: E402
+from tests.serve.service import running_service, serve_config  # noqa: E402
 
 
 def bench_hooks(tmp: Path, n: int, clients: int) -> dict[str, float]:

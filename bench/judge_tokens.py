@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from ragjudge.examples.rag_service import serve_in_thread  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
-from tests.helpers_rag import RagServer, answer  # noqa: E402
+from tests.fakes.rag import RagServer, answer  # noqa: E402
 
 from ragjudge.cli import main as ragjudge  # noqa: E402
 

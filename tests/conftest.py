@@ -3,7 +3,10 @@
 `tests` is a package, so pytest imports this file as `tests.conftest` and puts the
 repository root on `sys.path` before collecting any test module. That is what lets
 tests in subfolders without `__init__.py` (tests/judge, tests/report, ...) import the
-shared helpers as `tests.helpers_rag`, even when run alone (`pytest tests/report`).
+shared fakes as `tests.fakes.rag`, even when run alone (`pytest tests/report`).
+
+The fakes' fixtures (`fake_openai`, `fake_github`, `rag_server`) are registered here, once, as a plugin:
+a test anywhere under tests/ only names them.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from collections.abc import Iterator
 import pytest
 
 from ragjudge import masking
-from tests.helpers_rag import RagServer
+
+pytest_plugins = ["tests.fakes.fixtures"]
 
 
 @pytest.fixture(autouse=True)
@@ -22,13 +26,6 @@ def _masking_scope() -> Iterator[None]:
     """Each test starts with no registered secrets, as each process run does."""
     with masking.scope():
         yield
-
-
-@pytest.fixture
-def rag_server() -> Iterator[RagServer]:
-    """A started loopback RAG server with no replies yet: fill `rag_server.replies` in the test."""
-    with RagServer({}) as server:
-        yield server
 
 
 @pytest.fixture(scope="session")

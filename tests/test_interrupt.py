@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers_rag import RagServer, Raw, answer
+from tests.fakes.rag import RagServer, Raw, answer
 from tests.judge.openai_helpers import KEY, PASSAGES, by_kind, kind_of
 
 ENV_KEY = "RAGJUDGE_TEST_OPENAI_KEY"

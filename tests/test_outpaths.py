@@ -12,7 +12,7 @@ import yaml
 from ragjudge.cli import main
 from ragjudge.errors import UsageError
 from ragjudge.outpaths import check_output_path
-from tests.helpers_rag import RagServer, answer
+from tests.fakes.rag import RagServer, answer
 
 
 def test_a_missing_parent_folder_is_created(tmp_path: Path) -> None:

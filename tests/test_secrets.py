@@ -11,7 +11,7 @@ import yaml
 
 from ragjudge.cli import main
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.helpers_rag import RagServer, answer
+from tests.fakes.rag import RagServer, answer
 from tests.judge.openai_helpers import claims_json, kind_of, rubric_json
 
 URL_KEY = "urlkey-7f3a9c"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers_rag import RagServer, answer
+from tests.fakes.rag import RagServer, answer
 from tests.judge.fake_evidence import KEY, evidence_responder, other_judges, run_config
 
 from ragjudge.calibrate import fingerprint as fp

@@ -12,7 +12,7 @@ import pytest
 from ragjudge.canary.feedback import ArmFeedback, from_file, from_url, parse_payload
 from ragjudge.cli import main
 from ragjudge.errors import EvaluationError, FeedbackError
-from tests.canary.servers import read_report, write_config
+from tests.canary.files import read_report, write_config
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
 
 GOOD = {"treatment": {"dislikes": 31, "responses": 1000}, "control": {"dislikes": 30, "responses": 1000}}
@@ -179,7 +179,7 @@ def test_url_source_http_error_is_could_not_evaluate(feedback_server: FeedbackSe
 
 
 def test_url_source_unreachable_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.helpers_rag import closed_port_url
+    from tests.fakes.rag import closed_port_url
 
     code, output = run(tmp_path, capsys, {"feedback": {"url": closed_port_url()}})
     assert code == 3

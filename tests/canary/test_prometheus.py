@@ -19,10 +19,11 @@ import pytest
 import requests
 
 from ragjudge.cli import main
-from tests.canary.servers import ArmServer, read_report, write_config, write_sample
+from tests.canary.files import read_report, write_config, write_sample
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
+from tests.fakes.arms import ArmServer
 from tests.fakes.prometheus import PROMETHEUS, SKIP_REASON, prometheus_scraping
-from tests.helpers_rag import closed_port_url
+from tests.fakes.rag import closed_port_url
 
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
 READY_WITHIN_S = 30.0

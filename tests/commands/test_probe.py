@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.endpoint.framework_servers import FrameworkServer
-from tests.fakes.raw_server import RawServer
-from tests.helpers_rag import closed_port_url
 
 from ragjudge.cli import main
+from tests.fakes.framework_servers import FrameworkServer
+from tests.fakes.rag import closed_port_url
+from tests.fakes.raw_server import RawServer
 
 TOKEN = "tok-probe-s3cr3t-77"
 HAYHOOKS_RESPONSE = {

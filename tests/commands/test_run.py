@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.helpers_rag import RagServer, answer
-from tests.test_cli_run import run, write_config
+
+from tests.commands.test_run_end_to_end import run, write_config
+from tests.fakes.rag import RagServer, answer
 
 GOOD = answer("Refunds take 5 days.", ["d1"], {"d1": "Refunds take 5 days."})
 BAD = answer("Ask support.", ["d1"], {"d1": "Refunds take 5 days."})

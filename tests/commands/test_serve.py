@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 import requests
-from tests.canary.servers import ArmServer, write_config, write_sample
 
 from ragjudge.cli import main
+from tests.canary.files import write_config, write_sample
+from tests.fakes.arms import ArmServer
 
 
 def start(config: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:

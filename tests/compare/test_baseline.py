@@ -11,7 +11,7 @@ from ragjudge.compare.baseline import load_baseline
 from ragjudge.errors import CaseFileError, ExitCode
 from ragjudge.report.figures import age_words, label, short_ref
 from ragjudge.report.model import write_report
-from tests.compare.reports import C, report
+from tests.fakes.reports import C, report
 
 
 def test_a_missing_baseline_is_none(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from ragjudge.compare import compare_with_baseline
 from ragjudge.config.model import Config, parse_config
 from ragjudge.errors import ConfigError
 from ragjudge.report.model import Report, RuleBlock
-from tests.compare.reports import MODEL, C, report
+from tests.fakes.reports import MODEL, C, report
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # the baseline fixtures are from 2026-11-27 10:00: 3 days old
 

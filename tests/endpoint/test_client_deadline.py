@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-from tests.fakes.drip import DripServer, http_reply
+from tests.fakes.raw_server import DripServer, http_reply
 
 from ragjudge.config.model import EndpointConfig
 from ragjudge.endpoint.client import EndpointClient

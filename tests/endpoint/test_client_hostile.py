@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.helpers_rag import RagServer, Raw, answer
+from tests.fakes.rag import RagServer, Raw, answer
 
 from ragjudge.cli import main
 

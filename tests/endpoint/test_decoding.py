@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.helpers_rag import RagServer, Raw
+from tests.fakes.rag import RagServer, Raw
 
 from ragjudge.cli import main
 from ragjudge.endpoint.decoding import decode, non_finite

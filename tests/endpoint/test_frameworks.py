@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from tests.endpoint.framework_servers import FrameworkServer, doc_hash
+from tests.fakes.framework_servers import FrameworkServer, doc_hash
 
 from ragjudge.cli import main
 

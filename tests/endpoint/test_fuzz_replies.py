@@ -12,8 +12,8 @@ import time
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.fakes.rag import make_case, make_trace
 from tests.fakes.raw_server import RawServer
-from tests.helpers_rag import make_case, make_trace
 
 from ragjudge.config.model import EndpointConfig, JudgeConfig
 from ragjudge.endpoint.client import EndpointClient

@@ -1,7 +1,10 @@
-"""Loopback fake servers (127.0.0.1 only): a fake OpenAI chat-completions API and a fake GitHub REST API.
+"""Loopback fakes (127.0.0.1 only), all on one base (`_http.LoopbackServer`): a fake OpenAI chat-completions
+API, a fake GitHub REST API, a RAG endpoint (`rag`), framework-shaped RAG services (`framework_servers`),
+canary arms (`arms`, `cluster`), servers that misbehave on purpose (`responder_server`, `raw_server`), and reports
+built from plain data (`reports`).
 
-Fixtures ``fake_openai`` / ``fake_github`` live in ``tests.fakes.fixtures``; to use them elsewhere, in a
-conftest.py write ``from tests.fakes.fixtures import fake_github, fake_openai  # noqa: F401``.
+Fixtures ``fake_openai`` / ``fake_github`` / ``rag_server`` live in ``tests.fakes.fixtures``, registered for
+every test by ``pytest_plugins`` in tests/conftest.py.
 """
 
 from tests.fakes.github_server import FakeGitHub, RecordedRequest

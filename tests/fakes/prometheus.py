@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.fakes._http import free_port
 
 PROMETHEUS = shutil.which("prometheus")
 SKIP_REASON = "the prometheus binary is not installed (apt-get install prometheus; CI installs it)"
@@ -22,13 +23,6 @@ class RunningPrometheus:
     """Prometheus's own output, for a test's failure message."""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @contextmanager
 def prometheus_scraping(root: Path, target: str) -> Iterator[RunningPrometheus]:
     """Prometheus with its config, data and log under `root`, scraping `target` (host:port) as job `ragjudge`."""
@@ -39,7 +33,7 @@ def prometheus_scraping(root: Path, target: str) -> Iterator[RunningPrometheus]:
         f"scrape_configs:\n  - job_name: ragjudge\n    static_configs: [{{targets: ['{target}']}}]\n",
         encoding="utf-8",
     )
-    port = _free_port()
+    port = free_port()
     log = root / "prometheus.log"
     with log.open("wb") as out:
         process = subprocess.Popen(

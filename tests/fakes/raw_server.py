@@ -1,84 +1,72 @@
-"""A loopback HTTP server that answers every request with exactly the bytes a test gives it.
+"""Loopback servers below HTTP: one answers every request with exactly the bytes a test gives it, the
+other answers one byte at a time.
 
-For fuzzing: the status line, the headers and the body may be anything at all, including
-not HTTP. The request is read (head, then `Content-Length` bytes), the reply written, and
-the connection closed.
+`RawServer` is for fuzzing: the status line, the headers and the body may be anything at all, including
+not HTTP. `DripServer` sends its reply a byte every `every_s` seconds: a per-read socket timeout never
+fires against it (a byte always arrives in time), so only a whole-attempt deadline ends a call to it.
+
+Both read the request (head, then `Content-Length` bytes), write the reply and close the connection,
+on the one loopback base (`tests.fakes._http`, with its `RawHandler`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import socket
 import threading
 from collections.abc import Callable
-from types import TracebackType
+
+from tests.fakes._http import LoopbackServer, RawHandler
 
 
-class RawServer:
+class RawServer(LoopbackServer):
     """`with RawServer(lambda request: b"HTTP/1.1 200 OK\\r\\n...") as server:` then call `server.url`."""
 
+    handler = RawHandler
+    keeps_url = True
+
     def __init__(self, reply: Callable[[bytes], bytes]) -> None:
+        super().__init__()
         self.reply = reply
         self.requests: list[bytes] = []
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", 0))
-        self._sock.listen(64)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
 
-    @property
-    def url(self) -> str:
-        host, port = self._sock.getsockname()[:2]
-        return f"http://{host}:{port}"
+    def answer(self, conn: socket.socket, request: bytes) -> None:
+        self.requests.append(request)
+        conn.sendall(self.reply(request))
 
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
+
+class DripServer(LoopbackServer):
+    """Reads each request, then sends `reply` one byte every `every_s` seconds (until stopped)."""
+
+    handler = RawHandler
+    keeps_url = True
+
+    def __init__(self, reply: bytes, every_s: float = 1.0, prefix: bytes = b"") -> None:
+        super().__init__()
+        self.reply = reply
+        self.prefix = prefix
+        """Sent at once, before the drip (e.g. the status line and headers, to drip only the body)."""
+        self.every_s = every_s
+        self.requests = 0
+        self.bytes_sent = 0
+        self._stopping = threading.Event()
+
+    def answer(self, conn: socket.socket, request: bytes) -> None:
+        self.requests += 1
+        conn.sendall(self.prefix)
+        for i in range(len(self.reply)):
+            if self._stopping.wait(self.every_s):
                 return
-            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+            conn.sendall(self.reply[i : i + 1])
+            self.bytes_sent += 1
 
-    def _one(self, conn: socket.socket) -> None:
-        with conn:
-            conn.settimeout(5)
-            try:
-                request = _read_request(conn)
-                self.requests.append(request)
-                conn.sendall(self.reply(request))
-                conn.shutdown(socket.SHUT_WR)
-            except OSError:
-                pass
-
-    def __enter__(self) -> RawServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._stop.set()
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept(); close() alone does not
-        self._sock.close()
-        self._thread.join(timeout=2)
+    def stop(self) -> None:
+        self._stopping.set()
+        super().stop()
 
 
-def _read_request(conn: socket.socket) -> bytes:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(65536)
-        if not chunk:
-            return data
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = 0
-    for line in head.split(b"\r\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length" and value.strip().isdigit():
-            length = int(value.strip())
-    while len(body) < length:
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        body += chunk
-    return head + b"\r\n\r\n" + body
+def http_reply(body: bytes, status: str = "200 OK", content_type: str = "application/json") -> bytes:
+    """A whole HTTP/1.1 reply with a Content-Length."""
+    head = (
+        f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body

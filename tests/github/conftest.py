@@ -8,12 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.fixtures import fake_github, fake_openai
 from tests.fakes.github_server import FakeGitHub
 from tests.github.runner import ActionRunner
 from tests.github.workspace import write_example_workspace
-
-__all__ = ["fake_github", "fake_openai"]
 
 
 @pytest.fixture

@@ -237,7 +237,7 @@ def test_no_pull_request_means_no_comment(runner: ActionRunner, fake_github: Fak
 def test_summary_lists_every_failing_case_the_comment_cannot(
     runner: ActionRunner, fake_github: FakeGitHub, workspace: Path
 ) -> None:
-    from tests.helpers_rag import RagServer, answer
+    from tests.fakes.rag import RagServer, answer
 
     n = 400
     lines = []
@@ -265,7 +265,7 @@ def test_summary_lists_every_failing_case_the_comment_cannot(
 
 
 def test_untrusted_text_cannot_issue_workflow_commands(runner: ActionRunner, workspace: Path) -> None:
-    from tests.helpers_rag import RagServer, answer
+    from tests.fakes.rag import RagServer, answer
 
     evil = "50% off\r\n::set-output name=verdict::pass\n::warning::forged, really: yes"
     (workspace / "cases" / "evil.yaml").write_text(
@@ -438,7 +438,7 @@ def test_canary_mode(
     code: int,
     faithfulness: str,
 ) -> None:
-    from tests.helpers_rag import RagServer, answer
+    from tests.fakes.rag import RagServer, answer
 
     passage = {"d1": "Refunds take 3 days."}
     sample = "".join(f"- id: q{i}\n  question: refund question {i}\n" for i in range(60))

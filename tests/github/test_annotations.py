@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ragjudge.github.annotations import gate_annotations
-from tests.github.reports import case, report
+from tests.fakes.reports import case, gate_report
 
 
 def test_failed_gate_rules_first_then_cases_worst_first() -> None:
@@ -14,7 +14,7 @@ def test_failed_gate_rules_first_then_cases_worst_first() -> None:
         case("low-faithfulness", conditions=("a",), faithfulness=0.1),
         case("fine", "pass"),
     ]
-    notes = gate_annotations(report(cases))
+    notes = gate_annotations(gate_report(cases))
 
     assert [n.kind for n in notes] == ["error"] * 5
     assert notes[0].title == "ragjudge: suite rule pass_rate failed"
@@ -29,7 +29,7 @@ def test_failed_gate_rules_first_then_cases_worst_first() -> None:
 
 
 def test_at_most_ten_errors_with_the_rest_counted() -> None:
-    notes = gate_annotations(report([case(f"c{i:02d}") for i in range(25)]))
+    notes = gate_annotations(gate_report([case(f"c{i:02d}") for i in range(25)]))
 
     assert len(notes) == 10 and all(n.kind == "error" for n in notes)
     assert notes[-1].message == "17 more failing or errored cases: see the job summary"
@@ -37,7 +37,7 @@ def test_at_most_ten_errors_with_the_rest_counted() -> None:
 
 def test_a_passing_gate_warns_about_the_cases_it_tolerated() -> None:
     cases = [case("ok", "pass"), case("tolerated")]
-    notes = gate_annotations(report(cases, verdict="pass"), warnings=("comment not posted",))
+    notes = gate_annotations(gate_report(cases, verdict="pass"), warnings=("comment not posted",))
 
     assert [(n.kind, n.message) for n in notes] == [
         ("warning", "comment not posted"),
@@ -46,13 +46,13 @@ def test_a_passing_gate_warns_about_the_cases_it_tolerated() -> None:
 
 
 def test_warnings_are_capped_too() -> None:
-    notes = gate_annotations(report([case("bad")], warnings=tuple(f"w{i}" for i in range(14))))
+    notes = gate_annotations(gate_report([case("bad")], warnings=tuple(f"w{i}" for i in range(14))))
 
     assert sum(n.kind == "warning" for n in notes) == 10 and sum(n.kind == "error" for n in notes) == 2
 
 
 def test_an_error_verdict_says_nothing_could_be_evaluated() -> None:
-    r = report([case("e1", "error"), case("e2", "error")], verdict="error")
+    r = gate_report([case("e1", "error"), case("e2", "error")], verdict="error")
     r = r.model_copy(update={"rules": [x.model_copy(update={"passed": None}) for x in r.rules]})
 
     notes = gate_annotations(r)
@@ -66,8 +66,8 @@ def test_a_gate_failed_by_regressions_names_the_rule_and_the_regressions_first()
 
     from ragjudge.compare import compare_with_baseline
     from ragjudge.config.model import parse_config
-    from tests.compare.reports import C
-    from tests.compare.reports import report as compare_report
+    from tests.fakes.reports import C
+    from tests.fakes.reports import report as compare_report
 
     base = compare_report([C("old-fail", "fail"), C("refund-07"), C("ship-12")])
     now = compare_report(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ragjudge.github.summary import MAX_SUMMARY_BYTES, append_summary, cap_bytes, gate_summary, text_summary
 from ragjudge.report.markdown import COMMENT_LIMIT, render_comment
-from tests.github.reports import case, report
+from tests.fakes.reports import case, gate_report
 
 
 def many_failures(n: int, width: int = 200) -> list[dict[str, object]]:
@@ -14,7 +14,7 @@ def many_failures(n: int, width: int = 200) -> list[dict[str, object]]:
 
 
 def test_lists_every_failing_case_where_the_comment_stops() -> None:
-    r = report(many_failures(600))
+    r = gate_report(many_failures(600))
 
     comment = render_comment(r, None, report_path="r.json")
     summary = gate_summary(r, "r.json", ["PR comment updated: https://example/1"])
@@ -27,7 +27,7 @@ def test_lists_every_failing_case_where_the_comment_stops() -> None:
 
 
 def test_stays_under_one_mib_with_multibyte_text() -> None:
-    r = report([case(f"案例-{i:05d}", conditions=("缺少必要细节：" + "退款" * 150,)) for i in range(1500)])
+    r = gate_report([case(f"案例-{i:05d}", conditions=("缺少必要细节：" + "退款" * 150,)) for i in range(1500)])
 
     summary = gate_summary(r, "r.json")
 
@@ -36,7 +36,7 @@ def test_stays_under_one_mib_with_multibyte_text() -> None:
 
 
 def test_small_budget_still_fits() -> None:
-    summary = gate_summary(report(many_failures(50)), "r.json", budget=5_000)
+    summary = gate_summary(gate_report(many_failures(50)), "r.json", budget=5_000)
     assert len(summary.encode("utf-8")) <= 5_000
 
 

@@ -14,7 +14,7 @@ from ragjudge.judge.chat import ChatCaller
 from ragjudge.judge.openai_judge import OpenAIJudge
 from ragjudge.judge.prompting import GATE_TEMPLATES, template
 from tests.fakes.openai_server import FakeOpenAI, Reply, queue
-from tests.helpers_rag import make_case, make_trace
+from tests.fakes.rag import make_case, make_trace
 from tests.judge.openai_helpers import (
     PASSAGES,
     LogSink,

@@ -11,9 +11,9 @@ import pytest
 
 from ragjudge.judge.chat import CallFailed, ChatCaller, Target
 from ragjudge.judge.replies import response_format
-from tests.fakes.drip import DripServer, http_reply
 from tests.fakes.openai_server import FakeOpenAI, Reply, default_error
-from tests.helpers_rag import make_case, make_trace
+from tests.fakes.rag import make_case, make_trace
+from tests.fakes.raw_server import DripServer, http_reply
 from tests.judge.openai_helpers import KEY, LogSink, Sleeps, judge_config, make_judge
 
 MESSAGES = [{"role": "user", "content": "Judge this."}]

@@ -16,7 +16,7 @@ import pytest
 from ragjudge.judge.interface import Judgement
 from ragjudge.rules import Rule
 from tests.fakes.openai_server import FakeOpenAI, Reply, Responder, queue, reject_json_schema
-from tests.helpers_rag import make_case, make_trace
+from tests.fakes.rag import make_case, make_trace
 from tests.judge.openai_helpers import (
     PASSAGES,
     LogSink,

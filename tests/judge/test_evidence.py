@@ -256,7 +256,7 @@ def _precision_run(
     tmp_path: Path, cases: list[dict[str, Any]], replies: dict[str, Any], rules: dict[str, str], responder: Any
 ) -> tuple[int, dict[str, Any], FakeOpenAI]:
     from ragjudge.cli import main
-    from tests.helpers_rag import RagServer
+    from tests.fakes.rag import RagServer
     from tests.judge.fake_evidence import run_config
 
     with FakeOpenAI(responder, api_key=KEY) as fake, RagServer(replies) as rag:
@@ -267,7 +267,7 @@ def _precision_run(
 
 
 def test_cases_without_golden_ids_get_rank_weighted_llm_precision(tmp_path: Path) -> None:
-    from tests.helpers_rag import answer
+    from tests.fakes.rag import answer
     from tests.judge.fake_evidence import other_judges
 
     ids = list(PRECISION_PASSAGES)
@@ -308,7 +308,7 @@ def test_cases_without_golden_ids_get_rank_weighted_llm_precision(tmp_path: Path
 
 
 def test_an_unscored_passage_makes_the_precision_unscored_and_the_case_an_error(tmp_path: Path) -> None:
-    from tests.helpers_rag import answer
+    from tests.fakes.rag import answer
     from tests.judge.fake_evidence import first_sentence, other_judges
 
     def quote(p: str) -> str:
@@ -330,7 +330,7 @@ def test_an_unscored_passage_makes_the_precision_unscored_and_the_case_an_error(
 
 
 def test_without_a_precision_rule_no_evidence_call_is_made(tmp_path: Path) -> None:
-    from tests.helpers_rag import answer
+    from tests.fakes.rag import answer
     from tests.judge.fake_evidence import other_judges
 
     replies = {"Q?": answer("Refunds take 5 days.", list(PRECISION_PASSAGES), PRECISION_PASSAGES)}
@@ -347,7 +347,7 @@ def test_without_a_precision_rule_no_evidence_call_is_made(tmp_path: Path) -> No
 
 def test_only_the_first_max_passages_are_judged_for_precision_and_the_note_says_so(tmp_path: Path) -> None:
     from ragjudge.cli import main
-    from tests.helpers_rag import RagServer, answer
+    from tests.fakes.rag import RagServer, answer
     from tests.judge.fake_evidence import other_judges, run_config
 
     # 60 relevant passages; with judge.max_passages 6 one evidence call scores the first six, not ten calls all.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ragjudge import masking
 from tests.fakes.openai_server import FakeOpenAI, Reply, queue
-from tests.helpers_rag import make_case, make_trace
+from tests.fakes.rag import make_case, make_trace
 from tests.judge.openai_helpers import GOOD_CLAIMS, by_kind, claims_json, kind_of, make_judge, user_text
 
 CASE = make_case("c1", "How long do refunds take?")

@@ -6,8 +6,8 @@ import pytest
 
 from ragjudge.config.model import JudgeConfig
 from ragjudge.judge.openai_judge import ChatCaller, OpenAIJudge
+from tests.fakes.rag import make_case, make_trace
 from tests.fakes.raw_server import RawServer
-from tests.helpers_rag import make_case, make_trace
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 from ragjudge.judge.interface import NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS
 from ragjudge.judge.offline import NAME, NOTE, OfflineJudge
 from ragjudge.judge.text import has_cjk, split_claims, tokens
-from tests.helpers_rag import make_case, make_trace
+from tests.fakes.rag import make_case, make_trace
 
 REFUND_ZH = "退款需要提供订单号和购买凭证"
 

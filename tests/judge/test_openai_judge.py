@@ -23,7 +23,7 @@ from ragjudge.judge.interface import Judgement
 from ragjudge.judge.openai_judge import ChatCaller, OpenAIJudge, Throttle
 from ragjudge.rules import Rule
 from tests.fakes.openai_server import FakeOpenAI, Reply, Responder, default_error, queue, reject_json_schema
-from tests.helpers_rag import RagServer, Raw, answer, closed_port_url, make_case, make_trace
+from tests.fakes.rag import RagServer, Raw, answer, closed_port_url, make_case, make_trace
 from tests.judge.openai_helpers import (
     KEY,
     PASSAGES,

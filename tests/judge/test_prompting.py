@@ -18,7 +18,7 @@ from ragjudge.judge.prompting import (
     template_text,
     trimmed,
 )
-from tests.helpers_rag import make_case, make_trace
+from tests.fakes.rag import make_case, make_trace
 from tests.judge.openai_helpers import PASSAGES
 
 BENIGN = "Refunds are paid back within 5 working days."

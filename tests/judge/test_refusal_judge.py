@@ -13,7 +13,7 @@ from ragjudge.cases import Case
 from ragjudge.cli import main
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.judge.openai_judge import ChatCaller, OpenAIJudge
-from tests.endpoint.framework_servers import FrameworkServer
+from tests.fakes.framework_servers import FrameworkServer
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.judge.openai_helpers import (
     GOOD_CLAIMS,

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from tests.compare.reports import C, report
+from tests.fakes.reports import C, report
 
 from ragjudge.compare import compare_with_baseline
 from ragjudge.config.model import parse_config

@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.helpers_rag import error_result, make_case, make_report, make_trace, ok_result
+from tests.fakes.rag import error_result, make_case, make_trace, ok_result
+from tests.fakes.reports import make_report
 
 from ragjudge.errors import ConfigError
 from ragjudge.gate.scoring import CaseResult, score_case
@@ -415,7 +416,8 @@ def test_a_missing_template_is_a_config_error(tmp_path: Path) -> None:
 
 
 def test_unscored_judgements_on_passing_cases_are_shown() -> None:
-    from tests.helpers_rag import make_case, make_report, make_trace, ok_result
+    from tests.fakes.rag import make_case, make_trace, ok_result
+    from tests.fakes.reports import make_report
 
     from ragjudge.gate.scoring import score_case
     from ragjudge.judge.interface import Judgement, Unscored

@@ -11,7 +11,8 @@ import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.helpers_rag import error_result, make_case, make_report, make_trace, ok_result
+from tests.fakes.rag import error_result, make_case, make_trace, ok_result
+from tests.fakes.reports import make_report
 from tests.report.test_comment import ALLOWED_TAGS, cells, tables
 
 from ragjudge.gate.scoring import score_case

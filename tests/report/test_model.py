@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers_rag import error_result, make_case, make_report, make_trace, ok_result
+from tests.fakes.rag import error_result, make_case, make_trace, ok_result
+from tests.fakes.reports import make_report
 
 from ragjudge.errors import CaseFileError, ExitCode
 from ragjudge.gate.scoring import CaseResult, score_case

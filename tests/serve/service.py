@@ -1,16 +1,11 @@
-"""Test plumbing for `ragjudge serve`: the service in a thread on a free loopback port, loopback
-"cluster" arms reached by their Kubernetes service names, and the example manifests.
-
-Cluster DNS is stood in for by one loopback server: `http://<service>.<namespace>.svc.cluster.local/ask`
-becomes `http://127.0.0.1:PORT/<service>.<namespace>/ask` (`loopback_dns`), so the URL templates of the
-example config and manifests are used as written.
+"""Test plumbing for `ragjudge serve`: the service in a thread on a free loopback port, and the example
+manifests. The "cluster" arms it analyses, reached by their Kubernetes service names, are
+`tests.fakes.cluster.Cluster`.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -29,26 +24,12 @@ from ragjudge.config.model import Config, load_config
 from ragjudge.errors import ExitCode
 from ragjudge.serve.analyses import Registry, Runner
 from ragjudge.serve.app import ServeServer, serve_until_stopped
-from tests.canary.servers import faithful_reply, write_config, write_sample
-from tests.fakes._http import Incoming, LoopbackServer, Outgoing
+from tests.canary.files import write_config, write_sample
+from tests.fakes.cluster import loopback_dns
 
 DEPLOY = Path(__file__).resolve().parents[2] / "examples" / "deploy"
-CLUSTER_URL = re.compile(r"^http://([^/:]+?)\.svc\.cluster\.local(?::\d+)?(/.*)?$")
-# See tests/canary/test_command.py: a healthy canary is clearly faster than the stable version (on a
-# busy 2-core machine, jitter alone can stretch a p95 interval past 1.5 when the arms are close).
-CANARY_DELAY_S = 0.01
-STABLE_DELAY_S = 0.12
-SLOW_DELAY_S = 0.5
 SAMPLE = 120
 SAMPLE_SIZE = 100  # examples/deploy/flagger-canary.yaml's metadata.sample_size
-
-
-def loopback_dns(url: str, base: str) -> str:
-    """`http://svc.ns.svc.cluster.local[:port]/path` -> `{base}/svc.ns/path`; other URLs unchanged."""
-    match = CLUSTER_URL.match(url)
-    if match is None:
-        return url
-    return f"{base}/{match.group(1)}{match.group(2) or ''}"
 
 
 RAGJUDGE_URL = "http://ragjudge.ragjudge.svc.cluster.local:8787"
@@ -82,71 +63,6 @@ def example_config() -> dict[str, Any]:
     """The ragjudge.yml in examples/deploy/ragjudge-serve.yaml's ConfigMap."""
     data: dict[str, Any] = yaml.safe_load(manifest("ragjudge-serve.yaml", "ConfigMap")["data"]["ragjudge.yml"])
     return data
-
-
-@dataclass(frozen=True)
-class Arm:
-    delay_s: float
-    reply: dict[str, Any]
-
-
-class Cluster(LoopbackServer):
-    """The canaries' services: `/<service>.<namespace>/ask` answers as `arms[service]` says; every
-    request's path is recorded. Unknown services answer 503, like a Service without endpoints."""
-
-    def __init__(self, arms: dict[str, Arm]) -> None:
-        super().__init__()
-        self.arms = arms
-        self.paths: list[str] = []
-        self.lock = threading.Lock()
-
-    def handle(self, req: Incoming) -> Outgoing:
-        with self.lock:
-            self.paths.append(req.path)
-        service = req.path.strip("/").split("/")[0].split(".")[0]
-        arm = self.arms.get(service)
-        if arm is None:
-            return Outgoing(503, "no endpoints")
-        if arm.delay_s:
-            time.sleep(arm.delay_s)
-        return Outgoing(200, arm.reply)
-
-    def count(self, path: str) -> int:
-        with self.lock:
-            return self.paths.count(path)
-
-
-def standard_arms() -> dict[str, Arm]:
-    """Canaries as Flagger (and Argo) name their services: good and disliked (faster), slow."""
-    fast, stable = Arm(CANARY_DELAY_S, faithful_reply()), Arm(STABLE_DELAY_S, faithful_reply())
-    arms: dict[str, Arm] = {}
-    for name, canary in (
-        ("good", fast),
-        ("slow", Arm(SLOW_DELAY_S, faithful_reply())),
-        ("disliked", fast),
-    ):
-        arms[f"{name}-canary"] = canary
-        arms[f"{name}-primary"] = stable
-        arms[f"{name}-stable"] = stable  # Argo Rollouts' name for the stable service
-    return arms
-
-
-class FeedbackServer(LoopbackServer):
-    """Feedback counts JSON per canary at `/<name>.json` (the `feedback_url` source)."""
-
-    def __init__(self, counts: dict[str, tuple[tuple[int, int], tuple[int, int]]]) -> None:
-        super().__init__()
-        self.counts = counts
-
-    def handle(self, req: Incoming) -> Outgoing:
-        name = req.path.strip("/").removesuffix(".json")
-        if name not in self.counts:
-            return Outgoing(404, {"error": "unknown"})
-        (td, tr), (cd, cr) = self.counts[name]
-        return Outgoing(
-            200,
-            {"treatment": {"dislikes": td, "responses": tr}, "control": {"dislikes": cd, "responses": cr}},
-        )
 
 
 def serve_config(
@@ -291,10 +207,3 @@ class Held:
 
     def release(self) -> None:
         self.event.set()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port

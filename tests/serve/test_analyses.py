@@ -8,7 +8,8 @@ from ragjudge.canary.release import run_canary
 from ragjudge.config.model import load_config
 from ragjudge.serve.analyses import canary_request
 from ragjudge.serve.state import AnalysisSpec
-from tests.canary.servers import ArmServer, write_config, write_sample
+from tests.canary.files import write_config, write_sample
+from tests.fakes.arms import ArmServer
 
 QUERIES = {
     "treatment_dislikes": 'sum(d{app="{name}-canary",namespace="{namespace}"})',

@@ -15,7 +15,7 @@ import requests
 from ragjudge.canary.release import CanaryOutcome
 from ragjudge.config.model import load_config
 from ragjudge.errors import ExitCode
-from tests.canary.servers import write_config, write_sample
+from tests.canary.files import write_config, write_sample
 from tests.serve.service import Held, Service, report, running_service, small_config
 
 TOKEN = "s3cret-token-for-tests-9d2b"

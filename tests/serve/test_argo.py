@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.canary.servers import write_feedback
-from tests.serve.service import Cluster, Service, manifest, resolver, running_service, serve_config, standard_arms
+from tests.canary.files import write_feedback
+from tests.fakes.cluster import Cluster, standard_arms
+from tests.serve.service import Service, manifest, resolver, running_service, serve_config
 from tests.serve.standins import StandInArgo, measure
 
 TOKEN = "argo-test-token-77c1"

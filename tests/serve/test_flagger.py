@@ -12,20 +12,9 @@ from typing import Any
 import pytest
 
 from ragjudge.cli import main
-from tests.canary.servers import read_report, write_feedback
-from tests.serve.service import (
-    RAGJUDGE_URL,
-    SAMPLE_SIZE,
-    Cluster,
-    FeedbackServer,
-    Service,
-    loopback_dns,
-    manifest,
-    resolver,
-    running_service,
-    serve_config,
-    standard_arms,
-)
+from tests.canary.files import read_report, write_feedback
+from tests.fakes.cluster import Cluster, FeedbackServer, loopback_dns, standard_arms
+from tests.serve.service import RAGJUDGE_URL, SAMPLE_SIZE, Service, manifest, resolver, running_service, serve_config
 from tests.serve.standins import StandInFlagger
 
 TOKEN = "flagger-test-token-3f9a"

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 import requests
 
-from tests.canary.servers import write_feedback
+from tests.canary.files import write_feedback
+from tests.fakes.cluster import Cluster, standard_arms
 from tests.fakes.prometheus import PROMETHEUS, SKIP_REASON, prometheus_scraping
-from tests.serve.service import Cluster, Service, running_service, serve_config, standard_arms
+from tests.serve.service import Service, running_service, serve_config
 
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason=SKIP_REASON)
 WITHIN_S = 30.0

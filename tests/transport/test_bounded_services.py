@@ -11,7 +11,7 @@ from ragjudge.canary.prometheus import PrometheusSource
 from ragjudge.config.model import FeedbackPrometheus
 from ragjudge.errors import EvaluationError
 from ragjudge.github.rest import GitHubClient, GitHubError
-from tests.fakes.drip import DripServer, http_reply
+from tests.fakes.raw_server import DripServer, http_reply
 
 BODY = b'{"status": "success", "data": {"resultType": "vector", "result": []}}'
 

@@ -24,7 +24,7 @@ from ragjudge.judge.chat import CallFailed, ChatCaller, Target
 from ragjudge.judge.replies import response_format
 from ragjudge.transport import deadline, lookup
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.helpers_rag import RagServer, answer, make_case
+from tests.fakes.rag import RagServer, answer, make_case
 from tests.judge.openai_helpers import Sleeps, judge_config
 
 STALLED = "stalled.invalid"

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 
 from urllib3.connection import HTTPConnection, HTTPSConnection
 
 from ragjudge.transport import deadline
 from ragjudge.transport.pools import WatchedPool, WatchedTLSPool, watched_pool
+from tests.fakes.raw_server import DripServer, http_reply
 
 
 def test_the_tls_connection_keeps_https_handshake_and_adds_the_watch() -> None:
@@ -23,23 +22,17 @@ def test_the_tls_connection_keeps_https_handshake_and_adds_the_watch() -> None:
 
 
 def test_a_call_that_hangs_is_cut_off_at_the_deadline() -> None:
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
-    port = listener.getsockname()[1]
-    accepted: list[socket.socket] = []
-    threading.Thread(target=lambda: accepted.append(listener.accept()[0]), daemon=True).start()
-    manager = watched_pool(maxsize=1)
-    started = time.monotonic()
-    with deadline.limit(0.3) as limit:
-        try:
-            # The socket timeout alone would wait 30 s for a status line that never comes.
-            manager.urlopen("GET", f"http://127.0.0.1:{port}/", timeout=30, retries=False)
-            outcome = "replied"
-        except Exception as exc:  # the watchdog closes the socket: urllib3 reports it its own way
-            outcome = type(exc).__name__
+    # The server reads the request, then says nothing for 30 s (until it is stopped).
+    with DripServer(http_reply(b"{}"), every_s=30) as server:
+        manager = watched_pool(maxsize=1)
+        started = time.monotonic()
+        with deadline.limit(0.3) as limit:
+            try:
+                # The socket timeout alone would wait 30 s for a status line that never comes.
+                manager.urlopen("GET", f"{server.url}/", timeout=30, retries=False)
+                outcome = "replied"
+            except Exception as exc:  # the watchdog closes the socket: urllib3 reports it its own way
+                outcome = type(exc).__name__
     assert limit.fired is not None
     assert outcome != "replied"
     assert time.monotonic() - started < 10  # cut off by the watchdog, not by the 30 s socket timeout
-    for sock in [listener, *accepted]:
-        sock.close()

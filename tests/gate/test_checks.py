@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragjudge.gate.checks import DECLINED, mechanical_failures
-from tests.helpers_rag import make_case, make_trace
+from tests.fakes.rag import make_case, make_trace
 
 
 def test_declined_reason_text() -> None:

@@ -19,7 +19,7 @@ import yaml
 from ragjudge import masking
 from ragjudge.cli import main
 from ragjudge.config.model import parse_config
-from tests.helpers_rag import RagServer, Raw, answer, closed_port_url
+from tests.fakes.rag import RagServer, Raw, answer, closed_port_url
 
 TOKEN = "tok-s3cr3t-4242"
 DEFAULT_CASE_RULES = {"context_recall": ">= 1.0", "latency_ms": "<= 10000"}

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
+
+from tests.fakes._http import Incoming, LoopbackServer, Outgoing
 
 DOCS: dict[str, tuple[str, str]] = {
     "doc-refund-1": ("Refunds", "Refunds are paid back to the original card within 5 working days."),
@@ -179,81 +178,46 @@ SHAPES = {
 }
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def _send(self, status: int, data: Any) -> None:
-        payload = json.dumps(data, ensure_ascii=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        shape = self.server.shape
-        if self.path != shape.path:
-            self._send(404, {"detail": "Not Found"})
-            return
-        try:
-            body = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            self._send(422, {"detail": [{"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error"}]})
-            return
-        with self.server.lock:
-            self.server.bodies.append(body)
-        question = shape.question(body)
-        if question is None:
-            self._send(422, _langserve_422(body) if shape is SHAPES["langserve"] else _missing(shape.field, body))
-            return
-        self._send(200, shape.reply(question))
+def _json(status: int, data: Any) -> Outgoing:
+    payload = json.dumps(data, ensure_ascii=False).encode("utf-8")
+    return Outgoing(status, payload, {"Content-Type": "application/json"})
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, shape: Shape) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.shape = shape
-        self.lock = threading.Lock()
-        self.bodies: list[Any] = []
-
-
-class FrameworkServer:
+class FrameworkServer(LoopbackServer):
     """`with FrameworkServer("hayhooks") as s:` serves that shape on 127.0.0.1; `s.url` is its endpoint."""
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
-        self._server = _Server(SHAPES[kind])
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+    keeps_url = True
 
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.shape = SHAPES[kind]
+        self.url_path = self.shape.path
+        self._bodies: list[Any] = []
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def url(self) -> str:
-        return self.base + SHAPES[self.kind].path
+        return self.origin
 
     @property
     def bodies(self) -> list[Any]:
-        with self._server.lock:
-            return list(self._server.bodies)
+        with self._lock:
+            return list(self._bodies)
 
-    def __enter__(self) -> FrameworkServer:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def handle(self, req: Incoming) -> Outgoing:
+        if req.method != "POST":
+            return Outgoing(501, f"Unsupported method ({req.method!r})")
+        if req.raw_path != self.shape.path:
+            return _json(404, {"detail": "Not Found"})
+        try:
+            body = json.loads(req.raw_body.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return _json(422, {"detail": [{"type": "json_invalid", "loc": ["body", 0], "msg": "JSON decode error"}]})
+        with self._lock:
+            self._bodies.append(body)
+        question = self.shape.question(body)
+        if question is None:
+            return _json(
+                422, _langserve_422(body) if self.shape is SHAPES["langserve"] else _missing(self.shape.field, body)
+            )
+        return _json(200, self.shape.reply(question))

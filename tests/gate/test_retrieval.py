@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragjudge.gate.retrieval import context_precision, context_recall, rejection_correct
-from tests.helpers_rag import make_case, make_trace
+from tests.fakes.rag import make_case, make_trace
 
 # --- context recall -----------------------------------------------------------------------------
 

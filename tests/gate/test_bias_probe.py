@@ -11,7 +11,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from ragjudge.cli import main
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers_rag import RagServer, answer
+from tests.fakes.rag import RagServer, answer
 from tests.judge.fake_evidence import (
     KEY,
     Score,

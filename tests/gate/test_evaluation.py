@@ -13,7 +13,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = ["ragjudge.calibrate", "ragjudge.calibrate.fingerprint"]
 
 
@@ -47,7 +47,7 @@ def test_a_model_judged_run_with_precision_and_bias_check_stays_out_of_calibrate
         f"""
         from pathlib import Path
         from tests.fakes.openai_server import FakeOpenAI
-        from tests.helpers_rag import RagServer, answer
+        from tests.fakes.rag import RagServer, answer
         from tests.judge.fake_evidence import KEY, evidence_responder, other_judges, passage, run_config
         from ragjudge.cli import main
 

@@ -8,7 +8,7 @@ from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.gate.suite import evaluate_suite, suite_metrics
 from ragjudge.judge.interface import Judgement, Unscored
 from ragjudge.rules import Rule, parse_rules
-from tests.helpers_rag import error_result, make_case, make_trace, ok_result
+from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 
 CASE_RULES = parse_rules({"context_recall": ">= 1.0", "latency_ms": "<= 10000"}, "case", "gate.case")
 PASS_ALL = [Rule("suite", "pass_rate", ">=", 1.0)]

@@ -6,7 +6,7 @@ from ragjudge.gate.scoring import rules_need_judge, score_case
 from ragjudge.judge.interface import Claim, Judgement, Unscored
 from ragjudge.judge.offline import OfflineJudge
 from ragjudge.rules import Rule, parse_rules
-from tests.helpers_rag import error_result, make_case, make_trace, ok_result
+from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 
 DEFAULT_CASE_RULES = parse_rules({"context_recall": ">= 1.0", "latency_ms": "<= 10000"}, "case", "gate.case")
 FAITH = Rule("case", "faithfulness", ">=", 0.8)

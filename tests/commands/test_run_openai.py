@@ -13,7 +13,7 @@ import yaml
 
 from ragjudge.cli import main
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.helpers_rag import RagServer, answer
+from tests.fakes.rag import RagServer, answer
 from tests.judge.openai_helpers import (
     KEY,
     PASSAGES,

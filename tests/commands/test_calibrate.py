@@ -16,12 +16,12 @@ import yaml
 from scipy.stats import spearmanr
 from sklearn.metrics import cohen_kappa_score, confusion_matrix, f1_score
 from statsmodels.stats.proportion import proportion_confint
-from tests.fakes.openai_server import FakeOpenAI
-from tests.judge.fake_evidence import KEY, by_marker, evidence_responder, first_wins, other_judges, passage
 
 from ragjudge.calibrate.fingerprint import fingerprint_of
 from ragjudge.cli import main
 from ragjudge.config.model import load_config
+from tests.fakes.openai_server import FakeOpenAI
+from tests.judge.fake_evidence import KEY, by_marker, evidence_responder, first_wins, other_judges, passage
 
 KEYS = ("n", "agreement", "ci95", "kappa", "tpr", "tnr", "confusion", "mae", "mean_error", "weighted_kappa",
         "spearman", "weighted_f1", "verdict", "judge_fingerprint")  # fmt: skip

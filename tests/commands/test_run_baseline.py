@@ -34,7 +34,7 @@ import yaml
 
 from ragjudge.cli import main
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.helpers_rag import RagServer, Raw, Seen
+from tests.fakes.rag import RagServer, Raw, Seen
 from tests.judge.openai_helpers import KEY, by_kind, claim, claims_json, rubric_json, user_text
 
 ENV_KEY = "RAGJUDGE_TEST_BASELINE_KEY"

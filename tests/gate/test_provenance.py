@@ -13,7 +13,7 @@ import pytest
 
 from ragjudge.config.model import parse_config
 from ragjudge.gate.provenance import case_set_hash, clean_url, git_identity, judge_fingerprint, provenance, rules_hash
-from tests.helpers_rag import make_case
+from tests.fakes.rag import make_case
 
 
 @pytest.mark.parametrize(

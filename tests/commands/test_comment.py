@@ -10,7 +10,7 @@ import pytest
 from ragjudge.cli import main
 from ragjudge.report.model import write_report
 from tests.fakes.github_server import FakeGitHub
-from tests.github.reports import case, report
+from tests.fakes.reports import case, gate_report
 
 TOKEN = "ghs_workflow_run_token_777"
 MARKER = "<!-- ragjudge:sticky:gate -->"
@@ -19,7 +19,7 @@ MARKER = "<!-- ragjudge:sticky:gate -->"
 @pytest.fixture
 def saved_report(tmp_path: Path) -> Path:
     path = tmp_path / "artifact" / "ragjudge-report.json"
-    write_report(report([case("ok", "pass"), case("bad-@everyone <img src=x>")]), path)
+    write_report(gate_report([case("ok", "pass"), case("bad-@everyone <img src=x>")]), path)
     return path
 
 

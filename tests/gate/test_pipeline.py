@@ -16,7 +16,7 @@ from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.pipeline import RunPlan, run_cases
 from ragjudge.judge.interface import LogFn
 from ragjudge.judge.offline import OfflineJudge
-from tests.helpers_rag import make_case, make_trace, ok_result
+from tests.fakes.rag import make_case, make_trace, ok_result
 
 
 class Replies:

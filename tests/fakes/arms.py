@@ -1,22 +1,20 @@
-"""Loopback servers and files for the canary tests: RAG arms that are slow or unfaithful on purpose,
-a recorder of the order requests arrive in, and writers for sample, feedback and config files."""
+"""Loopback RAG arms for the canary tests: arms that are slow or unfaithful on purpose, a recorder of the
+order requests arrive in, and the bundled example service as an arm. (Many arms behind Kubernetes
+service names, for `ragjudge serve`: tests/fakes/cluster.py.)"""
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
-import yaml
 from ragjudge.examples.rag_service import RagHandler, make_server
 
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
-from tests.helpers_rag import answer
+from tests.fakes.rag import answer
 
 PASSAGE = "Refunds are issued within 3 business days after the returned item is inspected."
 UNSUPPORTED = "Every customer also receives a free flight to the moon with each order."
@@ -86,37 +84,3 @@ def example_service(delay_s: float = 0.0) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
-
-
-def write_sample(path: Path, n: int) -> Path:
-    """A canary sample of `n` distinct questions (case-file YAML)."""
-    cases = [{"id": f"q-{i:03d}", "question": f"How long does refund number {i} take?"} for i in range(n)]
-    path.write_text(yaml.safe_dump(cases), encoding="utf-8")
-    return path
-
-
-def write_feedback(path: Path, treatment: tuple[int, int], control: tuple[int, int]) -> Path:
-    """Feedback JSON from `(dislikes, responses)` per arm."""
-    data = {
-        "treatment": {"dislikes": treatment[0], "responses": treatment[1]},
-        "control": {"dislikes": control[0], "responses": control[1]},
-    }
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
-def write_config(path: Path, canary: dict[str, Any], **top: Any) -> Path:
-    """A ragjudge.yml with a `canary:` section; endpoint defaults suit loopback arms."""
-    config: dict[str, Any] = {
-        "endpoint": {"timeout_s": 10, "retries": 0, "concurrency": 8},
-        "judge": {"provider": "offline", "concurrency": 2},
-        "canary": canary,
-        **top,
-    }
-    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-    return path
-
-
-def read_report(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data

@@ -12,17 +12,9 @@ import pytest
 import yaml
 
 from ragjudge.cli import main
-from tests.canary.servers import (
-    ArmServer,
-    example_service,
-    faithful_reply,
-    read_report,
-    unfaithful_reply,
-    write_config,
-    write_feedback,
-    write_sample,
-)
-from tests.helpers_rag import closed_port_url
+from tests.canary.files import read_report, write_config, write_feedback, write_sample
+from tests.fakes.arms import ArmServer, example_service, faithful_reply, unfaithful_reply
+from tests.fakes.rag import closed_port_url
 
 # Per-request delays of the test arms. Two equally fast loopback arms are NOT a clearly healthy
 # canary for a p95 ratio on 100 requests: on a busy 2-CPU machine scheduling jitter alone sometimes

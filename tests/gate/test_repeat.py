@@ -19,7 +19,8 @@ from ragjudge.judge.offline import OfflineJudge
 from ragjudge.rules import Rule
 from ragjudge.transport import deadline
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers_rag import RagServer, Reply, Seen, answer, make_case, make_report, make_trace, ok_result
+from tests.fakes.rag import RagServer, Reply, Seen, answer, make_case, make_trace, ok_result
+from tests.fakes.reports import make_report
 from tests.judge.openai_helpers import PASSAGES, LogSink, by_kind, make_judge
 
 RULES = [Rule("case", "latency_ms", "<=", 10_000)]

@@ -1,1 +1,0 @@
-from tests.fakes.fixtures import fake_github, fake_openai  # noqa: F401
