@@ -32,7 +32,8 @@ from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judgement, Unscored
 from ragjudge.report.model import Report, ShardBlock
 from ragjudge.rules import Rule, parse_rules
-from tests.fakes.rag import OFFLINE_INFO, error_result, make_case, make_trace, ok_result
+from tests.fakes.rag import error_result, make_case, make_trace, ok_result
+from tests.fakes.reports import OFFLINE_INFO
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "examples" / "ragjudge.yml"
