@@ -154,11 +154,11 @@ def _reference_value(metric: str, case: Case, judgement: Judgement) -> float | M
     if points is not None:
         value = answer_correctness(points) if metric == "answer_correctness" else contradictions(points)
         return float(value) if value is not None else Missing(f"{metric}: the reference has no points")
-    reason = judgement.unscored_reason("reference") or judgement.unscored_reason("rubric")
-    if reason is not None:
-        return Missing(f"{metric} unscored: {reason}", unscored=True)
     if not case.has_reference:
         return Missing(f"{metric} not applicable: the case has no reference answer (expected)")
+    reason = judgement.unscored_reason("reference")
+    if reason is not None:
+        return Missing(f"{metric} unscored: {reason}", unscored=True)
     return Missing(f"{metric} not applicable: the reference was not judged for this reply")
 
 
