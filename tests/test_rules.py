@@ -15,6 +15,8 @@ def test_case_metrics_are_the_documented_ones() -> None:
         "latency_ms",
         "cost_usd",
         "faithfulness",
+        "answer_correctness",
+        "reference_contradictions",
         "judge.grounding",
         "judge.relevance",
         "judge.calibration",
@@ -33,6 +35,8 @@ def test_suite_metrics_are_the_documented_ones() -> None:
         "judge_error_rate",
         "endpoint_error_rate",
         "cost_usd",
+        "answer_correctness",
+        "reference_contradictions",
     } == SUITE_METRICS
 
 

@@ -15,7 +15,7 @@ import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragjudge.config import safeyaml
-from ragjudge.config.model import DEFAULT_MAX_CASE_FILE_BYTES
+from ragjudge.config.model import DEFAULT_MAX_CASE_FILE_BYTES, CriterionConfig, check_criterion_name
 from ragjudge.errors import CaseFileError
 
 OUT_OF_SCOPE_CATEGORIES = frozenset({"out of scope", "oos", "超纲", "超出范围"})
@@ -84,7 +84,7 @@ class CaseModel(BaseModel):
 
     id: str | None = None
     question: str
-    expected: str | None = None
+    expected: str | list[str] | None = None
     golden_context_ids: list[str] = Field(
         default_factory=list, validation_alias=AliasChoices("golden_context_ids", "goldenContextIds")
     )
@@ -97,6 +97,26 @@ class CaseModel(BaseModel):
     source: Literal["public", "human", "reflow", "synthetic"] | None = None
     difficulty: Literal["easy", "medium", "hard"] | None = None
     tags: list[str] = Field(default_factory=list)
+    criteria: list[str] | dict[str, CriterionConfig] = Field(default_factory=list)
+
+    @field_validator("expected")
+    @classmethod
+    def _points(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("an empty list has no reference points: leave `expected` out, or list the points")
+            if any(not point.strip() for point in value):
+                raise ValueError("a reference point is empty")
+        return value
+
+    @field_validator("criteria")
+    @classmethod
+    def _criterion_names(cls, value: list[str] | dict[str, CriterionConfig]) -> list[str] | dict[str, CriterionConfig]:
+        for name in value:
+            problem = check_criterion_name(name)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
     @field_validator("id", mode="before")
     @classmethod
@@ -117,7 +137,8 @@ class Case:
 
     id: str
     question: str
-    expected: str | None
+    expected: str | tuple[str, ...] | None
+    """The reference answer: its points as written (a list), or one text the judge splits into points."""
     golden_context_ids: tuple[str, ...]
     category: str | None
     should_answer: bool
@@ -128,13 +149,26 @@ class Case:
     tags: tuple[str, ...]
     origin: str
     """Where the case came from: `file:line` (or `file#index`)."""
+    criteria: tuple[str, ...] = ()
+    """Criteria of `judge.criteria` this case adds by name."""
+    inline_criteria: tuple[tuple[str, CriterionConfig], ...] = ()
+    """Criteria this case defines itself, by name."""
+
+    @property
+    def reference_points(self) -> tuple[str, ...] | None:
+        """The reference's points as written when `expected` is a list; None for a text or no reference."""
+        return self.expected if isinstance(self.expected, tuple) else None
+
+    @property
+    def has_reference(self) -> bool:
+        return bool(self.expected.strip()) if isinstance(self.expected, str) else self.expected is not None
 
     def as_template_context(self) -> dict[str, Any]:
         """The `case` variable seen by the endpoint body template."""
         return {
             "id": self.id,
             "question": self.question,
-            "expected": self.expected,
+            "expected": list(self.expected) if isinstance(self.expected, tuple) else self.expected,
             "golden_context_ids": list(self.golden_context_ids),
             "category": self.category,
             "should_answer": self.should_answer,
@@ -261,14 +295,14 @@ def to_case(path: Path, item: RawItem) -> Case:
         raise CaseFileError(
             f"{_where(path, item, case_id)}: " + "; ".join(problems),
             tip="fields are id, question, expected, golden_context_ids, category, should_answer, "
-            "must_mention, must_not_mention, source, difficulty, tags",
+            "must_mention, must_not_mention, source, difficulty, tags, criteria",
         ) from None
     should_answer = expects_answer(model.should_answer, model.category)
     origin = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
     return Case(
         id=model.id if model.id else f"{path.stem}-{item.index + 1}",
         question=model.question,
-        expected=model.expected,
+        expected=tuple(model.expected) if isinstance(model.expected, list) else model.expected,
         golden_context_ids=tuple(model.golden_context_ids),
         category=model.category,
         should_answer=should_answer,
@@ -278,6 +312,8 @@ def to_case(path: Path, item: RawItem) -> Case:
         difficulty=model.difficulty,
         tags=tuple(model.tags),
         origin=origin,
+        criteria=tuple(model.criteria) if isinstance(model.criteria, list) else (),
+        inline_criteria=tuple(model.criteria.items()) if isinstance(model.criteria, dict) else (),
     )
 
 

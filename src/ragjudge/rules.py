@@ -14,7 +14,15 @@ from ragjudge.judge.interface import RUBRIC_DIMENSIONS
 Scope = Literal["case", "suite", "regression"]
 
 CASE_METRICS = frozenset(
-    {"context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"}
+    {
+        "context_recall",
+        "context_precision",
+        "latency_ms",
+        "cost_usd",
+        "faithfulness",
+        "answer_correctness",
+        "reference_contradictions",
+    }
     | {f"judge.{d}" for d in RUBRIC_DIMENSIONS}
 )
 SUITE_METRICS = frozenset(
@@ -27,14 +35,36 @@ SUITE_METRICS = frozenset(
         "judge_error_rate",
         "endpoint_error_rate",
         "cost_usd",
+        "answer_correctness",
+        "reference_contradictions",
     }
 )
 REGRESSION_METRICS = frozenset(
-    {"newly_failing", "pass_rate_delta", "faithfulness_delta", "p95_latency_ratio", "cost_ratio"}
+    {
+        "newly_failing",
+        "pass_rate_delta",
+        "faithfulness_delta",
+        "answer_correctness_delta",
+        "p95_latency_ratio",
+        "cost_ratio",
+    }
     | {f"judge.{d}_delta" for d in RUBRIC_DIMENSIONS}
 )
 """Rules against the baseline (`gate.regression`); see `ragjudge.compare`."""
 _ALLOWED: dict[Scope, frozenset[str]] = {"case": CASE_METRICS, "suite": SUITE_METRICS, "regression": REGRESSION_METRICS}
+# The team's criteria are metrics too: `criteria.NAME` per case, its mean per suite, its delta against main.
+_CRITERIA: dict[Scope, re.Pattern[str]] = {
+    "case": re.compile(r"criteria\.([A-Za-z_][A-Za-z0-9_]{0,63})"),
+    "suite": re.compile(r"criteria\.([A-Za-z_][A-Za-z0-9_]{0,63})_mean"),
+    "regression": re.compile(r"criteria\.([A-Za-z_][A-Za-z0-9_]{0,63})_delta"),
+}
+
+
+def criterion_of(metric: str, scope: Scope) -> str | None:
+    """The criterion a rule's metric names (`criteria.asks_for_order_mean` -> `asks_for_order`), or None."""
+    match = _CRITERIA[scope].fullmatch(metric)
+    return match.group(1) if match else None
+
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -77,13 +107,13 @@ class Missing:
 
 
 def format_value(metric: str, value: float) -> str:
-    if metric == "newly_failing":
+    if metric in ("newly_failing", "reference_contradictions"):
         return f"{value:.0f}"
     if metric.endswith("_delta"):
         return f"{value:+.3f}"
     if metric.endswith("_ms"):
         return f"{value:.0f}"
-    if metric.startswith("judge.") and float(value).is_integer():
+    if metric.startswith(("judge.", "criteria.")) and float(value).is_integer():
         return f"{value:.0f}"
     if metric == "cost_usd":
         return f"{value:.4f}"
@@ -95,7 +125,7 @@ def parse_rules(rules: Mapping[str, str], scope: Scope, key: str) -> list[Rule]:
     allowed = _ALLOWED[scope]
     parsed = []
     for metric, text in rules.items():
-        if metric not in allowed:
+        if metric not in allowed and criterion_of(metric, scope) is None:
             raise ConfigError(
                 f"{key}.{metric}: unknown {scope} metric {metric!r}",
                 tip=f"{scope} metrics are: {', '.join(sorted(allowed))}",

@@ -107,7 +107,9 @@ def test_an_unknown_regression_metric_is_exit_2_naming_it(ws: Path, capsys: pyte
     assert outcome.err.splitlines()[0] == (
         "ragjudge: error: gate.regression.flakiness_delta: unknown regression metric 'flakiness_delta'"
     )
-    assert outcome.err.splitlines()[1].startswith("Tip: regression metrics are: cost_ratio, faithfulness_delta, ")
+    assert outcome.err.splitlines()[1].startswith(
+        "Tip: regression metrics are: answer_correctness_delta, cost_ratio, faithfulness_delta, "
+    )
 
 
 def test_regression_rules_without_a_baseline_are_a_warning(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:

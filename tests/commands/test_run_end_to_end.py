@@ -223,6 +223,9 @@ def test_suite_block(mixed: MixedRun) -> None:
         "judge_tokens",
         "judge_cost_usd",
         "flaky_cases",
+        # the reference judgement's figures
+        "answer_correctness",
+        "reference_contradictions",
     }
     assert suite["flaky_cases"] == 0
     assert (suite["cases"], suite["passed"], suite["failed"], suite["errored"]) == (12, 5, 5, 2)

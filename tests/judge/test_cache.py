@@ -246,7 +246,7 @@ def test_warm_up_opens_the_client_when_the_cache_is_cold(fake: FakeOpenAI, tmp_p
     judge.warm_up()
     assert caller.opened == [fake.base_url]
     # The prompts are compiled too: the first judgements would otherwise each compile them.
-    assert template.cache_info().currsize == len(GATE_TEMPLATES) == 8
+    assert template.cache_info().currsize == len(GATE_TEMPLATES) == 10  # with the criteria and reference parts
     assert fake.call_count == 0  # opening a client calls nothing
     judge.judge(CASE, TRACE, LogSink())
     assert fake.call_count == 2

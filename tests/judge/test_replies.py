@@ -126,7 +126,6 @@ def test_only_the_asked_dimensions_are_required() -> None:
     ("data", "message"),
     [
         ([1, 2], "reply: Input should be a valid dictionary or instance of RubricReply"),
-        ({**json.loads(rubric_json()), "verdict": "pass"}, "verdict: Extra inputs are not permitted"),
         ({"scores": [4, 4], "reasoning": {}}, "scores: Input should be a valid dictionary or instance of Scores"),
     ],
 )
@@ -274,8 +273,8 @@ def test_a_combined_reply_is_checked_like_both_separate_replies() -> None:
         parse_combined(_combined(claims=[claim("x", True, "p9")]), RUBRIC_DIMENSIONS, IDS)
     with pytest.raises(ReplyError, match=r"^claims: Field required$"):
         parse_combined(rubric_json(), RUBRIC_DIMENSIONS, IDS)
-    with pytest.raises(ReplyError, match=r"^verdict: Extra inputs are not permitted$"):
-        parse_combined(_combined(verdict="pass"), RUBRIC_DIMENSIONS, IDS)
+    # A key nobody asked for is ignored, not a failed reply (real models add them); the log names it.
+    assert parse_combined(_combined(verdict="pass"), RUBRIC_DIMENSIONS, IDS)[0]["tone"] == 4
 
 
 def test_a_combined_reply_drops_unasked_dimensions_and_reads_unclear_as_unsupported() -> None:

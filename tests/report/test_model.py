@@ -33,6 +33,8 @@ SUITE_KEYS = {
 }
 # Added beside them (documented in the README): the judge's usage, and cases that passed only on a repeat.
 SUITE_USAGE_KEYS = {"judge_calls", "judge_cache_hits", "judge_tokens", "judge_cost_usd", "flaky_cases"}
+# The reference judgement's figures (null when no reference was judged).
+SUITE_REFERENCE_KEYS = {"answer_correctness", "reference_contradictions"}
 RULE_KEYS = {"scope", "metric", "op", "threshold", "value", "passed", "reason"}
 CASE_KEYS = {"id", "category", "status", "failed_conditions", "metrics", "judge", "trace"}
 TRACE_KEYS = {"answer", "refused", "confidence", "retrieved_ids", "latency_ms", "cost_usd", "error"}
@@ -90,7 +92,7 @@ def test_top_level_keys(report: Report) -> None:
 
 def test_suite_block_has_the_contract_keys_and_values(report: Report) -> None:
     suite = _json(report)["suite"]
-    assert set(suite) == SUITE_KEYS | SUITE_USAGE_KEYS
+    assert set(suite) == SUITE_KEYS | SUITE_USAGE_KEYS | SUITE_REFERENCE_KEYS
     assert {k: v for k, v in suite.items() if k in SUITE_KEYS} == {
         "cases": 3,
         "passed": 1,

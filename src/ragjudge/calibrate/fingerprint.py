@@ -40,6 +40,8 @@ _NAMES = {
     "provider": "provider",
     "combined": "judge.combined",
     "refusal_judge": "endpoint.refusal.judge",
+    "reference": "judge.reference",
+    "criteria_sha256": "judge.criteria",
 }
 
 
@@ -51,7 +53,7 @@ class Fingerprint:
     """sha256 hex of the components."""
     components: Mapping[str, Any]
     """model, base_url_host, temperature, combined, prompts_sha256 and, when on, refusal_judge (or the offline
-    judge's settings)."""
+    judge's settings); reference, and criteria_sha256 when there are criteria."""
 
 
 def fingerprint_of(judge: JudgeConfig, refusal_judge: bool = False) -> Fingerprint:
@@ -73,6 +75,16 @@ def fingerprint_of(judge: JudgeConfig, refusal_judge: bool = False) -> Fingerpri
         }
         if refusal_judge:
             components["refusal_judge"] = True
+    # Whether answers are judged against their reference, and the team's criteria word for word, decide what
+    # the judge is asked: a calibration made without them measured another instrument.
+    # Entered only when off (it is on by default), as refusal_judge only when on.
+    if not judge.reference:
+        components["reference"] = False
+    if judge.criteria:
+        criteria = {name: c.model_dump(mode="json") for name, c in sorted(judge.criteria.items())}
+        components["criteria_sha256"] = hashlib.sha256(
+            json.dumps(criteria, sort_keys=True, ensure_ascii=False).encode("utf-8")
+        ).hexdigest()
     blob = json.dumps(components, sort_keys=True, separators=(",", ":"))
     return Fingerprint(hashlib.sha256(blob.encode("utf-8")).hexdigest(), components)
 

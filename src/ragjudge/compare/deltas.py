@@ -30,6 +30,7 @@ BOOTSTRAP_SEED = 20_240_601
 
 PASS_RATE = "pass_rate"
 FAITHFULNESS = "faithfulness"
+ANSWER_CORRECTNESS = "answer_correctness"
 P95_LATENCY = "p95_latency_ms"
 COST = "cost_usd"
 
@@ -206,7 +207,7 @@ def _block(
     s: Settings,
 ) -> DeltaBlock:
     significant = p < s.alpha
-    digits = 2 if metric.startswith("judge.") else 3
+    digits = 2 if metric.startswith(("judge.", "criteria.")) else 3
     words = f"significant ({p_words(p)})" if significant else f"not significant ({p_words(p)})"
     reason = (
         f"{metric} {fmt(metric, base)} -> {fmt(metric, now)}: {_signed(delta, digits)} "
@@ -235,11 +236,12 @@ def scored_metrics(pairs: Sequence[Pair]) -> set[str]:
 
 
 def all_deltas(pairs: Sequence[Pair], s: Settings, wanted: Sequence[str] = ()) -> list[DeltaBlock]:
-    """Pass rate, faithfulness, judge dimensions, p95 latency and cost: the ones with data or a rule."""
+    """Pass rate, faithfulness, answer correctness, judge dimensions and criteria, p95 latency and cost: the ones
+    with data or a rule."""
     out: list[_Figure] = [pass_rate(pairs, s)]
     scored = scored_metrics(pairs)
-    dims = sorted(m for m in scored | set(wanted) if m.startswith("judge."))
-    for metric in (FAITHFULNESS, *dims):
+    dims = sorted(m for m in scored | set(wanted) if m.startswith(("judge.", "criteria.")))
+    for metric in (FAITHFULNESS, ANSWER_CORRECTNESS, *dims):
         if metric in scored or metric in wanted:
             out.append(mean_delta(metric, pairs, s))
     out.append(ratio(P95_LATENCY, pairs, s))

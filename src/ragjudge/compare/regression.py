@@ -22,6 +22,7 @@ DEFAULT_RULES = {NEWLY_FAILING: "<= 0"}
 _FIGURES = {
     "pass_rate_delta": "pass_rate",
     "faithfulness_delta": "faithfulness",
+    "answer_correctness_delta": "answer_correctness",
     "p95_latency_ratio": "p95_latency_ms",
     "cost_ratio": "cost_usd",
 }
@@ -34,8 +35,9 @@ def regression_rules(config: Config) -> list[Rule]:
 
 
 def figure_of(rule_metric: str) -> str | None:
-    """The delta a rule reads: `judge.grounding_delta` -> `judge.grounding`; None for newly_failing."""
-    if rule_metric.startswith("judge.") and rule_metric.endswith("_delta"):
+    """The delta a rule reads: `judge.grounding_delta` -> `judge.grounding` (`criteria.NAME_delta` likewise);
+    None for newly_failing."""
+    if rule_metric.startswith(("judge.", "criteria.")) and rule_metric.endswith("_delta"):
         return rule_metric.removesuffix("_delta")
     return _FIGURES.get(rule_metric)
 

@@ -235,6 +235,43 @@ class PriceConfig(_Strict):
     output_per_mtok: float = Field(0.0, ge=0, description="USD per million completion tokens.")
 
 
+CRITERION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+"""A criterion's name: an identifier, so that `criteria.NAME` reads as a metric in rules."""
+BUILTIN_DIMENSIONS = frozenset({"grounding", "relevance", "calibration", "citations", "tone"})
+"""The judge's own rubric dimensions: a criterion may not take their names (they share the reply's scores)."""
+
+
+class CriterionConfig(_Strict):
+    """One of the team's own criteria: a question the judge scores 1 to 5 between two anchors the team wrote."""
+
+    question: str = Field(min_length=1, max_length=2000, description="What the judge is asked about the answer.")
+    score_1: str = Field(min_length=1, max_length=1000, description="What an answer that deserves 1 looks like.")
+    score_5: str = Field(min_length=1, max_length=1000, description="What an answer that deserves 5 looks like.")
+    categories: list[str] = Field(
+        default_factory=list,
+        description="Only cases of these categories (compared with case, `-`, `_` and spaces folded); empty: any.",
+    )
+    tags: list[str] = Field(
+        default_factory=list, description="Only cases carrying at least one of these tags; empty: any."
+    )
+
+    @field_validator("question", "score_1", "score_5")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+
+def check_criterion_name(name: str) -> str | None:
+    """Why `name` cannot name a criterion, or None when it can."""
+    if not isinstance(name, str) or not CRITERION_NAME.fullmatch(name):
+        return f"{name!r} is not a criterion name: letters, digits and _, not starting with a digit"
+    if name in BUILTIN_DIMENSIONS:
+        return f"{name!r} is a built-in judge dimension: give the criterion a name of its own"
+    return None
+
+
 class JudgeConfig(_Strict):
     """Which judge scores the answers, and how it is called."""
 
@@ -325,6 +362,25 @@ class JudgeConfig(_Strict):
     min_overlap: float = Field(
         0.5, gt=0, le=1, description="Offline judge: share of a claim's tokens that must appear in one passage."
     )
+    reference: bool = Field(
+        True,
+        description="Judge each answered case against its reference answer (`expected`): its points covered, "
+        "partly covered, missing or contradicted, in the same call; false: the reference reaches no judge.",
+    )
+    criteria: dict[str, CriterionConfig] = Field(
+        default_factory=dict,
+        description="The team's own criteria by name, each scored 1 to 5 in the same call for the answered cases "
+        "it applies to (`criteria.NAME` in rules).",
+    )
+
+    @field_validator("criteria")
+    @classmethod
+    def _criterion_names(cls, value: dict[str, CriterionConfig]) -> dict[str, CriterionConfig]:
+        for name in value:
+            problem = check_criterion_name(name)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
     @field_validator("base_url")
     @classmethod

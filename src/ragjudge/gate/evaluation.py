@@ -26,10 +26,11 @@ from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.shard import Shard
 from ragjudge.gate.suite import evaluate_suite
+from ragjudge.judge.criteria import check_case_criteria, every_name
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
 from ragjudge.report.model import Report, ShardBlock, mark_interrupted, redact
-from ragjudge.rules import parse_rules
+from ragjudge.rules import Rule, criterion_of, parse_rules
 from ragjudge.transport import deadline
 
 
@@ -68,6 +69,20 @@ def endpoint_url(config: Config, override: str | None) -> str:
     return config.endpoint.url
 
 
+def check_criteria(cases: Sequence[Case], config: Config, rules: Sequence[Rule]) -> None:
+    """Exit 2 before any call for a criterion a case or a rule names but nothing defines."""
+    check_case_criteria(cases, config.judge.criteria)
+    known = every_name(cases, config.judge.criteria)
+    for rule in rules:
+        name = criterion_of(rule.metric, rule.scope)
+        if name is not None and name not in known:
+            raise ConfigError(
+                f"gate.{rule.scope}.{rule.metric}: no criterion named {name!r} "
+                f"(judge.criteria defines: {', '.join(sorted(config.judge.criteria)) or 'none'})",
+                tip="define it under judge.criteria, or inline in a case's criteria",
+            )
+
+
 def not_evaluated(cases: Sequence[Case], reason: str) -> list[CaseResult]:
     """Every case as an error with the reason the gate refused to evaluate: nothing was called."""
     empty = EndpointResult(None, reason, 0, 0.0, 0.0, None)
@@ -96,6 +111,7 @@ def run_gate(request: GateRequest) -> Report:
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)
+    check_criteria(cases, config, (*case_rules, *suite_rules, *regression_rules(config)))
     all_cases = cases  # provenance hashes the whole set, so every shard (and their merge) names the same one
     shard_block = None
     if request.shard is not None:

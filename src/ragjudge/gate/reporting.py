@@ -38,7 +38,7 @@ def _case_block(result: CaseResult) -> CaseBlock:
         question=result.case.question,
         difficulty=result.case.difficulty,
         should_answer=result.case.should_answer,
-        expected=result.case.expected,
+        expected=list(result.case.expected) if isinstance(result.case.expected, tuple) else result.case.expected,
         golden_context_ids=list(result.case.golden_context_ids),
         must_mention=list(result.case.must_mention),
         must_not_mention=list(result.case.must_not_mention),

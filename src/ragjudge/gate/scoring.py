@@ -13,6 +13,7 @@ from ragjudge.gate.checks import mechanical_failures
 from ragjudge.gate.retrieval import context_precision, context_recall
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.precision import judged_precision, precision_missing
+from ragjudge.judge.reference import answer_correctness, contradiction_reason, contradictions, missing_reason
 from ragjudge.rules import Missing, Rule
 
 Status = Literal["pass", "fail", "error"]
@@ -127,6 +128,16 @@ def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Jud
         if reason is not None:
             return Missing(f"faithfulness unscored: {reason}", unscored=True)
         return Missing("faithfulness not applicable: the answer makes no claims")
+    if metric in ("answer_correctness", "reference_contradictions"):
+        return _reference_value(metric, case, judgement)
+    if metric.startswith("criteria."):
+        name = metric.removeprefix("criteria.")
+        if name in judgement.criteria:
+            return judgement.criteria[name]
+        reason = judgement.unscored_reason(metric) or judgement.unscored_reason("rubric")
+        if reason is not None:
+            return Missing(f"{metric} unscored: {reason}", unscored=True)
+        return Missing(f"{metric} does not apply to this case")
     dim = metric.removeprefix("judge.")
     if dim in judgement.scores:
         return judgement.scores[dim]
@@ -136,6 +147,31 @@ def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Jud
     if dim in judgement.unassessable:
         return Missing(f"{metric} not assessable by {judgement.judge} for this case")
     return Missing(f"{metric} not asked for this kind of case")
+
+
+def _reference_value(metric: str, case: Case, judgement: Judgement) -> float | Missing:
+    points = judgement.reference_points
+    if points is not None:
+        value = answer_correctness(points) if metric == "answer_correctness" else contradictions(points)
+        return float(value) if value is not None else Missing(f"{metric}: the reference has no points")
+    if not case.has_reference:
+        return Missing(f"{metric} not applicable: the case has no reference answer (expected)")
+    reason = judgement.unscored_reason("reference")
+    if reason is not None:
+        return Missing(f"{metric} unscored: {reason}", unscored=True)
+    return Missing(f"{metric} not applicable: the reference was not judged for this reply")
+
+
+def reference_conditions(case: Case, judgement: Judgement | None) -> tuple[list[str], list[str]]:
+    """The default reference rule: (failed conditions, errors). A contradicted point fails the case; a
+    reference that was asked but could not be judged leaves it `error`, never a pass."""
+    if judgement is None or not case.has_reference:
+        return [], []
+    points = judgement.reference_points
+    if points is None:
+        reason = judgement.unscored_reason("reference")
+        return ([], [f"reference unscored: {reason}"]) if reason is not None else ([], [])
+    return [contradiction_reason(p) for p in points if p.verdict == "contradicted"], []
 
 
 BASE_METRICS = ("context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness")
@@ -176,6 +212,17 @@ def _failure_reason(rule: Rule, value: float, judgement: Judgement | None, case:
         why = judgement.reasoning.get(rule.metric.removeprefix("judge."))
         if why:
             text += f": {_excerpt(why, 200)}"
+    elif rule.metric.startswith("criteria."):
+        why = judgement.criteria_reasoning.get(rule.metric.removeprefix("criteria."))
+        if why:
+            text += f": {_excerpt(why, 200)}"
+    elif rule.metric == "answer_correctness" and judgement.reference_points:
+        missed = [p for p in judgement.reference_points if p.verdict in ("missing", "partial")]
+        if missed:
+            shown = "; ".join(
+                missing_reason(p) if p.verdict == "missing" else f'partly: "{p.point}"' for p in missed[:3]
+            )
+            text += f" ({shown}{f' and {len(missed) - 3} more' if len(missed) > 3 else ''})"
     return text
 
 
@@ -203,6 +250,15 @@ def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, 
     if judgement is not None:
         for dim, score in judgement.scores.items():
             metrics[f"judge.{dim}"] = score
+        points = judgement.reference_points
+        if points is not None:
+            metrics["answer_correctness"] = answer_correctness(points)
+            metrics["reference_contradictions"] = contradictions(points)
+        for name, score in judgement.criteria.items():
+            metrics[f"criteria.{name}"] = score
+    contradicted, unjudged = reference_conditions(case, judgement)
+    conditions += contradicted
+    errors += unjudged
     for rule in rules:
         value = metric_value(rule.metric, case, result, judgement)
         if isinstance(value, Missing):
@@ -217,4 +273,8 @@ def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, 
 
 
 def rules_need_judge(rules: Sequence[Rule]) -> bool:
-    return any(r.metric == "faithfulness" or r.metric.startswith("judge.") for r in rules)
+    return any(
+        r.metric in ("faithfulness", "answer_correctness", "reference_contradictions")
+        or r.metric.startswith(("judge.", "criteria."))
+        for r in rules
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any, Literal
 
@@ -16,6 +16,7 @@ from ragjudge.cases import expects_answer
 from ragjudge.gate.retrieval import rejection_correct
 from ragjudge.gate.scoring import CaseResult, RunRecord, Status
 from ragjudge.judge.interface import Judgement
+from ragjudge.judge.reference import ReferencePoint, answer_correctness, contradictions
 from ragjudge.report.model import CaseBlock
 from ragjudge.rules import Missing, Rule
 from ragjudge.stats.percentile import percentile_or_none
@@ -61,9 +62,16 @@ class Judged:
     calls: int
     cache_hits: int
     tokens: int
+    answer_correctness: float | None = None
+    """Judged against the reference: (covered + half of partial) / points; None when not judged."""
+    contradictions: int | None = None
+    """Reference points the answer contradicts; None when the reference was not judged."""
+    criteria: Mapping[str, float] = field(default_factory=dict)
+    """The team's criteria, 1 to 5, by name."""
 
     @classmethod
     def of(cls, judgement: Judgement) -> Judged:
+        points = judgement.reference_points
         return cls(
             faithfulness=judgement.faithfulness,
             unscored=bool(judgement.unscored),
@@ -71,12 +79,24 @@ class Judged:
             calls=judgement.calls,
             cache_hits=judgement.cache_hits,
             tokens=judgement.tokens,
+            answer_correctness=answer_correctness(points) if points is not None else None,
+            contradictions=contradictions(points) if points is not None else None,
+            criteria=dict(judgement.criteria),
         )
 
     @classmethod
     def of_saved(cls, judge: Mapping[str, Any]) -> Judged:
         """Read back from a report's `judge` block (`Judgement.as_dict`)."""
         faithfulness = judge.get("faithfulness")
+        saved = judge.get("reference_points")
+        points = None
+        if isinstance(saved, list):
+            points = tuple(
+                ReferencePoint(str(p.get("point", "")), p.get("verdict", "missing"), "", "")
+                for p in saved
+                if isinstance(p, dict)
+            )
+        criteria = judge.get("criteria")
         return cls(
             faithfulness=float(faithfulness) if isinstance(faithfulness, int | float) else None,
             unscored=bool(judge.get("unscored")),
@@ -84,6 +104,13 @@ class Judged:
             calls=int(judge.get("calls") or 0),
             cache_hits=int(judge.get("cache_hits") or 0),
             tokens=int(judge.get("tokens") or 0),
+            answer_correctness=answer_correctness(points) if points is not None else None,
+            contradictions=contradictions(points) if points is not None else None,
+            criteria={
+                str(name): float(c["score"])
+                for name, c in (criteria.items() if isinstance(criteria, dict) else ())
+                if isinstance(c, dict) and isinstance(c.get("score"), int | float)
+            },
         )
 
 
@@ -157,6 +184,9 @@ class CaseFigures:
     judge_calls: int
     judge_cache_hits: int
     judge_tokens: int
+    answer_correctness: float | None = None
+    contradictions: int | None = None
+    criteria: Mapping[str, float] = field(default_factory=dict)
 
 
 def figures_of(case: SuiteCase) -> CaseFigures:
@@ -190,6 +220,9 @@ def figures_of(case: SuiteCase) -> CaseFigures:
         judge_calls=calls,
         judge_cache_hits=hits,
         judge_tokens=tokens,
+        answer_correctness=judged.answer_correctness if judged is not None else None,
+        contradictions=judged.contradictions if judged is not None else None,
+        criteria=judged.criteria if judged is not None else {},
     )
 
 
@@ -213,6 +246,12 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
     judge_costs = [f.judge_cost_usd for f in figures if f.judge_cost_usd]
     correct = [f.rejection_correct for f in replied if f.rejection_correct is not None]
     p50, p95 = percentile_or_none(latencies, 50), percentile_or_none(latencies, 95)
+    correctness = [f.answer_correctness for f in judged if f.answer_correctness is not None]
+    contradicted = [f.contradictions for f in judged if f.contradictions is not None]
+    criteria: dict[str, list[float]] = {}
+    for f in judged:
+        for name, score in f.criteria.items():
+            criteria.setdefault(name, []).append(score)
     return {
         "cases": n,
         "passed": passed,
@@ -231,6 +270,9 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
         "judge_tokens": sum(f.judge_tokens for f in figures),
         "judge_cost_usd": round(sum(judge_costs), 6),
         "flaky_cases": sum(c.flaky for c in cases),
+        "answer_correctness": fmean(correctness) if correctness else None,
+        "reference_contradictions": sum(contradicted) if contradicted else None,
+        **{f"criteria.{name}_mean": fmean(scores) for name, scores in sorted(criteria.items())},
     }
 
 

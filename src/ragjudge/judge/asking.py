@@ -18,7 +18,7 @@ from ragjudge.judge.cache import JudgeCache, cache_key
 from ragjudge.judge.chat import CallFailed, ChatCaller, Completion, Target
 from ragjudge.judge.interface import LogFn, host_of
 from ragjudge.judge.prompting import Message, correction_message
-from ragjudge.judge.replies import ReplyError
+from ragjudge.judge.replies import ReplyError, ignored_keys
 
 MAX_QUOTED_CHARS = 2000
 """The corrective retry quotes at most this much of the invalid reply (and of the error about it)."""
@@ -124,7 +124,7 @@ class Asker:
                     correction_message(_clip(error)),
                 ]
                 continue
-            self._log(log, target, kind, convo, completion.content, parsed, None, completion, sample, False)
+            self._log(log, target, kind, convo, completion.content, parsed, None, completion, sample, False, schema)
             if not rerun:
                 self.cache.put(key, {"content": completion.content, "model": target.model, "kind": kind})
             return parsed
@@ -148,7 +148,9 @@ class Asker:
         completion: Completion | None,
         sample: int,
         cache_hit: bool,
+        schema: dict[str, Any] | None = None,
     ) -> None:
+        ignored = ignored_keys(raw, schema) if schema is not None and parsed is not None else []
         log(
             {
                 "judge_kind": kind,
@@ -168,6 +170,8 @@ class Asker:
                 "finish_reason": completion.finish_reason if completion else None,
                 "response_format": completion.mode if completion else None,
                 "cache_hit": cache_hit,
+                # Keys the judge added that nobody asked for: ignored, not held against the reply.
+                **({"ignored_keys": ignored} if ignored else {}),
             }
         )
 
@@ -185,4 +189,6 @@ def _jsonable(parsed: Any) -> Any:
         return [_jsonable(p) for p in parsed]
     if isinstance(parsed, list):
         return [p.model_dump() if hasattr(p, "model_dump") else p for p in parsed]
+    if hasattr(parsed, "as_dict"):  # a value of ours, e.g. a ReferencePoint
+        return parsed.as_dict()
     return parsed

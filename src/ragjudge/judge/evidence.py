@@ -86,7 +86,7 @@ class PassageReply(BaseModel):
 class EvidenceReply(BaseModel):
     """`{"scores": [...], "summary": "..."}`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")  # an unknown top-level key is ignored; the log names it
 
     scores: list[PassageReply]
     summary: str

@@ -18,7 +18,7 @@ def make_judge(config: JudgeConfig, rules: Sequence[Threshold] = (), classify_re
     (see `judge.precision`); without one nothing reads it, so no call is spent on it.
     """
     if config.provider == "offline":
-        return OfflineJudge(config.min_overlap)
+        return OfflineJudge(config.min_overlap, config.reference, config.criteria)
     from ragjudge.judge.openai_judge import OpenAIJudge  # imported late: the SDK is slow to import
 
     judge = OpenAIJudge(config, rules, classify_refusal=classify_refusal)

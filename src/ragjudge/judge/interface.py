@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from ragjudge.cases import Case
 from ragjudge.endpoint.trace import Trace
+from ragjudge.judge.reference import ReferencePoint
 from ragjudge.transport import urls
 
 RUBRIC_DIMENSIONS = ("grounding", "relevance", "calibration", "citations", "tone")
@@ -43,7 +44,7 @@ class Unscored:
     """A judgement that could not be made, and why. Never a number."""
 
     judgement: str
-    """`faithfulness`, `rubric` or `judge.<dimension>`."""
+    """`faithfulness`, `rubric`, `judge.<dimension>`, `reference` or `criteria.<name>`."""
     reason: str
 
 
@@ -71,6 +72,11 @@ class Judgement:
     """Max minus min across samples, per dimension, when samples > 1."""
     declined: bool | None = None
     """The judge's word on whether the answer declined (asked only with `endpoint.refusal.judge`)."""
+    reference_points: tuple[ReferencePoint, ...] | None = None
+    """The reference answer's points and their verdicts; None when the reference was not judged."""
+    criteria: Mapping[str, float] = field(default_factory=dict)
+    """The team's criteria, 1 to 5, by name."""
+    criteria_reasoning: Mapping[str, str] = field(default_factory=dict)
 
     def unscored_reason(self, judgement: str) -> str | None:
         for item in self.unscored:
@@ -98,6 +104,21 @@ class Judgement:
             "escalated": list(self.escalated),
             "spread": dict(self.spread),
             **({"declined": self.declined} if self.declined is not None else {}),
+            **(
+                {"reference_points": [p.as_dict() for p in self.reference_points]}
+                if self.reference_points is not None
+                else {}
+            ),
+            **(
+                {
+                    "criteria": {
+                        name: {"score": score, "reason": self.criteria_reasoning.get(name, "")}
+                        for name, score in self.criteria.items()
+                    }
+                }
+                if self.criteria
+                else {}
+            ),
         }
 
 

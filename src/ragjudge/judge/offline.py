@@ -9,9 +9,14 @@ rubric dimensions are reported as unassessable.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ragjudge.cases import Case
+from ragjudge.config.model import CriterionConfig
 from ragjudge.endpoint.trace import Trace
-from ragjudge.judge.interface import NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS, Claim, Judgement, LogFn
+from ragjudge.judge.criteria import criteria_for
+from ragjudge.judge.interface import NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS, Claim, Judgement, LogFn, Unscored
+from ragjudge.judge.lexical_reference import judge_points
 from ragjudge.judge.text import split_claims, tokens
 
 NAME = "offline-lexical"
@@ -24,8 +29,16 @@ class OfflineJudge:
     name = NAME
     lexical = True
 
-    def __init__(self, min_overlap: float = 0.5) -> None:
+    def __init__(
+        self,
+        min_overlap: float = 0.5,
+        reference: bool = True,
+        criteria: Mapping[str, CriterionConfig] | None = None,
+    ) -> None:
         self.min_overlap = min_overlap
+        self.reference = reference
+        """`judge.reference`: check answers against their reference (see `lexical_reference`)."""
+        self.criteria = dict(criteria or {})
 
     def warm_up(self) -> None:
         return
@@ -38,12 +51,23 @@ class OfflineJudge:
         faithfulness = None
         if verdicts:
             faithfulness = sum(c.supported for c in verdicts) / len(verdicts)
+        answered = case.should_answer and not trace.refused and bool(trace.answer.strip())
+        points = None
+        if answered and self.reference and case.has_reference and case.expected is not None:
+            points = judge_points(case.expected, trace.answer)
+        # A criterion is a question about meaning: words cannot score it, and a rule on it must not pass.
+        unscored = tuple(
+            Unscored(f"criteria.{c.name}", "the offline judge cannot score criteria (set judge.provider: openai)")
+            for c in (criteria_for(case, self.criteria) if answered else ())
+        )
         judgement = Judgement(
             judge=NAME,
             faithfulness=faithfulness,
             claims=tuple(verdicts),
             unassessable=dims,
             notes=(NOTE,),
+            reference_points=points,
+            unscored=unscored,
         )
         log(
             {

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ragjudge.cases import Case
@@ -23,6 +23,7 @@ from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import MODES, CallFailed, ChatCaller, Completion, Target, Throttle
+from ragjudge.judge.criteria import criteria_for
 from ragjudge.judge.interface import Claim, Judgement, LogFn, Threshold, Unscored
 from ragjudge.judge.prompting import (
     GATE_TEMPLATES,
@@ -34,11 +35,13 @@ from ragjudge.judge.prompting import (
     template,
     trim_notes,
 )
+from ragjudge.judge.reference import ReferencePoint, answer_correctness
 from ragjudge.judge.replies import (
     ClaimVerdict,
     declined_of,
     parse_claims,
     parse_combined,
+    parse_judged,
     parse_rubric,
     response_format,
 )
@@ -71,28 +74,35 @@ class OpenAIJudge:
         self.escalate = Target(esc.model, esc.base_url or config.base_url) if esc else None
 
     # ------------------------------------------------------------- judgements
-    def _rubric(
-        self, case: Case, trace: Trace, target: Target, log: LogFn, tally: Tally, ask: bool = False
-    ) -> tuple[dict[str, float], dict[str, str], dict[str, float], bool | None]:
-        plan = rubric_plan(case, trace)
+    def _plan(self, case: Case, trace: Trace) -> RubricPlan:
+        """What is asked of this reply: the rubric, and for an in-scope answer the reference and the criteria."""
+        return rubric_plan(case, trace, criteria_for(case, self.config.criteria), self.config.reference)
+
+    def _rubric(self, case: Case, trace: Trace, target: Target, log: LogFn, tally: Tally, ask: bool = False) -> _Both:
+        plan = self._plan(case, trace)
         messages = rubric_messages(
             case, trace, plan, self.config.max_passage_chars, ask, max_passages=self.config.max_passages
         )
-        schema = response_format("rubric", plan.dimensions, ask)
+        schema = response_format("rubric", plan.asked, ask, plan.reference is not None)
 
         def parse(text: str) -> tuple[Any, ...]:
-            parsed = parse_rubric(text, plan.dimensions, ask)
-            # The classification rides along only when asked, so the log's `parsed` is unchanged otherwise.
-            return (*parsed, declined_of(text)) if ask else parsed
+            if plan.reference is None:
+                parsed = parse_rubric(text, plan.asked, ask)
+                # The classification rides along only when asked, so the log's `parsed` is unchanged otherwise.
+                return (*parsed, None, declined_of(text)) if ask else (*parsed, None)
+            judged = parse_judged(text, plan.asked, None, ask, plan.reference, trace.answer)
+            return (judged.scores, judged.reasoning, judged.points, judged.declined)
 
         samples: list[tuple[dict[str, int], dict[str, str]]] = []
+        points: list[tuple[ReferencePoint, ...] | None] = []
         votes: list[bool | None] = []
         failure: CallFailed | None = None
         for i in range(self.config.samples):
             try:
                 parsed = self.asker.ask(target, "rubric", messages, schema, parse, i, log, tally)
                 samples.append((parsed[0], parsed[1]))
-                votes.append(parsed[2] if ask else None)
+                points.append(parsed[2])
+                votes.append(parsed[3] if ask else None)
             except CallFailed as exc:
                 failure = exc
                 if exc.fatal:
@@ -101,7 +111,8 @@ class OpenAIJudge:
             assert failure is not None
             raise failure
         _note_dropped(tally, "rubric", self.config.samples, len(samples), failure)
-        return (*_rubric_median(samples, plan.dimensions), _majority(votes))
+        scores, reasoning, spread = _rubric_median(samples, plan.asked)
+        return _Both(*_split(plan, scores, reasoning, spread), None, [], _majority(votes), _points_median(points))
 
     def _faithfulness(self, trace: Trace, target: Target, log: LogFn, tally: Tally) -> tuple[float | None, list[Claim]]:
         messages = faithfulness_messages(trace, self.config.max_passage_chars, self.config.max_passages)
@@ -132,15 +143,20 @@ class OpenAIJudge:
         messages = combined_messages(
             case, trace, plan, self.config.max_passage_chars, ask, max_passages=self.config.max_passages
         )
-        schema = response_format("combined", plan.dimensions, ask)
+        schema = response_format("combined", plan.asked, ask, plan.reference is not None)
         ids = [p.id for p in trace.evidence[: self.config.max_passages]]
 
         def parse(text: str) -> tuple[Any, ...]:
-            parsed = parse_combined(text, plan.dimensions, ids, ask)
-            return (*parsed, declined_of(text)) if ask else parsed
+            if plan.reference is None:
+                parsed = parse_combined(text, plan.asked, ids, ask)
+                return (*parsed, declined_of(text)) if ask else parsed
+            judged = parse_judged(text, plan.asked, ids, ask, plan.reference, trace.answer)
+            assert judged.claims is not None
+            return (judged.scores, judged.reasoning, judged.claims, judged.declined, judged.points)
 
         rubrics: list[tuple[dict[str, int], dict[str, str]]] = []
         faiths: list[tuple[float | None, list[Claim]]] = []
+        points: list[tuple[ReferencePoint, ...] | None] = []
         votes: list[bool | None] = []
         failure: CallFailed | None = None
         for i in range(self.config.samples):
@@ -154,15 +170,17 @@ class OpenAIJudge:
             rubrics.append((parsed[0], parsed[1]))
             faiths.append(_faithfulness_of(parsed[2]))
             votes.append(parsed[3] if ask else None)
+            points.append(parsed[4] if len(parsed) > 4 else None)
         if not rubrics:
             assert failure is not None
             raise failure
         _note_dropped(tally, "combined", self.config.samples, len(rubrics), failure)
         declined = _majority(votes)
+        rubric = _split(plan, *_rubric_median(rubrics, plan.asked))
         if declined:
-            # A decline is not scored for faithfulness, however it was recognised.
-            return _Both(*_rubric_median(rubrics, plan.dimensions), None, [], declined)
-        return _Both(*_rubric_median(rubrics, plan.dimensions), *_faithfulness_median(faiths), declined)
+            # A decline is not scored for faithfulness, nor against the reference, however it was recognised.
+            return _Both(*rubric, None, [], declined, None)
+        return _Both(*rubric, *_faithfulness_median(faiths), declined, _points_median(points))
 
     def _borderline(self, metric: str, value: float) -> bool:
         if self.escalate is None or self.config.escalate is None:
@@ -187,44 +205,38 @@ class OpenAIJudge:
         """Both judges; `rubric=False` asks only for faithfulness (calibrating binary labels needs no more).
 
         With `judge.combined`, an answer with claims to check is judged in one call whatever
-        `rubric` says: calibration then measures the very call the gate makes.
+        `rubric` says: calibration then measures the very call the gate makes. The reference's points and the
+        team's criteria ride on the call that carries the rubric.
         """
         tally = Tally()
         tally.notes.extend(trim_notes(trace, self.config.max_passage_chars, self.config.max_passages))
-        plan = rubric_plan(case, trace)
+        plan = self._plan(case, trace)
         if self.config.combined and _has_claims(trace):
             return self._judge_combined(case, trace, plan, log, tally)
         unscored: list[Unscored] = []
         escalated: list[str] = []
-        scores: dict[str, float] = {}
-        reasoning: dict[str, str] = {}
-        spread: dict[str, float] = {}
+        both = _Both({}, {}, {}, {}, {}, None, [])
         # Asked only of answers nothing in the reply itself marked as declined (see endpoint/refusal.py).
         ask = self.classify_refusal and rubric and _has_claims(trace)
-        declined: bool | None = None
         try:
             if rubric:
-                scores, reasoning, spread, declined = self._rubric(case, trace, self.primary, log, tally, ask)
+                both = self._rubric(case, trace, self.primary, log, tally, ask)
         except CallFailed as exc:
-            unscored.append(Unscored("rubric", exc.reason))
-        if self.escalate and scores:
-            borderline = [d for d, v in scores.items() if self._borderline(f"judge.{d}", v)]
+            unscored += _rubric_unscored(plan, exc.reason)
+        if self.escalate and both.scores:
+            borderline = self._borderline_scores(both)
             if borderline:
                 try:
-                    scores, reasoning, spread, declined = self._rubric(case, trace, self.escalate, log, tally, ask)
+                    both = self._rubric(case, trace, self.escalate, log, tally, ask)
                     escalated.append(f"rubric by {self.escalate.model}")
                 except CallFailed as exc:
                     # A borderline score is exactly what escalation is there to check: without the
                     # stronger verdict it is unscored, never left standing on the cheap model's word.
                     why = f"escalation to {self.escalate.model} failed: {exc.reason}"
-                    for d in borderline:
-                        scores.pop(d, None)
-                        reasoning.pop(d, None)
-                        spread.pop(d, None)
-                        unscored.append(Unscored(f"judge.{d}", why))
+                    unscored += _drop_borderline(both, borderline, why)
         faithfulness: float | None = None
         claims: list[Claim] = []
-        if _has_claims(trace) and not declined:
+        if _has_claims(trace) and not both.declined:
             try:
                 faithfulness, claims = self._faithfulness(trace, self.primary, log, tally)
             except CallFailed as exc:
@@ -238,8 +250,15 @@ class OpenAIJudge:
                     unscored.append(
                         Unscored("faithfulness", f"escalation to {self.escalate.model} failed: {exc.reason}")
                     )
-        both = _Both(scores, reasoning, spread, faithfulness, claims, declined)
+        points = None if both.declined else both.points
+        both = replace(both, faithfulness=faithfulness, claims=claims, points=points)
         return self._judgement(both, plan, unscored, escalated, tally)
+
+    def _borderline_scores(self, both: _Both) -> list[str]:
+        """The scores near a rule's threshold, as rule metrics: `judge.<dimension>`, `criteria.<name>`."""
+        return [f"judge.{d}" for d, v in both.scores.items() if self._borderline(f"judge.{d}", v)] + [
+            f"criteria.{n}" for n, v in both.criteria.items() if self._borderline(f"criteria.{n}", v)
+        ]
 
     def _judge_combined(self, case: Case, trace: Trace, plan: RubricPlan, log: LogFn, tally: Tally) -> Judgement:
         unscored: list[Unscored] = []
@@ -248,11 +267,11 @@ class OpenAIJudge:
             both = self._combined(case, trace, plan, self.primary, log, tally)
         except CallFailed as exc:
             # One reply carried both judgements: when it cannot be used, neither can be scored.
-            unscored += [Unscored("rubric", exc.reason), Unscored("faithfulness", exc.reason)]
-            return self._judgement(_Both({}, {}, {}, None, []), plan, unscored, escalated, tally)
+            unscored += [*_rubric_unscored(plan, exc.reason), Unscored("faithfulness", exc.reason)]
+            return self._judgement(_Both({}, {}, {}, {}, {}, None, []), plan, unscored, escalated, tally)
         if self.escalate is None:
             return self._judgement(both, plan, unscored, escalated, tally)
-        borderline = [d for d, v in both.scores.items() if self._borderline(f"judge.{d}", v)]
+        borderline = self._borderline_scores(both)
         faith_borderline = both.faithfulness is not None and self._borderline("faithfulness", both.faithfulness)
         if not (borderline or faith_borderline):
             return self._judgement(both, plan, unscored, escalated, tally)
@@ -263,13 +282,9 @@ class OpenAIJudge:
         except CallFailed as exc:
             # What was borderline is unscored, never left standing on the cheap model's word.
             why = f"escalation to {self.escalate.model} failed: {exc.reason}"
-            for d in borderline:
-                both.scores.pop(d, None)
-                both.reasoning.pop(d, None)
-                both.spread.pop(d, None)
-                unscored.append(Unscored(f"judge.{d}", why))
+            unscored += _drop_borderline(both, borderline, why)
             if faith_borderline:
-                both = _Both(both.scores, both.reasoning, both.spread, None, [], both.declined)
+                both = replace(both, faithfulness=None, claims=[])
                 unscored.append(Unscored("faithfulness", why))
         return self._judgement(both, plan, unscored, escalated, tally)
 
@@ -292,6 +307,9 @@ class OpenAIJudge:
             spread=both.spread,
             notes=tuple(tally.notes),
             declined=both.declined,
+            reference_points=both.points,
+            criteria=both.criteria,
+            criteria_reasoning=both.criteria_reasoning,
         )
 
 
@@ -302,10 +320,61 @@ class _Both:
     scores: dict[str, float]
     reasoning: dict[str, str]
     spread: dict[str, float]
+    criteria: dict[str, float]
+    """The team's criteria, scored beside the rubric."""
+    criteria_reasoning: dict[str, str]
     faithfulness: float | None
     claims: list[Claim]
     declined: bool | None = None
     """The judge's refusal classification, when it was asked (`endpoint.refusal.judge`)."""
+    points: tuple[ReferencePoint, ...] | None = None
+    """The reference's points with their verdicts, when the reference was asked."""
+
+
+def _split(
+    plan: RubricPlan, scores: dict[str, float], reasoning: dict[str, str], spread: dict[str, float]
+) -> tuple[dict[str, float], dict[str, str], dict[str, float], dict[str, float], dict[str, str]]:
+    """The reply's scores parted into the rubric's dimensions and the team's criteria (both share `scores`)."""
+    names = {c.name for c in plan.criteria}
+    return (
+        {k: v for k, v in scores.items() if k not in names},
+        {k: v for k, v in reasoning.items() if k not in names},
+        spread,
+        {k: v for k, v in scores.items() if k in names},
+        {k: v for k, v in reasoning.items() if k in names},
+    )
+
+
+def _rubric_unscored(plan: RubricPlan, reason: str) -> list[Unscored]:
+    """What a failed rubric reply leaves unscored: the rubric, and the reference and criteria it carried."""
+    out = [Unscored("rubric", reason)]
+    if plan.reference is not None:
+        out.append(Unscored("reference", reason))
+    out += [Unscored(f"criteria.{c.name}", reason) for c in plan.criteria]
+    return out
+
+
+def _drop_borderline(both: _Both, borderline: Sequence[str], why: str) -> list[Unscored]:
+    """Borderline scores whose escalation failed leave `both` (mutated in place) and are unscored."""
+    for metric in borderline:
+        kind, _, name = metric.partition(".")
+        scores, reasons = (both.scores, both.reasoning) if kind == "judge" else (both.criteria, both.criteria_reasoning)
+        scores.pop(name, None)
+        reasons.pop(name, None)
+        both.spread.pop(name, None)
+    return [Unscored(metric, why) for metric in borderline]
+
+
+def _points_median(
+    samples: Sequence[tuple[ReferencePoint, ...] | None],
+) -> tuple[ReferencePoint, ...] | None:
+    """Across samples, the points of the sample whose answer correctness is closest to the median."""
+    given = [s for s in samples if s is not None]
+    if not given:
+        return None
+    values = [answer_correctness(s) or 0.0 for s in given]
+    median = statistics.median(values)
+    return min(zip(values, given, strict=True), key=lambda vs: abs(vs[0] - median))[1]
 
 
 def _majority(votes: Sequence[bool | None]) -> bool | None:

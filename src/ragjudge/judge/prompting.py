@@ -12,11 +12,14 @@ from jinja2 import Environment, StrictUndefined, Template
 
 from ragjudge.cases import Case
 from ragjudge.endpoint.trace import Passage, Trace
+from ragjudge.judge.criteria import Criterion
 from ragjudge.judge.interface import EVIDENCE_DIMENSIONS, NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS
 
 Message = dict[str, str]
 GATE_TEMPLATES = (
     "combined_system.j2",
+    "criteria.j2",
+    "reference.j2",
     "combined_user.j2",
     "rubric_system.j2",
     "negative_system.j2",
@@ -58,17 +61,54 @@ def _untrusted(text: str) -> str:
 @dataclass(frozen=True)
 class RubricPlan:
     dimensions: tuple[str, ...]
+    """The judge's own rubric dimensions asked."""
     unassessable: tuple[str, ...]
     negative: bool
+    criteria: tuple[Criterion, ...] = ()
+    """The team's criteria asked beside them (answered, in-scope cases only)."""
+    reference: str | tuple[str, ...] | None = None
+    """The reference answer the answer is judged against; None when it is not asked."""
+
+    @property
+    def asked(self) -> tuple[str, ...]:
+        """Every score the reply must hold: the dimensions, then the criteria by name."""
+        return self.dimensions + tuple(c.name for c in self.criteria)
 
 
-def rubric_plan(case: Case, trace: Trace) -> RubricPlan:
+def rubric_plan(
+    case: Case,
+    trace: Trace,
+    criteria: tuple[Criterion, ...] = (),
+    reference: bool = False,
+) -> RubricPlan:
+    """What the judge is asked of one reply. A refusal, or a case that should be refused, gets the rubric alone:
+    no reference and no criteria (there is no answer for them to be about)."""
     if not case.should_answer:
         return RubricPlan(NEGATIVE_DIMENSIONS, (), True)
+    answered = not trace.refused and bool(trace.answer.strip())
+    asked = criteria if answered else ()
+    against = case.expected if answered and reference and case.has_reference else None
     if not trace.evidence:
         dims = tuple(d for d in RUBRIC_DIMENSIONS if d not in EVIDENCE_DIMENSIONS)
-        return RubricPlan(dims, EVIDENCE_DIMENSIONS, False)
-    return RubricPlan(RUBRIC_DIMENSIONS, (), False)
+        return RubricPlan(dims, EVIDENCE_DIMENSIONS, False, asked, against)
+    return RubricPlan(RUBRIC_DIMENSIONS, (), False, asked, against)
+
+
+def _blocks(plan: RubricPlan) -> dict[str, str]:
+    """The criteria and reference instructions, rendered from their own prompt files (empty when not asked)."""
+    criteria = template("criteria.j2").render(criteria=plan.criteria) if plan.criteria else ""
+    reference = ""
+    if plan.reference is not None:
+        reference = template("reference.j2").render(listed=isinstance(plan.reference, tuple))
+    return {"criteria_block": criteria, "reference_block": reference}
+
+
+def _reference_fields(plan: RubricPlan) -> dict[str, object]:
+    ref = plan.reference
+    return {
+        "reference_points": list(ref) if isinstance(ref, tuple) else None,
+        "reference_text": ref if isinstance(ref, str) else None,
+    }
 
 
 def trimmed(passages: Sequence[Passage], max_chars: int, max_passages: int | None = None) -> list[Passage]:
@@ -113,9 +153,11 @@ def rubric_messages(
     """`ask_declined` (`endpoint.refusal.judge`): the reply also says whether the answer declined."""
     system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
     system = template(system_name).render(
-        dimensions=plan.dimensions, unassessable=plan.unassessable, ask_declined=ask_declined
+        dimensions=plan.asked, unassessable=plan.unassessable, ask_declined=ask_declined, **_blocks(plan)
     )
-    user = template("rubric_user.j2").render(**_case_fields(case, trace, max_chars, max_passages))
+    user = template("rubric_user.j2").render(
+        **_case_fields(case, trace, max_chars, max_passages), **_reference_fields(plan)
+    )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
@@ -129,9 +171,15 @@ def combined_messages(
 ) -> list[Message]:
     """The rubric (positive or negative, as `plan` says) and the claim audit, asked in one request."""
     system = template("combined_system.j2").render(
-        dimensions=plan.dimensions, unassessable=plan.unassessable, negative=plan.negative, ask_declined=ask_declined
+        dimensions=plan.asked,
+        unassessable=plan.unassessable,
+        negative=plan.negative,
+        ask_declined=ask_declined,
+        **_blocks(plan),
     )
-    user = template("combined_user.j2").render(**_case_fields(case, trace, max_chars, max_passages))
+    user = template("combined_user.j2").render(
+        **_case_fields(case, trace, max_chars, max_passages), **_reference_fields(plan)
+    )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model, field_validator
+
+from ragjudge.judge.reference import PointError, ReferencePoint, check_points
 
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
@@ -62,15 +65,35 @@ _DECLINED: dict[str, Any] = {"declined": (bool, Field(..., strict=True))}
 """Asked with `endpoint.refusal.judge`: whether the answer declined the question."""
 
 
-def rubric_model(dimensions: Sequence[str], declined: bool = False) -> type[BaseModel]:
-    """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions (and `declined`)."""
-    return _rubric_model(tuple(dimensions), declined)
+class PointVerdict(BaseModel):
+    """One point of the reference answer and how the answer treats it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    point: str
+    verdict: Literal["covered", "partial", "missing", "contradicted"]
+    quote: str
+    reason: _NonBlank
+
+
+_POINTS: dict[str, Any] = {"reference_points": (list[PointVerdict], ...)}
+"""Asked when the case has a reference answer (`judge.reference`)."""
+
+# Real models add fields nobody asked for: an unknown top-level key is ignored (the log names it), while
+# inside the scores, the reasoning and each verdict the shape stays exact.
+_TOP = ConfigDict(extra="ignore")
+
+
+def rubric_model(dimensions: Sequence[str], declined: bool = False, reference: bool = False) -> type[BaseModel]:
+    """`{"scores": {dim: 1..5}, "reasoning": {dim: "..."}}` for exactly these dimensions (and `declined`, and the
+    reference's points)."""
+    return _rubric_model(tuple(dimensions), declined, reference)
 
 
 @cache  # building a pydantic model is milliseconds of CPU; a run asks for the same few dimension sets
-def _rubric_model(dimensions: tuple[str, ...], declined: bool = False) -> type[BaseModel]:
-    extra = _DECLINED if declined else {}
-    return create_model("RubricReply", __config__=ConfigDict(extra="forbid"), **_rubric_fields(dimensions), **extra)
+def _rubric_model(dimensions: tuple[str, ...], declined: bool = False, reference: bool = False) -> type[BaseModel]:
+    extra = {**(_DECLINED if declined else {}), **(_POINTS if reference else {})}
+    return create_model("RubricReply", __config__=_TOP, **_rubric_fields(dimensions), **extra)
 
 
 class ClaimVerdict(BaseModel):
@@ -94,7 +117,7 @@ class ClaimVerdict(BaseModel):
 class ClaimsReply(BaseModel):
     """`{"claims": [...]}`; an empty list means the answer makes no factual claim."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = _TOP
 
     claims: list[ClaimVerdict]
 
@@ -114,19 +137,21 @@ def _loosen(data: Any) -> Any:
     return data
 
 
-def combined_model(dimensions: Sequence[str], declined: bool = False) -> type[BaseModel]:
-    """The rubric reply and the claims in one object: `{"scores", "reasoning", "claims"}` (and `declined`)."""
-    return _combined_model(tuple(dimensions), declined)
+def combined_model(dimensions: Sequence[str], declined: bool = False, reference: bool = False) -> type[BaseModel]:
+    """The rubric reply and the claims in one object: `{"scores", "reasoning", "claims"}` (and `declined`, and
+    `reference_points`)."""
+    return _combined_model(tuple(dimensions), declined, reference)
 
 
 @cache
-def _combined_model(dimensions: tuple[str, ...], declined: bool = False) -> type[BaseModel]:
+def _combined_model(dimensions: tuple[str, ...], declined: bool = False, reference: bool = False) -> type[BaseModel]:
     return create_model(
         "CombinedReply",
-        __config__=ConfigDict(extra="forbid"),
+        __config__=_TOP,
         **_rubric_fields(dimensions),
         claims=(list[ClaimVerdict], ...),
         **(_DECLINED if declined else {}),
+        **(_POINTS if reference else {}),
     )
 
 
@@ -155,6 +180,60 @@ def parse_rubric(text: str, dimensions: Sequence[str], declined: bool = False) -
     except ValidationError as exc:
         raise ReplyError(_explain(exc)) from None
     return _rubric_of(model.model_dump())
+
+
+def parse_judged(
+    text: str,
+    dimensions: Sequence[str],
+    passage_ids: Sequence[str] | None,
+    declined: bool,
+    reference: str | Sequence[str] | None,
+    answer: str,
+) -> Parsed:
+    """A rubric reply (`passage_ids` None) or a combined one, with the reference's points when `reference` is
+    given: every part held to its checks, the first misfit named for the corrective retry."""
+    data = _drop_unasked(_decode(text), dimensions)
+    if passage_ids is not None:
+        data = _loosen(data)
+    make = rubric_model if passage_ids is None else combined_model
+    try:
+        model = make(dimensions, declined, reference is not None).model_validate(data)
+    except ValidationError as exc:
+        raise ReplyError(_explain(exc)) from None
+    scores, reasoning = _rubric_of(model.model_dump())
+    claims = _shown(model.claims, passage_ids) if passage_ids is not None else None  # type: ignore[attr-defined]
+    points = None
+    if reference is not None:
+        entries = [(p.point, p.verdict, p.quote, p.reason) for p in model.reference_points]  # type: ignore[attr-defined]
+        try:
+            points = check_points(entries, reference, answer)
+        except PointError as exc:
+            raise ReplyError(str(exc)) from None
+    said = model.declined if declined else None  # type: ignore[attr-defined]
+    return Parsed(scores, reasoning, claims, points, said)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """One validated rubric or combined reply."""
+
+    scores: dict[str, int]
+    reasoning: dict[str, str]
+    claims: list[ClaimVerdict] | None
+    """None for a rubric reply."""
+    points: tuple[ReferencePoint, ...] | None
+    """None when the reference was not asked."""
+    declined: bool | None
+
+
+def ignored_keys(text: str, schema: dict[str, Any]) -> list[str]:
+    """The top-level keys of a valid reply that its schema does not ask for (ignored, and logged)."""
+    try:
+        data = _decode(text)
+    except ReplyError:
+        return []
+    asked = schema.get("json_schema", {}).get("schema", {}).get("properties", {})
+    return sorted(str(k) for k in data if k not in asked) if isinstance(data, dict) and asked else []
 
 
 def parse_claims(text: str, passage_ids: Sequence[str]) -> list[ClaimVerdict]:
@@ -195,19 +274,23 @@ def _shown(claims: list[ClaimVerdict], passage_ids: Sequence[str]) -> list[Claim
 
 
 def response_format(
-    kind: Literal["rubric", "claims", "combined"], dimensions: Sequence[str] = (), declined: bool = False
+    kind: Literal["rubric", "claims", "combined"],
+    dimensions: Sequence[str] = (),
+    declined: bool = False,
+    reference: bool = False,
 ) -> dict[str, Any]:
     """The `json_schema` response_format for a judge kind, generated from the models above (shared: do not
-    modify it). `declined` adds the refusal classification (`endpoint.refusal.judge`)."""
-    return _response_format(kind, tuple(dimensions), declined)
+    modify it). `declined` adds the refusal classification (`endpoint.refusal.judge`), `reference` the
+    reference's points."""
+    return _response_format(kind, tuple(dimensions), declined, reference)
 
 
 @cache
 def _response_format(
-    kind: Literal["rubric", "claims", "combined"], dimensions: tuple[str, ...], declined: bool = False
+    kind: Literal["rubric", "claims", "combined"], dimensions: tuple[str, ...], declined: bool, reference: bool
 ) -> dict[str, Any]:
     models = {"rubric": rubric_model, "combined": combined_model}
-    model = models[kind](dimensions, declined) if kind in models else ClaimsReply
+    model = models[kind](dimensions, declined, reference) if kind in models else ClaimsReply
     schema = model.model_json_schema()
     return {
         "type": "json_schema",

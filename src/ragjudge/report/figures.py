@@ -24,7 +24,7 @@ def fmt(metric: str, value: float | None) -> str:
         return f"{value:.0f} ms"
     if metric == "cost_usd":
         return f"${value:.4f}"
-    if metric.startswith("judge."):
+    if metric.startswith(("judge.", "criteria.")):
         return f"{value:.2f}"
     return f"{value:.3f}"
 

@@ -70,6 +70,12 @@ class SuiteBlock(_Model):
     null when neither reported any cost."""
     flaky_cases: int = 0
     """Cases that passed only after repeats (`repeat`)."""
+    answer_correctness: float | None = None
+    """Mean of the per-case answer correctness (0 to 1: covered points plus half the partial ones, over the
+    reference's points) over the judged cases whose reference was judged; null when none was. With criteria,
+    each criterion's mean over the cases it was scored for is written beside it as `criteria.NAME_mean`."""
+    reference_contradictions: int | None = None
+    """Reference points contradicted, summed over the cases whose reference was judged; null when none was."""
 
 
 class RuleBlock(_Model):
@@ -182,8 +188,8 @@ class CaseBlock(_Model):
     """The case's difficulty (`easy`, `medium`, `hard`); null when not given."""
     should_answer: bool | None = None
     """None in reports written before it was recorded: read it as the category implies."""
-    expected: str | None = None
-    """The case's reference answer; null when not given."""
+    expected: str | list[str] | None = None
+    """The case's reference answer as written: one text, or a list of its points; null when not given."""
     golden_context_ids: list[str] = Field(default_factory=list)
     """The ids of the passages retrieval should find; empty when the case names none."""
     must_mention: list[str] = Field(default_factory=list)
