@@ -3,7 +3,7 @@
 Run: python bench/judge_tokens.py. Prints Markdown tables; figures go in bench/README.md.
 
 `ragjudge run` judges two case sets with the model judge pointed at the loopback OpenAI fake:
-the bundled example's 42 cases (Chinese and English, 4 out of scope) against the example RAG
+the bundled example's cases (Chinese and English, 4 out of scope) against the example RAG
 service, whose passages are short (one policy paragraph each); and 40 English cases against a
 loopback service that returns five passages of 1,200 characters (the default
 `judge.excerpt_chars`) and a three-sentence answer, as a production retriever would.
@@ -76,6 +76,17 @@ class Judge:
                 for s in _SENTENCE.findall(answer)
                 if s.strip()
             ]
+        if "reference_points" in schema.get("properties", {}):
+            listed = re.search(r"## Reference answer \(its points, one per line\)\n((?:- .*\n)+)", user)
+            if listed:
+                points = [line[2:] for line in listed.group(1).splitlines()]
+            else:
+                text = re.search(r"## Reference answer\n(.*?)\n\n", user, re.S)
+                points = [p for p in re.split(r"[。；;！？\n]+", text.group(1) if text else "") if p.strip()][:1]
+            reply["reference_points"] = [
+                {"point": p, "verdict": "missing", "quote": "", "reason": "the answer does not say this."}
+                for p in points
+            ]
         content = json.dumps(reply, ensure_ascii=False)
         prompt = "".join(str(m["content"]) for m in body["messages"])
         usage = (tokens(prompt), tokens(content))
@@ -84,10 +95,22 @@ class Judge:
         return Reply(content=content, usage=usage)
 
 
-def run(url: str, cases: Path, combined: bool, folder: Path) -> dict[str, Any]:
+THREE_CRITERIA = {
+    name: {"question": question, "score_1": low, "score_5": high}
+    for name, question, low, high in (
+        ("asks_for_order", "Does the answer ask for the order number when it is needed?", "never", "exactly when"),
+        ("next_step", "Does the answer tell the customer what to do next?", "no next step", "one clear next step"),
+        ("polite", "Is the answer polite without filler?", "rude or full of filler", "polite and direct"),
+    )
+}
+
+
+def run(
+    url: str, cases: Path, combined: bool, folder: Path, reference: bool = True, criteria: dict[str, Any] | None = None
+) -> dict[str, Any]:
     judge = Judge()
     with FakeOpenAI(judge) as fake:
-        config = folder / f"ragjudge-{combined}.yml"
+        config = folder / f"ragjudge-{combined}-{reference}-{bool(criteria)}.yml"
         config.write_text(
             json.dumps(
                 {
@@ -98,16 +121,18 @@ def run(url: str, cases: Path, combined: bool, folder: Path) -> dict[str, Any]:
                         "provider": "openai",
                         "base_url": fake.base_url,
                         "api_key": "sk-bench-000000",
-                        "cache": str(folder / f"cache-{cases.stem}-{combined}"),
+                        "cache": str(folder / f"cache-{cases.stem}-{combined}-{reference}-{bool(criteria)}"),
                         "concurrency": 1,
                         "combined": combined,
+                        "reference": reference,
+                        "criteria": criteria or {},
                     },
                     "gate": {"case": {"latency_ms": "<= 10000"}, "suite": {"pass_rate": ">= 0.0"}},
                 }
             ),
             encoding="utf-8",
         )
-        report_path = folder / f"report-{combined}.json"
+        report_path = folder / f"report-{combined}-{reference}-{bool(criteria)}.json"
         with contextlib.redirect_stdout(io.StringIO()):
             code = ragjudge(["run", "--config", str(config), "--report", str(report_path)])
         assert code == 0, code
@@ -167,18 +192,45 @@ def table(title: str, rows: dict[str, dict[str, Any]]) -> None:
     )
 
 
+def extras_table(rows: dict[str, dict[str, Any]]) -> None:
+    """What the reference and the criteria add to the one combined call."""
+    base = rows["without reference or criteria"]
+    n = base["cases"]
+    print("| combined call | calls/case | prompt tok/case | completion tok/case | total tok/case | vs without |")
+    print("|---|---|---|---|---|---|")
+    for label, r in rows.items():
+        total = r["prompt_tokens"] + r["completion_tokens"]
+        ratio = total / (base["prompt_tokens"] + base["completion_tokens"])
+        print(
+            f"| {label} | {r['calls'] / n:.2f} | {r['prompt_tokens'] / n:.0f} | {r['completion_tokens'] / n:.0f} | "
+            f"{total / n:.0f} | {ratio:.2f}x |"
+        )
+    print()
+
+
 def main() -> int:
     server, url = serve_in_thread()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         try:
-            table("example service", {m: run(url, CASES, m == "combined", folder) for m in ("separate", "combined")})
+            table(
+                "example service",
+                {m: run(url, CASES, m == "combined", folder, reference=False) for m in ("separate", "combined")},
+            )
+            print("**example service, reference and criteria** (every case has `expected`)\n")
+            extras_table(
+                {
+                    "without reference or criteria": run(url, CASES, True, folder, reference=False),
+                    "with the reference": run(url, CASES, True, folder),
+                    "with the reference and three criteria": run(url, CASES, True, folder, criteria=THREE_CRITERIA),
+                }
+            )
         finally:
             server.shutdown()
             server.server_close()
         rag, cases = long_passage_service(folder)
         with rag:
-            rows = {m: run(rag.url, cases, m == "combined", folder) for m in ("separate", "combined")}
+            rows = {m: run(rag.url, cases, m == "combined", folder, reference=False) for m in ("separate", "combined")}
         table("five 1,200-character passages per answer", rows)
     return 0
 

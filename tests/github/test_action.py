@@ -37,10 +37,10 @@ def test_failing_gate_fails_the_step_and_sets_outputs_summary_annotations_and_co
         "verdict": "fail",
         "passed": "false",
         "report": "ragjudge-report.json",
-        "failed-cases": "4",
+        "failed-cases": "5",
         "errored-cases": "0",
         "failed-case-ids": "\n".join(FAILING_IDS),
-        "pass-rate": "0.9048",
+        "pass-rate": "0.8837",
         "faithfulness": out["faithfulness"],
         "rejection-accuracy": "1.0",
         "p95-latency-ms": out["p95-latency-ms"],
@@ -62,7 +62,7 @@ def test_failing_gate_fails_the_step_and_sets_outputs_summary_annotations_and_co
     assert f"PR comment created: {comment['html_url']}" in run.summary
     # Annotations: the failed suite rule first, then the cases, as errors; the CLI log grouped.
     errors = run.commands("error")
-    assert errors[0].startswith("::error title=ragjudge%3A suite rule pass_rate failed::pass_rate 0.90")
+    assert errors[0].startswith("::error title=ragjudge%3A suite rule pass_rate failed::pass_rate 0.88")
     assert len(errors) == 1 + len(FAILING_IDS)
     assert run.commands("group") == ["::group::ragjudge run"] and run.commands("endgroup") == ["::endgroup::"]
 
@@ -396,7 +396,7 @@ def test_no_github_variables_at_all_works_as_a_plain_cli(
     out, err = capsys.readouterr()
     assert code == 1
     assert "ragjudge: FAIL" in out and "::" not in out
-    assert "ragjudge: error: pass_rate 0.90" in err
+    assert "ragjudge: error: pass_rate 0.88" in err
     assert json.loads((workspace / "ragjudge-report.json").read_text(encoding="utf-8"))["verdict"] == "fail"
 
 

@@ -27,10 +27,10 @@ def test_junit_and_html_inputs_write_both(runner: ActionRunner) -> None:
     run = runner.run(config="fail.yml", junit="out/ragjudge.xml", html="out/ragjudge.html", comment="never")
     assert run.code == 1
     xml = (runner.workspace / "out" / "ragjudge.xml").read_text(encoding="utf-8")
-    assert xml.count("<testcase ") == 42 + 1  # the cases, and the one suite rule
+    assert xml.count("<testcase ") == 43 + 1  # the cases, and the one suite rule
     assert all(f'name="{case_id}"' in xml for case_id in FAILING_IDS)
     page = (runner.workspace / "out" / "ragjudge.html").read_text(encoding="utf-8")
-    assert page.count('<tr class="case"') == 42
+    assert page.count('<tr class="case"') == 43
 
 
 def test_shard_input_runs_one_shard_and_passes(runner: ActionRunner) -> None:
@@ -38,7 +38,7 @@ def test_shard_input_runs_one_shard_and_passes(runner: ActionRunner) -> None:
     assert run.code == 0
     report = json.loads((runner.workspace / "ragjudge-report.json").read_text(encoding="utf-8"))
     assert report["shard"]["index"] == 2 and report["shard"]["count"] == 3
-    assert len(report["cases"]) == 12
+    assert len(report["cases"]) == 13
 
 
 def test_a_bad_shard_input_exits_2(runner: ActionRunner) -> None:
@@ -115,12 +115,12 @@ def test_three_shard_steps_then_a_merge_step_gates_and_comments_once(
     )
     assert merged.code == 1  # pass_rate >= 1.0 fails over the whole set
     out = merged.outputs
-    assert (out["verdict"], out["failed-cases"], out["failed-case-ids"]) == ("fail", "4", "\n".join(FAILING_IDS))
-    assert out["pass-rate"] == "0.9048"
+    assert (out["verdict"], out["failed-cases"], out["failed-case-ids"]) == ("fail", "5", "\n".join(FAILING_IDS))
+    assert out["pass-rate"] == "0.8837"
     comments = [c for c in fake_github.comments.get(7, []) if str(c["body"]).startswith("<!-- ragjudge:sticky:gate")]
     assert len(comments) == 1 and all(case_id in str(comments[0]["body"]) for case_id in FAILING_IDS)
     assert "ragjudge: FAIL" in merged.summary
-    assert (runner.workspace / "merged.xml").read_text(encoding="utf-8").count("<testcase ") == 43
+    assert (runner.workspace / "merged.xml").read_text(encoding="utf-8").count("<testcase ") == 44
 
 
 def test_merge_mode_without_reports_or_with_a_glob_matching_nothing_exits_2(runner: ActionRunner) -> None:

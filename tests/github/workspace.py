@@ -7,12 +7,12 @@ from pathlib import Path
 import yaml
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-FAILING_IDS = ("cs-014", "cs-020", "cs-026", "cs-031")
+FAILING_IDS = ("cs-014", "cs-020", "cs-026", "cs-031", "cs-043")
 """The example cases that fail against the example service as shipped."""
 
 
 def write_example_workspace(ws: Path) -> Path:
-    """`fail.yml`: all 42 example cases with `pass_rate >= 1.0` (4 fail, so the gate fails).
+    """`fail.yml`: all 43 example cases with `pass_rate >= 1.0` (5 fail, so the gate fails).
     `pass.yml`: the 38 cases that pass, with the default rules (the gate passes).
     Both read the endpoint from `${RAG_URL}`."""
     (ws / "cases").mkdir(parents=True, exist_ok=True)

@@ -156,9 +156,9 @@ def test_a_real_run_report_renders(browser: Any, example_rag_url: str, tmp_path:
     page = Opened(browser, html)
     try:
         assert page.console == [] and page.requests == [page.url]
-        assert len(page.visible_ids()) == 42
+        assert len(page.visible_ids()) == 43
         page.page.select_option("#filter-status", "fail")
-        assert page.visible_ids() == ["cs-014", "cs-020", "cs-026", "cs-031"]
+        assert page.visible_ids() == ["cs-014", "cs-020", "cs-026", "cs-031", "cs-043"]
         page.page.screenshot(path=str(tmp_path / "run.png"), full_page=False)
     finally:
         page.page.close()
