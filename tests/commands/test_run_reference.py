@@ -318,3 +318,27 @@ def test_a_bad_criterion_name_in_the_config_is_exit_2(
     )
     assert main(["run", "--config", str(tmp_path / "ragjudge.yml")]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_against_main_answer_correctness_has_a_delta_and_a_regression_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main_replies = {**RAG, Q_STALE: answer(A_RIGHT, ["doc-refund"], PASSAGES)}  # main answered it right
+    with RagServer(main_replies) as rag:
+        _config(tmp_path, rag.url, {"provider": "offline"})
+        cfg = yaml.safe_load((tmp_path / "ragjudge.yml").read_text(encoding="utf-8"))
+        cfg["gate"] = {"case": {"latency_ms": "<= 10000"}, "regression": {"answer_correctness_delta": ">= 0"}}
+        (tmp_path / "ragjudge.yml").write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+        assert main(["run", "--config", str(tmp_path / "ragjudge.yml"), "--report", str(tmp_path / "main.json")]) == 0
+    with RagServer(RAG) as rag:  # the PR's service retrieves the archived policy for one question
+        cfg["endpoint"]["url"] = rag.url
+        (tmp_path / "ragjudge.yml").write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+        args = ["run", "--config", str(tmp_path / "ragjudge.yml"), "--baseline", str(tmp_path / "main.json")]
+        code = main([*args, "--report", str(tmp_path / "pr.json")])
+    report = json.loads((tmp_path / "pr.json").read_text(encoding="utf-8"))
+    (delta,) = [d for d in report["comparison"]["deltas"] if d["metric"] == "answer_correctness"]
+    assert (delta["kind"], delta["comparable"], delta["cases"]) == ("delta", True, 5)
+    assert delta["delta"] == pytest.approx(-1.0 / 5)  # one case of five judged fell from 1.0 to 0.0
+    assert delta["test"].startswith("Wilcoxon signed-rank test on 5 paired cases")
+    (rule,) = [r for r in report["comparison"]["rules"] if r["metric"] == "answer_correctness_delta"]
+    assert rule["passed"] is False and code == 1
