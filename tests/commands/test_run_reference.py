@@ -341,4 +341,8 @@ def test_against_main_answer_correctness_has_a_delta_and_a_regression_rule(
     assert delta["delta"] == pytest.approx(-1.0 / 5)  # one case of five judged fell from 1.0 to 0.0
     assert delta["test"].startswith("Wilcoxon signed-rank test on 5 paired cases")
     (rule,) = [r for r in report["comparison"]["rules"] if r["metric"] == "answer_correctness_delta"]
-    assert rule["passed"] is False and code == 1
+    # One case of five cannot be told from noise: the rule reads the delta and its p-value, and does not block.
+    assert rule["reason"] == (
+        "answer_correctness_delta -0.200 < +0.000 but not significant (p 1.000, not below 0.05): not blocking"
+    )
+    assert rule["passed"] is True and code == 1  # the case itself fails on its contradicted point
