@@ -1,13 +1,19 @@
-"""Human labels of the team's criteria and of reference-point verdicts: reading them, and asking the judge."""
+"""Human labels of the team's criteria and of reference-point verdicts: reading them, asking the judge, pairing
+the judge's scores and verdicts with the person's, and the bars on them."""
 
 from __future__ import annotations
 
 import json
+import warnings
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
+from scipy.stats import spearmanr
+from sklearn.metrics import cohen_kappa_score, f1_score
+from statsmodels.stats.proportion import proportion_confint
 from tests.fakes.openai_server import FakeOpenAI
 from tests.judge.fake_evidence import KEY, Scripted, scripted_judge
 
@@ -15,14 +21,32 @@ from ragjudge.calibrate.labels import (
     DEFAULT_FAITHFULNESS,
     Label,
     PointLabel,
+    ScoredLabel,
     check_label_criteria,
     load_labels,
     score_labels,
 )
+from ragjudge.calibrate.pairing import (
+    criteria_agreement,
+    criterion_lines,
+    reference_agreement,
+    reference_lines,
+)
+from ragjudge.calibrate.verdict import (
+    Bar,
+    check_labelled,
+    evaluate,
+    evaluate_criterion,
+    evaluate_reference,
+    parse_fail_under,
+)
 from ragjudge.config.model import CriterionConfig, JudgeConfig
-from ragjudge.errors import CaseFileError
+from ragjudge.errors import CaseFileError, UsageError
 from ragjudge.judge.evidence import EvidenceScorer
 from ragjudge.judge.factory import make_judge
+from ragjudge.judge.interface import Judgement, Unscored
+from ragjudge.judge.reference import ReferencePoint
+from ragjudge.stats.agreement import compare
 
 ORDER = CriterionConfig(question="Does it ask for the order number?", score_1="never", score_5="always")
 BASE = {"id": "a", "human": 1, "question": "Where is my order?", "answer": "It ships today.", "contexts": ["c"]}
@@ -267,3 +291,197 @@ def test_the_reference_is_shown_as_the_gate_shows_it() -> None:
 
 def _no_evidence() -> EvidenceScorer:
     raise AssertionError("the evidence judge must not be asked")
+
+
+# --- pairing ----------------------------------------------------------------------------------------
+
+
+def _scored(i: int, judgement: Judgement | None, **fields: Any) -> ScoredLabel:
+    return ScoredLabel(_label(i, **fields), 1.0, 1.0, "faithfulness", judgement=judgement)
+
+
+def test_criteria_agreement_matches_the_references() -> None:
+    human = [5, 4, 2, 1, 3, 5, 2, 4, 3, 1]
+    judge = [5, 3, 2, 2, 3, 4, 1, 4, 3, 1]
+    scored = [
+        _scored(i, Judgement("m", criteria={"asks_for_order": j}), criteria={"asks_for_order": h})
+        for i, (h, j) in enumerate(zip(human, judge, strict=True))
+    ]
+    failed = Judgement("m", unscored=(Unscored("criteria.asks_for_order", "judge reply invalid"),))
+    scored.append(_scored(10, failed, criteria={"asks_for_order": 2}))
+    scored.append(_scored(11, Judgement("m")))  # labels no criterion: not counted
+    (c,) = criteria_agreement(scored).values()
+    r = c.report
+    assert r is not None and (c.name, c.labelled, r.n) == ("asks_for_order", 11, 10)
+    assert [u.as_dict() for u in c.unscored] == [{"id": "l10", "where": "f:10", "reason": "judge reply invalid"}]
+    assert r.kappa == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
+    qwk = cohen_kappa_score(human, judge, labels=[1, 2, 3, 4, 5], weights="quadratic")
+    assert r.weighted_kappa == pytest.approx(qwk, abs=1e-12)
+    assert r.mae == pytest.approx(np.abs(np.array(judge) - np.array(human)).mean())
+    assert r.mean_error == pytest.approx(-0.2)
+    assert r.spearman == pytest.approx(spearmanr(human, judge).statistic, abs=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert r.weighted_f1 == pytest.approx(f1_score(human, judge, average="weighted", zero_division=0))
+    assert r.ci95 == pytest.approx(proportion_confint(6, 10, method="wilson"), abs=1e-12)
+    lines = criterion_lines(c)
+    assert lines[0] == f"criteria.asks_for_order: agreement=0.600 ci95=[{r.ci95[0]:.3f}, {r.ci95[1]:.3f}] n=10"
+    assert lines[1].startswith(f"  kappa={r.kappa:.3f} weighted_kappa={qwk:.3f} mae=0.400 mean_error=-0.200 ")
+    assert lines[-1] == "  unscored: l10 (f:10): judge reply invalid"
+
+
+def _point(point: str, verdict: str, quote: str = "") -> ReferencePoint:
+    return ReferencePoint(point, verdict, quote, "r")  # type: ignore[arg-type]
+
+
+def test_point_verdicts_are_paired_by_their_text_and_a_point_not_returned_disagrees() -> None:
+    listed = ("Refunds take 5 days", "The card is credited", "A receipt is needed")
+    one = Judgement(
+        "m",
+        reference_points=(
+            _point(listed[0], "covered", "x"),
+            _point(listed[1], "partial", "x"),
+            _point(listed[2], "missing"),
+        ),
+    )
+    two = Judgement("m", reference_points=(_point("退货需在签收后7天内申请", "contradicted", "x"),))
+    declined = Judgement("m", declined=True)
+    scored = [
+        _scored(
+            0,
+            one,
+            expected=listed,
+            reference_points=(
+                PointLabel(listed[0], "covered"),
+                PointLabel(listed[1], "covered"),
+                PointLabel(listed[2], "missing"),
+            ),
+        ),
+        _scored(
+            1,
+            two,
+            expected="退货需在签收后 7 天内申请。需提供订单号。",
+            reference_points=(
+                PointLabel("退货需在签收后 7 天内申请", "contradicted"),
+                PointLabel("需提供订单号", "missing"),
+            ),
+        ),
+        _scored(2, declined, expected=listed, reference_points=(PointLabel(listed[0], "covered"),)),
+        _scored(3, Judgement("m")),
+    ]
+    p = reference_agreement(scored)
+    assert p is not None and (p.n, p.items, p.agreed) == (5, 2, 3)
+    human = ["covered", "covered", "missing", "contradicted", "missing"]
+    judge = ["covered", "partial", "missing", "contradicted", "not_returned"]
+    assert [(q.human, q.judge) for q in p.pairs] == list(zip(human, judge, strict=True))
+    assert p.ci95 == pytest.approx(proportion_confint(3, 5, method="wilson"), abs=1e-12)
+    assert p.kappa == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
+    by = {v: (a.n, a.agreed) for v, a in p.by_verdict.items()}
+    assert by == {"covered": (2, 1), "partial": (0, 0), "missing": (2, 1), "contradicted": (1, 1)}
+    assert p.by_verdict["covered"].ci95 == pytest.approx(proportion_confint(1, 2, method="wilson"), abs=1e-12)
+    assert p.confusion["missing"] == {"covered": 0, "partial": 0, "missing": 1, "contradicted": 0, "not_returned": 1}
+    assert [u.id for u in p.unscored] == ["l2"] and "declines" in p.unscored[0].reason
+    lines = reference_lines(p)
+    assert lines[0] == (
+        f"reference: agreement=0.600 ci95=[{p.ci95[0]:.3f}, {p.ci95[1]:.3f}] n=5 points (2 items) kappa={p.kappa:.3f}"
+    )
+    assert '  not returned: l1 (f:1): the judge gave no verdict for "需提供订单号" (human: missing)' in lines
+    assert reference_agreement([_scored(0, Judgement("m"))]) is None
+
+
+# --- bars ---------------------------------------------------------------------------------------------
+
+
+def test_bars_on_criteria_and_points_are_named_by_their_scope() -> None:
+    bars = parse_fail_under(
+        [
+            "criteria.asks_for_order.kappa=0.6",
+            "reference.agreement=0.8",
+            "reference.contradicted.agreement=0.9",
+            "kappa=0.5",
+        ]
+    )
+    assert [(b.scope, b.criterion) for b in bars] == [
+        ("criteria", "asks_for_order"),
+        ("reference", None),
+        ("reference", None),
+        ("labels", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("arg", "message"),
+    [
+        ("criteria.asks_for_order=0.6", "--fail-under criteria.asks_for_order: write criteria.NAME.METRIC"),
+        ("criteria.asks_for_order.mae=0.6", "mae is an error (lower is better), so a floor does not apply"),
+        ("criteria.asks_for_order.tpr=0.6", "tpr applies to binary (0/1) labels, and a criterion is scored 1 to 5"),
+        ("criteria.asks_for_order.recall=0.6", "--fail-under criteria.asks_for_order.recall: unknown metric"),
+        ("criteria.tone.kappa=0.6", "'tone' is a built-in judge dimension"),
+        ("reference.spearman=0.6", "--fail-under reference.spearman: unknown metric"),
+        ("reference.maybe.agreement=0.6", "--fail-under reference.maybe.agreement: unknown metric"),
+        ("reference.agreement=most", "'most' is not a number"),
+    ],
+)
+def test_bad_scoped_bars_are_usage_errors(arg: str, message: str) -> None:
+    with pytest.raises(UsageError) as err:
+        parse_fail_under([arg])
+    assert message in str(err.value)
+
+
+def test_a_bar_on_what_no_line_labels_is_a_usage_error() -> None:
+    bars = parse_fail_under(["criteria.polite.kappa=0.5"])
+    check_labelled(bars, {"polite"}, False, Path("l.jsonl"))
+    with pytest.raises(UsageError) as err:
+        check_labelled(bars, {"asks_for_order"}, True, Path("l.jsonl"))
+    assert str(err.value) == (
+        "--fail-under criteria.polite.kappa: no line of l.jsonl scores criteria.polite "
+        "(the lines score: asks_for_order)"
+    )
+    with pytest.raises(UsageError) as err:
+        check_labelled(parse_fail_under(["reference.kappa=0.5"]), set(), False, Path("l.jsonl"))
+    assert "no line of l.jsonl gives reference_points" in str(err.value)
+
+
+def test_a_bar_on_a_criterion_leaves_the_default_agreement_bar_standing() -> None:
+    report = compare([1, 0, 1], [1, 0, 1], binary=True)
+    results = evaluate(report, None, [Bar("criteria.x.kappa", 0.5), Bar("reference.agreement", 0.5)])
+    assert [r.metric for r in results] == ["agreement_ci95_lower"]
+    assert [r.metric for r in evaluate(report, None, [Bar("kappa", 0.5), Bar("criteria.x.kappa", 0.5)])] == ["kappa"]
+
+
+def test_criterion_and_point_bars_pass_fail_and_say_why_when_undefined() -> None:
+    scored = [
+        _scored(i, Judgement("m", criteria={"x": j}), criteria={"x": h})
+        for i, (h, j) in enumerate([(1, 1), (2, 2), (3, 4), (5, 5)])
+    ]
+    (c,) = criteria_agreement(scored).values()
+    bars = [Bar("criteria.x.agreement", 0.75), Bar("criteria.x.kappa", 0.9), Bar("criteria.y.kappa", 0.1)]
+    assert [(r.passed, r.reason) for r in evaluate_criterion(c, bars)] == [
+        (True, "criteria.x.agreement 0.750 >= 0.75"),
+        (False, f"criteria.x.kappa {c.report.kappa:.3f} < 0.9"),  # type: ignore[union-attr]
+    ]
+    failed = [_scored(0, Judgement("m", unscored=(Unscored("rubric", "down"),)), criteria={"x": 3})]
+    (none,) = criteria_agreement(failed).values()
+    assert [r.reason for r in evaluate_criterion(none, bars[:1])] == [
+        "criteria.x.agreement undefined: the judge scored criteria.x on none of its labelled items: cannot show >= 0.75"
+    ]
+    assert none.unscored[0].reason == "down"
+    points = reference_agreement(
+        [
+            _scored(
+                0,
+                Judgement("m", reference_points=(_point("A", "covered", "x"),)),
+                expected=("A",),
+                reference_points=(PointLabel("A", "covered"),),
+            )
+        ]
+    )
+    assert points is not None
+    results = evaluate_reference(points, parse_fail_under(["reference.agreement=1", "reference.missing.agreement=0.5"]))
+    assert [(r.passed, r.reason) for r in results] == [
+        (True, "reference.agreement 1.000 >= 1"),
+        (
+            False,
+            "reference.missing.agreement undefined: the human called no labelled point missing: cannot show >= 0.5",
+        ),
+    ]
