@@ -21,7 +21,16 @@ from ragjudge.calibrate.fingerprint import fingerprint_of
 from ragjudge.cli import main
 from ragjudge.config.model import load_config
 from tests.fakes.openai_server import FakeOpenAI
-from tests.judge.fake_evidence import KEY, by_marker, evidence_responder, first_wins, other_judges, passage
+from tests.judge.fake_evidence import (
+    KEY,
+    Scripted,
+    by_marker,
+    evidence_responder,
+    first_wins,
+    other_judges,
+    passage,
+    scripted_judge,
+)
 
 KEYS = ("n", "agreement", "ci95", "kappa", "tpr", "tnr", "confusion", "mae", "mean_error", "weighted_kappa",
         "spearman", "weighted_f1", "verdict", "judge_fingerprint")  # fmt: skip
@@ -366,3 +375,191 @@ def test_labels_and_bias_together_write_one_record(ws: Path, capsys: pytest.Capt
     assert r.code == 1 and record["verdict"] == "unfit"
     assert any(reason.startswith("position bias: ") for reason in record["reasons"])
     assert math.isclose(record["agreement"], 1.0)
+
+
+# --- the team's criteria and the reference's points -----------------------------------------------
+
+ORDER_HUMAN = [5, 4, 2, 1, 3, 5, 2, 4, 3, 1]
+ORDER_JUDGE = [5, 3, 2, 2, 3, 4, 1, 4, 3, 1]
+CRITERIA = {
+    "asks_for_order": {"question": "Does it ask for the order number when it needs one?", "score_1": "never",
+                       "score_5": "at once", "tags": ["orders"]},
+    "polite": {"question": "Is it polite?", "score_1": "rude", "score_5": "courteous"},
+}  # fmt: skip
+LISTED = ["Refunds take 5 business days", "The original card is credited", "A receipt is needed"]
+
+
+def _criteria_config(folder: Path, base_url: str, **judge: Any) -> None:
+    config = {"judge": {"provider": "openai", "base_url": base_url, "api_key": KEY, "cache": None, "max_retries": 0,
+                        "criteria": CRITERIA, **judge}}  # fmt: skip
+    (folder / "ragjudge.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+
+
+def _item(key: str, question: str, answer: str, **fields: Any) -> dict[str, Any]:
+    return {"id": key, "human": 1, "question": question, "answer": answer, "contexts": [answer], **fields}
+
+
+def _criteria_rows() -> tuple[list[dict[str, Any]], dict[str, Scripted]]:
+    """Ten items scored on asks_for_order, one the judge cannot read, and three with reference verdicts."""
+    rows, script = [], {}
+    for i, (h, j) in enumerate(zip(ORDER_HUMAN, ORDER_JUDGE, strict=True)):
+        rows.append(_item(f"c{i}", f"Where is order {i}?", f"Order {i} ships today.", criteria={"asks_for_order": h}))
+        script[f"Where is order {i}?"] = Scripted(criteria={"asks_for_order": j, "polite": 5})
+    rows[0]["criteria"]["polite"] = 5
+    rows.append(_item("broken", "Broken?", "It ships.", criteria={"asks_for_order": 3}))
+    script["Broken?"] = Scripted(broken=True)
+    # The person: covered, covered, missing. The judge: covered, partial, missing (the second point a spacing apart).
+    rows.append(_item("r1", "Refund time?", "Refunds take 5 business days and go back to the original card.",
+                      expected=LISTED, reference_points=[{"point": LISTED[0], "verdict": "covered"},
+                      {"point": "The original  card is credited", "verdict": "covered"},
+                      {"point": LISTED[2], "verdict": "missing"}]))  # fmt: skip
+    script["Refund time?"] = Scripted(points=[(LISTED[0], "covered", "Refunds take 5 business days"),
+                                              (LISTED[1], "partial", "go back to the original card"),
+                                              (LISTED[2], "missing", "")])  # fmt: skip
+    # A reference text the judge splits itself: it drops a space, and leaves the second point out.
+    text = "退货需在签收后 7 天内申请。需提供订单号。"
+    rows.append(_item("r2", "退货期限？", "签收后7天内可申请退货。", expected=text,
+                      reference_points=[{"point": "退货需在签收后 7 天内申请", "verdict": "covered"},
+                                        {"point": "需提供订单号", "verdict": "missing"}]))  # fmt: skip
+    script["退货期限？"] = Scripted(points=[("退货需在签收后7天内申请", "covered", "签收后7天内可申请退货")])
+    rows.append(_item("r3", "Returns?", "Returns are accepted within 14 days.", expected=["Returns within 30 days"],
+                      reference_points=[{"point": "Returns within 30 days", "verdict": "contradicted"}]))  # fmt: skip
+    script["Returns?"] = Scripted(points=[("Returns within 30 days", "contradicted", "within 14 days")])
+    return rows, script
+
+
+def test_criteria_and_reference_agreement_through_the_command(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows, script = _criteria_rows()
+    with FakeOpenAI(scripted_judge(script), api_key=KEY) as fake:
+        _criteria_config(ws, fake.base_url)
+        r = calibrate(ws, capsys, "--config", "ragjudge.yml", "--min-agreement", "0.7", rows=rows)
+        # One call per item, the combined call the gate makes (and the retry of the reply that is not JSON).
+        assert fake.call_count == len(rows) + 1
+    assert r.code == 0, r.out + r.err
+    c = r.report["criteria"]["asks_for_order"]
+    h, j = ORDER_HUMAN, ORDER_JUDGE
+    assert (c["n"], c["labelled"]) == (10, 11)
+    assert c["agreement"] == pytest.approx(0.6) and c["ci95"] == pytest.approx(
+        proportion_confint(6, 10, method="wilson"), abs=1e-12
+    )
+    assert c["kappa"] == pytest.approx(cohen_kappa_score(h, j), abs=1e-12)
+    qwk = cohen_kappa_score(h, j, labels=[1, 2, 3, 4, 5], weights="quadratic")
+    assert c["weighted_kappa"] == pytest.approx(qwk, abs=1e-12)
+    assert c["mae"] == pytest.approx(0.4) and c["mean_error"] == pytest.approx(-0.2)
+    assert c["spearman"] == pytest.approx(spearmanr(h, j).statistic, abs=1e-12)
+    assert [u["id"] for u in c["unscored"]] == ["broken"]
+    assert c["unscored"][0]["reason"].startswith("judge reply invalid after 2 attempts")
+    assert r.report["criteria"]["polite"]["n"] == 1 and r.report["criteria"]["polite"]["agreement"] == 1.0
+    p = r.report["reference"]
+    human = ["covered", "covered", "missing", "covered", "missing", "contradicted"]
+    judge = ["covered", "partial", "missing", "covered", "not_returned", "contradicted"]
+    assert (p["n"], p["items"], p["agreed"]) == (6, 3, 4)
+    assert p["ci95"] == pytest.approx(proportion_confint(4, 6, method="wilson"), abs=1e-12)
+    assert p["kappa"] == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
+    assert {v: (a["n"], a["agreed"]) for v, a in p["by_verdict"].items()} == {
+        "covered": (3, 2), "partial": (0, 0), "missing": (2, 1), "contradicted": (1, 1)
+    }  # fmt: skip
+    assert p["by_verdict"]["covered"]["ci95"] == pytest.approx(proportion_confint(2, 3, method="wilson"), abs=1e-12)
+    assert p["confusion"]["covered"] == {"covered": 2, "partial": 1, "missing": 0, "contradicted": 0,
+                                         "not_returned": 0}  # fmt: skip
+    assert p["not_returned"] == [{"id": "r2", "where": f"{ws / 'labels.jsonl'}:13", "point": "需提供订单号",
+                                  "human": "missing"}]  # fmt: skip
+    lo, hi = c["ci95"]
+    assert f"criteria.asks_for_order: agreement=0.600 ci95=[{lo:.3f}, {hi:.3f}] n=10" in r.out.splitlines()
+    assert f"  kappa={c['kappa']:.3f} weighted_kappa={qwk:.3f} mae=0.400 mean_error=-0.200 " in r.out
+    assert "  On average the judge is strict (scores below the human) by 0.20 points on this criterion." in r.out
+    lo, hi = p["ci95"]
+    assert f"reference: agreement=0.667 ci95=[{lo:.3f}, {hi:.3f}] n=6 points (3 items) kappa={p['kappa']:.3f}" in r.out
+    assert "  the judge gave the human's verdict on: covered 2 of 3 (66.7%, " in r.out
+    assert "  not returned: r2 (" in r.out and 'the judge gave no verdict for "需提供订单号" (human: missing)' in r.out
+
+
+def test_fail_under_a_criterion_and_the_points(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows, script = _criteria_rows()
+    with FakeOpenAI(scripted_judge(script), api_key=KEY) as fake:
+        _criteria_config(ws, fake.base_url)
+        base = ("--config", "ragjudge.yml", "--min-agreement", "0.7", "--fail-under")
+        passed = calibrate(ws, capsys, *base, "criteria.asks_for_order.weighted_kappa=0.8", "reference.agreement=0.6",
+                           rows=rows)  # fmt: skip
+        failed = calibrate(ws, capsys, *base, "criteria.asks_for_order.kappa=0.6",
+                           "reference.contradicted.agreement=1", rows=rows)  # fmt: skip
+    assert passed.code == 0, passed.out
+    assert [b["metric"] for b in passed.report["bars"]] == [
+        "agreement_ci95_lower", "criteria.asks_for_order.weighted_kappa", "reference.agreement"
+    ]  # fmt: skip
+    kappa = failed.report["criteria"]["asks_for_order"]["kappa"]
+    assert kappa < 0.6
+    assert failed.code == 1 and failed.report["verdict"] == "unfit"
+    assert failed.report["reasons"] == [f"criteria.asks_for_order.kappa {kappa:.3f} < 0.6"]
+    assert f"  ✗ criteria.asks_for_order.kappa {kappa:.3f} < 0.6" in failed.out
+    assert "  ✓ reference.contradicted.agreement 1.000 >= 1" in failed.out
+    record = json.loads((ws / ".ragjudge" / "calibration.json").read_text(encoding="utf-8"))
+    assert record["verdict"] == "unfit" and record["reasons"] == failed.report["reasons"]
+
+
+def test_a_bar_on_a_criterion_keeps_the_default_agreement_bar(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows, script = _criteria_rows()  # 13 of 14 labels scored, all agreeing: the lower bound is 0.772 < 0.8
+    with FakeOpenAI(scripted_judge(script), api_key=KEY) as fake:
+        _criteria_config(ws, fake.base_url)
+        r = calibrate(ws, capsys, "--config", "ragjudge.yml", "--fail-under", "reference.agreement=0.5", rows=rows)
+    assert r.code == 1 and [b["metric"] for b in r.report["bars"]] == ["agreement_ci95_lower", "reference.agreement"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"criteria": {"asks_for_order": 9}},
+            "field 'criteria.asks_for_order': must be an integer score from 1 to 5 (got 9)",
+        ),
+        (
+            {"criteria": {"asks_for_ordr": 3}},
+            "field 'criteria.asks_for_ordr': no criterion named 'asks_for_ordr' "
+            "(judge.criteria defines: asks_for_order, polite)",
+        ),
+        ({"expected": None}, "field 'expected': required with reference_points"),
+        (
+            {"reference_points": [{"point": "A receipt", "verdict": "missing"}]},
+            "field 'reference_points.0.point': 'A receipt' is not one of the points listed in `expected`",
+        ),
+    ],
+)
+def test_a_bad_criteria_or_point_label_is_exit_2_naming_the_line(
+    ws: Path, capsys: pytest.CaptureFixture[str], change: dict[str, Any], message: str
+) -> None:
+    rows, script = _criteria_rows()
+    line = 12 if "expected" in change or "reference_points" in change else 2
+    rows[line - 1].update(change)
+    rows[line - 1] = {k: v for k, v in rows[line - 1].items() if v is not None}
+    with FakeOpenAI(scripted_judge(script), api_key=KEY) as fake:
+        _criteria_config(ws, fake.base_url)
+        r = calibrate(ws, capsys, "--config", "ragjudge.yml", rows=rows)
+        assert fake.call_count == 0
+    assert r.code == 2
+    assert r.err.startswith(f"ragjudge: error: {ws / 'labels.jsonl'}:{line}: {message}"), r.err
+    assert not (ws / ".ragjudge" / "calibration.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("judge", "fail_under", "message"),
+    [
+        ({"provider": "offline"}, (), "criteria labels need the model judge: the offline judge cannot score criteria"),
+        ({"reference": False}, (), "reference_points labels need judge.reference: true"),
+        ({}, ("criteria.polite.kappa=0.5",), None),
+        ({}, ("criteria.tidy.kappa=0.5",), "--fail-under criteria.tidy.kappa: no line of "),
+    ],
+)
+def test_what_cannot_be_calibrated_is_exit_2_before_any_call(
+    ws: Path, capsys: pytest.CaptureFixture[str], judge: dict[str, Any], fail_under: tuple[str, ...],
+    message: str | None,
+) -> None:  # fmt: skip
+    rows, script = _criteria_rows()
+    with FakeOpenAI(scripted_judge(script), api_key=KEY) as fake:
+        _criteria_config(ws, fake.base_url, **judge)
+        args = ("--fail-under", *fail_under) if fail_under else ()
+        r = calibrate(ws, capsys, "--config", "ragjudge.yml", *args, rows=rows)
+        calls = fake.call_count
+    if message is None:  # a bar on a criterion the lines score is fine
+        assert r.code in (0, 1) and calls == len(rows) + 1
+        return
+    assert r.code == 2 and message in r.err and calls == 0, r.err

@@ -5,6 +5,9 @@
 quotes each passage's first sentence verbatim. Requests from the other judges (rubric,
 faithfulness) go to `other`. Passages carry their own truth as markers, so a test can build
 judges that score by content (unbiased) or by position or length (biased).
+
+`scripted_judge(script)` answers the rubric and combined calls from a script keyed by the question shown:
+the team's criteria scores and the reference's point verdicts, for calibrating those against people.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from tests.fakes.openai_server import Reply, Responder
@@ -157,3 +161,55 @@ def run_config(
     path = folder / "ragjudge.yml"
     path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     return path
+
+
+# --- a judge scripted per question: criteria scores and reference-point verdicts --------------------
+
+_QUESTION = re.compile(r"## Question\n(.*)\n")
+_ASKED = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)": N')
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """What the scripted judge says of the answer to one question: any criterion left out scores 4."""
+
+    criteria: dict[str, int] = field(default_factory=dict)
+    points: list[tuple[str, str, str]] = field(default_factory=list)
+    """(point, verdict, quote) per reference point returned."""
+    broken: bool = False
+    """Reply with something that is not JSON (the judgement is then unscored)."""
+
+
+def scripted_judge(script: dict[str, Scripted]) -> Responder:
+    """The rubric or combined call, answered from `script` by the question shown: every score asked (read from
+    the reply format the prompt gives), one claim supported by the first passage, and the scripted points."""
+
+    def responder(body: dict[str, Any], call_index: int) -> Reply:
+        system = str(body["messages"][0]["content"])
+        user = str(body["messages"][1]["content"])
+        first = re.search(r"^\[([^\]]+)\]", user, re.MULTILINE)
+        evidence_id = first.group(1) if first else None
+        claims = [{"claim": "The answer's claim.", "supported": evidence_id is not None, "evidence_id": evidence_id,
+                   "reason": "stated there"}]  # fmt: skip
+        if system.startswith("You are a strict auditor"):  # the faithfulness judge, asked apart: no question shown
+            return Reply(content=json.dumps({"claims": claims}))
+        question = _QUESTION.search(user)
+        assert question is not None, user[:200]
+        plan = script[question.group(1)]
+        if plan.broken:
+            return Reply(content="no idea")
+        asked = _ASKED.findall(system.rsplit("Reply with only this JSON object:", 1)[1])
+        reply: dict[str, Any] = {
+            "scores": {name: plan.criteria.get(name, 4) for name in asked},
+            "reasoning": {name: f"{name}: as scripted" for name in asked},
+        }
+        if system.startswith("You judge one answer"):  # the combined call: the claims too
+            reply["claims"] = claims
+        if '"reference_points"' in system:
+            reply["reference_points"] = [
+                {"point": point, "verdict": verdict, "quote": quote, "reason": "as scripted"}
+                for point, verdict, quote in plan.points
+            ]
+        return Reply(content=json.dumps(reply, ensure_ascii=False))
+
+    return responder

@@ -5,14 +5,25 @@ The default bar: the lower bound of the Wilson 95% interval of agreement must be
 adds bars on other metrics (for 0..5 scores, e.g. weighted F1 and Spearman); when any is given, the
 agreement bar applies only if `--min-agreement` is given too, because exact agreement is a harsh bar
 for 0..5 scores.
+
+Bars may also name the agreement on the team's criteria, `criteria.NAME.METRIC` (the ordinal metrics),
+and on the reference's points, `reference.agreement`, `reference.kappa` and `reference.VERDICT.agreement`
+(the share of the points a person called VERDICT that the judge called the same). They stand beside the
+bars on the labels: a bar on a criterion does not take the default agreement bar away, since it says
+nothing about the labels that bar measures.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
+from ragjudge.calibrate.pairing import CriterionAgreement, PointAgreement
+from ragjudge.config.model import check_criterion_name
 from ragjudge.errors import UsageError
+from ragjudge.judge.reference import VERDICTS
 from ragjudge.stats.agreement import AgreementReport
 from ragjudge.stats.intervals import labels_needed, max_lower_bound
 from ragjudge.stats.normal import Z95
@@ -22,6 +33,9 @@ BOTH = ("agreement", "kappa")
 BINARY_ONLY = ("tpr", "tnr")
 ORDINAL_ONLY = ("weighted_kappa", "spearman", "weighted_f1")
 LOWER_IS_BETTER = ("mae", "mean_error")
+CRITERION_METRICS = ("agreement", "kappa", *ORDINAL_ONLY)
+"""A criterion is scored 1 to 5: the metrics of ordinal labels."""
+REFERENCE_METRICS = ("agreement", "kappa")
 
 
 @dataclass(frozen=True)
@@ -30,6 +44,16 @@ class Bar:
 
     metric: str
     threshold: float
+
+    @property
+    def scope(self) -> Literal["labels", "criteria", "reference"]:
+        """What the bar measures: the labels (`kappa`), a criterion (`criteria.NAME.kappa`), the points."""
+        head = self.metric.partition(".")[0]
+        return "criteria" if head == "criteria" else "reference" if head == "reference" else "labels"
+
+    @property
+    def criterion(self) -> str | None:
+        return self.metric.split(".")[1] if self.scope == "criteria" else None
 
 
 @dataclass(frozen=True)
@@ -59,19 +83,74 @@ def parse_fail_under(texts: Sequence[str]) -> list[Bar]:
         metric = metric.strip()
         if not sep:
             raise UsageError(f"--fail-under {text!r}: write metric=value, e.g. weighted_kappa=0.6")
-        if metric in LOWER_IS_BETTER:
+        if metric.partition(".")[0] in ("criteria", "reference"):
+            _check_scoped_name(metric)
+        elif metric in LOWER_IS_BETTER:
             raise UsageError(
                 f"--fail-under {metric}: {metric} is an error (lower is better), so a floor does not apply",
                 tip=f"floors apply to: {', '.join(allowed)}",
             )
-        if metric not in allowed:
-            raise UsageError(f"--fail-under {metric}: unknown metric", tip=f"metrics: {', '.join(allowed)}")
+        elif metric not in allowed:
+            tip = f"metrics: {', '.join(allowed)}; criteria.NAME.METRIC; reference.agreement, reference.kappa"
+            raise UsageError(f"--fail-under {metric}: unknown metric", tip=tip)
         try:
             threshold = float(value)
         except ValueError:
             raise UsageError(f"--fail-under {text!r}: {value!r} is not a number") from None
         bars.append(Bar(metric, threshold))
     return bars
+
+
+def _check_scoped_name(metric: str) -> None:
+    """`criteria.NAME.METRIC`, `reference.METRIC` or `reference.VERDICT.agreement`, else exit 2 saying how."""
+    parts = metric.split(".")
+    if parts[0] == "criteria":
+        if len(parts) != 3 or not all(parts):
+            raise UsageError(
+                f"--fail-under {metric}: write criteria.NAME.METRIC, e.g. criteria.asks_for_order.kappa=0.6",
+                tip=f"criterion metrics: {', '.join(CRITERION_METRICS)}",
+            )
+        problem = check_criterion_name(parts[1])
+        if problem is not None:
+            raise UsageError(f"--fail-under {metric}: {problem}")
+        _check_metric(metric, parts[2], CRITERION_METRICS)
+        return
+    verdict_bars = [f"reference.{v}.agreement" for v in VERDICTS]
+    allowed = [f"reference.{m}" for m in REFERENCE_METRICS] + verdict_bars
+    if metric not in allowed:
+        raise UsageError(f"--fail-under {metric}: unknown metric", tip=f"reference metrics: {', '.join(allowed)}")
+
+
+def _check_metric(metric: str, name: str, allowed: Sequence[str]) -> None:
+    if name in LOWER_IS_BETTER:
+        raise UsageError(
+            f"--fail-under {metric}: {name} is an error (lower is better), so a floor does not apply",
+            tip=f"floors apply to: {', '.join(allowed)}",
+        )
+    if name in BINARY_ONLY:
+        raise UsageError(
+            f"--fail-under {metric}: {name} applies to binary (0/1) labels, and a criterion is scored 1 to 5",
+            tip=f"criterion metrics: {', '.join(allowed)}",
+        )
+    if name not in allowed:
+        raise UsageError(f"--fail-under {metric}: unknown metric", tip=f"criterion metrics: {', '.join(allowed)}")
+
+
+def check_labelled(bars: Sequence[Bar], criteria: Collection[str], points: bool, labels: Path) -> None:
+    """A bar on a criterion no line scores, or on points no line labels, is a usage error before any call."""
+    for bar in bars:
+        if bar.criterion is not None and bar.criterion not in criteria:
+            scored = ", ".join(sorted(criteria)) or "none"
+            raise UsageError(
+                f"--fail-under {bar.metric}: no line of {labels} scores criteria.{bar.criterion} "
+                f"(the lines score: {scored})",
+                tip='give a line `"criteria": {"' + bar.criterion + '": 1..5}` for the items a person scored',
+            )
+        if bar.scope == "reference" and not points:
+            raise UsageError(
+                f"--fail-under {bar.metric}: no line of {labels} gives reference_points",
+                tip='give lines `"expected"` and `"reference_points": [{"point", "verdict"}]`',
+            )
 
 
 def check_applicable(bars: Sequence[Bar], binary: bool) -> None:
@@ -98,12 +177,20 @@ def agreement_bar(report: AgreementReport, min_agreement: float) -> BarResult:
 
 
 def _check(report: AgreementReport, bar: Bar) -> BarResult:
-    value = getattr(report, bar.metric)
+    return _floor(bar, getattr(report, bar.metric.rpartition(".")[2]))
+
+
+def _floor(bar: Bar, value: float | None, undefined: str | None = None) -> BarResult:
+    """`metric >= threshold`, or a failed bar saying why the value is undefined."""
+    metric = bar.metric.rpartition(".")[2]
     if value is None:
-        why = "undefined (one side is constant)" if bar.metric == "spearman" else "undefined for these labels"
-        if bar.metric == "tpr":
+        if undefined is not None:
+            reason = f"{bar.metric} undefined: {undefined}: cannot show >= {bar.threshold:g}"
+            return BarResult(bar.metric, bar.threshold, None, False, reason)
+        why = "undefined (one side is constant)" if metric == "spearman" else "undefined for these labels"
+        if metric == "tpr":
             why = "undefined: no human positives"
-        elif bar.metric == "tnr":
+        elif metric == "tnr":
             why = "undefined: no human negatives"
         reason = f"{bar.metric} {why}: cannot show >= {bar.threshold:g}"
         return BarResult(bar.metric, bar.threshold, None, False, reason)
@@ -114,11 +201,51 @@ def _check(report: AgreementReport, bar: Bar) -> BarResult:
 
 
 def evaluate(report: AgreementReport, min_agreement: float | None, bars: Sequence[Bar]) -> list[BarResult]:
+    """The bars on the labels (a bar on the criteria or the points leaves the default agreement bar standing)."""
+    mine = [bar for bar in bars if bar.scope == "labels"]
     out = []
-    if min_agreement is not None or not bars:
+    if min_agreement is not None or not mine:
         out.append(agreement_bar(report, DEFAULT_MIN_AGREEMENT if min_agreement is None else min_agreement))
-    out.extend(_check(report, bar) for bar in bars)
+    out.extend(_check(report, bar) for bar in mine)
     return out
+
+
+def evaluate_criterion(c: CriterionAgreement, bars: Sequence[Bar]) -> list[BarResult]:
+    """The bars on criteria.NAME for this criterion."""
+    out = []
+    for bar in bars:
+        if bar.criterion != c.name:
+            continue
+        if c.report is None:
+            out.append(_floor(bar, None, f"the judge scored criteria.{c.name} on none of its labelled items"))
+        else:
+            out.append(_check(c.report, bar))
+    return out
+
+
+def evaluate_reference(p: PointAgreement, bars: Sequence[Bar]) -> list[BarResult]:
+    """The bars on reference.agreement, reference.kappa and reference.VERDICT.agreement."""
+    out = []
+    for bar in bars:
+        if bar.scope != "reference":
+            continue
+        parts = bar.metric.split(".")
+        if len(parts) == 3:
+            a = p.by_verdict[parts[1]]
+            out.append(_floor(bar, a.agreement, f"the human called no labelled point {parts[1]}"))
+        elif not p.n:
+            out.append(_floor(bar, None, "no labelled point could be compared"))
+        else:
+            out.append(_floor(bar, p.agreement if parts[1] == "agreement" else p.kappa))
+    return out
+
+
+def scoped_results(
+    criteria: Mapping[str, CriterionAgreement], points: PointAgreement | None, bars: Sequence[Bar]
+) -> tuple[dict[str, list[BarResult]], list[BarResult]]:
+    """The bars on each criterion, by name, and on the points."""
+    by_name = {name: evaluate_criterion(c, bars) for name, c in criteria.items()}
+    return by_name, evaluate_reference(points, bars) if points is not None else []
 
 
 def unreachable(n: int, min_agreement: float) -> tuple[float, int] | None:

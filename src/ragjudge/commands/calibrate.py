@@ -16,25 +16,30 @@ from ragjudge import masking
 from ragjudge.calibrate.fingerprint import fingerprint_of, new_record, record_path, write_record
 from ragjudge.calibrate.items import load_bias_items
 from ragjudge.calibrate.labels import (
+    Label,
     ScoredLabel,
     check_given_scores,
+    check_label_criteria,
     faithfulness_rule,
     is_binary,
     load_labels,
     require_openai,
     score_labels,
 )
+from ragjudge.calibrate.pairing import criteria_agreement, criterion_lines, reference_agreement, reference_lines
 from ragjudge.calibrate.verdict import (
     Bar,
     BarResult,
     check_applicable,
+    check_labelled,
     evaluate,
     meaning,
     parse_fail_under,
+    scoped_results,
     unreachable,
 )
 from ragjudge.config.model import Config, load_config
-from ragjudge.errors import EvaluationError, ExitCode, RagjudgeError, UsageError
+from ragjudge.errors import ConfigError, EvaluationError, ExitCode, RagjudgeError, UsageError
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.interrupt import interrupted
 from ragjudge.judge.bias import MAX_FLIP_RATE, BiasResult, length_bias, position_bias
@@ -61,6 +66,8 @@ REPORT_KEYS = (
     "weighted_kappa",
     "spearman",
     "weighted_f1",
+    "criteria",
+    "reference",
 )
 
 
@@ -90,7 +97,8 @@ def add_parser(sub: Any) -> None:
         nargs="+",
         default=[],
         metavar="METRIC=VALUE",
-        help="also require METRIC >= VALUE (agreement, kappa, tpr, tnr, weighted_kappa, spearman, weighted_f1)",
+        help="also require METRIC >= VALUE (agreement, kappa, tpr, tnr, weighted_kappa, spearman, weighted_f1; "
+        "criteria.NAME.METRIC; reference.agreement, reference.kappa, reference.VERDICT.agreement)",
     )
     p.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
     p.add_argument("--position-bias", type=Path, metavar="ITEMS", help='JSONL {"id", "claim", "passages": [...]}')
@@ -211,6 +219,7 @@ def _agreement(
     binary = is_binary(labels)
     check_applicable(bars, binary)
     check_given_scores(labels, binary)
+    _check_criteria_and_points(labels, config, bars, args.labels)
     rule = faithfulness_rule(config)
     scored = score_labels(
         labels,
@@ -236,8 +245,52 @@ def _agreement(
     for line in meaning(agreement, results, args.min_agreement):
         print(line)
     _print_details(agreement)
+    scoped, figures = _criteria_and_points(scored, bars)
+    results = results + scoped
     extra = _extra(agreement, results, scored, binary, args.labels, rule)
-    return _as_dict(agreement), results, extra
+    return _as_dict(agreement), results, {**extra, **figures}
+
+
+def _check_criteria_and_points(labels: list[Label], config: Config, bars: list[Bar], path: Path) -> None:
+    """Criteria scores and point verdicts the configured judge can be asked, and bars on what is labelled."""
+    check_label_criteria(labels, config.judge.criteria)
+    names = {name for label in labels for name in label.criteria}
+    points = any(label.reference_points for label in labels)
+    if names and config.judge.provider != "openai":
+        raise ConfigError(
+            f"{path}: criteria labels need the model judge: the offline judge cannot score criteria (the config "
+            f"has judge.provider: {config.judge.provider!r})",
+            tip="point --config at a ragjudge.yml with judge.provider: openai",
+        )
+    if points and not config.judge.reference:
+        raise ConfigError(
+            f"{path}: reference_points labels need judge.reference: true; with false the reference reaches no judge",
+            tip="calibrate with the judge.reference the gate uses; the fingerprint records it",
+        )
+    check_labelled(bars, names, points, path)
+
+
+def _criteria_and_points(scored: list[ScoredLabel], bars: list[Bar]) -> tuple[list[BarResult], dict[str, Any]]:
+    """Print the agreement on each labelled criterion and on the reference's points; their bars and figures."""
+    criteria = criteria_agreement(scored)
+    points = reference_agreement(scored)
+    by_name, on_points = scoped_results(criteria, points, bars)
+    for name, c in criteria.items():
+        for line in criterion_lines(c):
+            print(line)
+        for r in by_name[name]:
+            print(f"  {'✓' if r.passed else '✗'} {r.reason}")
+    if points is not None:
+        for line in reference_lines(points):
+            print(line)
+        for r in on_points:
+            print(f"  {'✓' if r.passed else '✗'} {r.reason}")
+    results = [r for name in criteria for r in by_name[name]] + on_points
+    figures = {
+        "criteria": {name: c.as_dict() for name, c in criteria.items()} if criteria else None,
+        "reference": points.as_dict() if points is not None else None,
+    }
+    return results, figures
 
 
 def _print_details(a: AgreementReport) -> None:
@@ -286,7 +339,7 @@ def _extra(
         "scale": "binary" if binary else "ordinal",
         "bars": [r.as_dict() for r in results],
         "labels_file": str(labels_path),
-        "judged": sum(1 for s in scored if s.source != "label"),
+        "judged": sum(1 for s in scored if s.source != "label" or s.judgement is not None),
         "unscored": [
             {"id": s.label.id, "where": s.label.where, "reason": s.unscored} for s in scored if s.judge is None
         ],

@@ -42,13 +42,16 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _spaceless(text: str) -> str:
+def point_key(text: str) -> str:
+    """A point with every space removed: what tells two points apart, here and where calibration pairs a
+    person's verdicts with the judge's (a judge may add or drop a space between Chinese words)."""
     return re.sub(r"\s+", "", text)
 
 
-def _within(fragment: str, text: str) -> bool:
+def is_fragment(fragment: str, text: str) -> bool:
+    """Whether `fragment` is a verbatim part of `text`, whitespace aside."""
     # Chinese text has no spaces between words, and a judge may add or drop one there: compare without any.
-    return _spaceless(fragment) in _spaceless(text)
+    return point_key(fragment) in point_key(text)
 
 
 def check_points(
@@ -69,9 +72,9 @@ def check_points(
                 raise PointError(f"{where}.point: {point!r} is not one of the reference's points as given")
         elif not flat(point):
             raise PointError(f"{where}.point: must not be empty")
-        elif not _within(point, reference):  # type: ignore[arg-type]
+        elif not is_fragment(point, reference):  # type: ignore[arg-type]
             raise PointError(f"{where}.point: {point!r} is not a verbatim fragment of the reference answer")
-        key = _spaceless(point)
+        key = point_key(point)
         if key in seen:
             raise PointError(f"{where}.point: {point!r} is given twice (also reference_points.{seen[key]})")
         seen[key] = i
@@ -80,11 +83,11 @@ def check_points(
                 raise PointError(f"{where}.quote: a missing point quotes nothing (leave it empty)")
         elif not flat(quote):
             raise PointError(f"{where}.quote: a {verdict} point must quote the answer")
-        elif not _within(quote, answer):
+        elif not is_fragment(quote, answer):
             raise PointError(f"{where}.quote: {quote!r} is not a verbatim excerpt of the answer")
         points.append(ReferencePoint(flat(point), verdict, flat(quote), flat(reason)))
     if given is not None:
-        missing = [p for p in given if _spaceless(p) not in seen]
+        missing = [p for p in given if point_key(p) not in seen]
         if missing:
             raise PointError(
                 "reference_points: no verdict for " + ", ".join(repr(p) for p in missing) + " (one entry per point)"
