@@ -1,0 +1,201 @@
+"""What people read of the reference answer and the team's criteria, starting with the comment: each failing
+case's reference points (verdict, point, the answer's words) and criteria (score, reason), and the suite's
+figures. A report without references renders as it always did."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from tests.fakes.rag import error_result, make_case, make_trace, ok_result
+from tests.fakes.reports import case, gate_report, make_report
+from tests.report.test_comment import markdown_text, tables
+
+from ragjudge.gate.scoring import CaseResult, score_case
+from ragjudge.judge.interface import Judgement
+from ragjudge.judge.reference import ReferencePoint
+from ragjudge.report.markdown import render_comment
+from ragjudge.report.model import Report
+from ragjudge.rules import Rule
+
+HOSTILE_QUOTE = "退货 <script>alert(1)</script> | @octocat `x` #12"
+ANSWER = "签收 15 天内支持 15 天无理由退货，运费由买家承担。"
+
+
+def refund_07(quote: str = "签收 15 天内支持 15 天无理由退货", rules: tuple[Rule, ...] = ()) -> CaseResult:
+    """Fails on a contradicted point; misses one, covers one; one criterion scored low, one high."""
+    case_ = dataclasses.replace(
+        make_case("refund-07", "退货期限是多久？"), expected=("7 天无理由退货", "需提供订单号", "运费由买家承担")
+    )
+    judgement = Judgement(
+        judge="gpt-test",
+        reference_points=(
+            ReferencePoint("7 天无理由退货", "contradicted", quote, "the answer says 15 days"),
+            ReferencePoint("需提供订单号", "missing", "", "the order number is never mentioned"),
+            ReferencePoint("运费由买家承担", "covered", "运费由买家承担", "stated as is"),
+        ),
+        criteria={"asks_for_order": 2, "polite": 5},
+        criteria_reasoning={"asks_for_order": "never asks for the order number", "polite": "courteous"},
+    )
+    return score_case(case_, ok_result(make_trace(ANSWER)), judgement, list(rules))
+
+
+def refund_08() -> CaseResult:
+    """Passes: one point partly covered, one covered."""
+    case_ = dataclasses.replace(make_case("refund-08", "运费谁出？"), expected="质量问题运费由商家承担，需上传照片。")
+    judgement = Judgement(
+        judge="gpt-test",
+        reference_points=(
+            ReferencePoint("质量问题运费由商家承担", "covered", "质量问题运费由商家承担", "stated"),
+            ReferencePoint("需上传照片", "partial", "需提供凭证", "evidence, not photos"),
+        ),
+        criteria={"asks_for_order": 5},
+        criteria_reasoning={"asks_for_order": "asks first"},
+    )
+    trace = make_trace("质量问题运费由商家承担，需提供凭证。")
+    return score_case(case_, ok_result(trace), judgement, [])
+
+
+def reference_report(quote: str = "签收 15 天内支持 15 天无理由退货") -> Report:
+    results = [
+        refund_07(quote),
+        refund_08(),
+        score_case(make_case("ship-01"), ok_result(make_trace()), None, []),
+        score_case(make_case("ship-12"), error_result("endpoint error: HTTP 500 after 3 attempts"), None, []),
+    ]
+    return make_report(results, judge_info={"judge": "gpt-test", "provider": "openai", "lexical": False})
+
+
+def details_of(comment: str, case_id: str) -> str:
+    return comment.split(f"<details><summary><code>{case_id}</code>")[1].split("</details>")[0]
+
+
+# --- the comment ---------------------------------------------------------------------------------
+
+
+def test_a_failing_case_lists_its_reference_points_and_criteria_under_its_conditions() -> None:
+    comment = render_comment(reference_report())
+    assert details_of(comment, "refund-07") == (
+        " · fail</summary>\n\n"
+        "**Question:** 退货期限是多久？\n\n"
+        "**Expected:** 7 天无理由退货; 需提供订单号; 运费由买家承担\n\n"
+        "**Answer:** 签收 15 天内支持 15 天无理由退货，运费由买家承担。\n\n"
+        "**Retrieved:** (none) · confidence high · 100 ms\n\n"
+        '- contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货")\n\n'
+        "Reference points (answer correctness 0.333):\n"
+        '- ✗ contradicted: "7 天无理由退货" — answer: "签收 15 天内支持 15 天无理由退货"\n'
+        '- ○ missing: misses a reference point: "需提供订单号"\n'
+        '- ✓ covered: "运费由买家承担" — answer: "运费由买家承担"\n\n'
+        "Criteria:\n"
+        "- criteria.asks\\_for\\_order 2/5: never asks for the order number\n"
+        "- criteria.polite 5/5: courteous\n\n"
+    )
+
+
+def test_the_contradiction_is_a_failed_condition_in_the_table() -> None:
+    rows = tables(render_comment(reference_report()))[1][2:]
+    assert rows == [
+        '| <code>refund-07</code> | fail | contradicts the reference: "7 天无理由退货" '
+        '(answer: "签收 15 天内支持 15 天无理由退货") |',
+        "| <code>ship-12</code> | error | endpoint error: HTTP 500 after 3 attempts |",
+    ]
+
+
+def test_passing_cases_and_cases_without_a_reference_list_none() -> None:
+    comment = render_comment(reference_report())
+    assert "refund-08" not in comment  # it passed: its partial point is for the HTML report
+    assert "Reference points" not in details_of(comment, "ship-12")
+    assert comment.count("Reference points") == 1 and comment.count("Criteria:") == 1
+
+
+def test_the_footer_has_the_suite_figures_of_the_reference_and_criteria() -> None:
+    comment = render_comment(reference_report())
+    assert comment.rstrip("\n").splitlines()[-1] == (
+        "<sub>ragjudge 0.1.0 · p50 100 ms · p95 100 ms · faithfulness n/a · rejection accuracy 1.000"
+        " · judge error rate 0.000 · answer correctness 0.542 · reference contradictions 1"
+        " · criteria.asks\\_for\\_order mean 3.50 · criteria.polite mean 5.00</sub>"
+    )
+
+
+def test_suite_rules_on_the_reference_and_criteria_show_their_value_in_its_unit() -> None:
+    rules = [
+        Rule("suite", "reference_contradictions", "<=", 0),
+        Rule("suite", "answer_correctness", ">=", 0.8),
+        Rule("suite", "criteria.asks_for_order_mean", ">=", 4),
+    ]
+    report = make_report([refund_07(), refund_08()], suite_rules=rules)
+    assert tables(render_comment(report))[0][2:] == [
+        "| <code>reference\\_contradictions</code> | 1 | &lt;= 0 | ❌ |",
+        "| <code>answer\\_correctness</code> | 0.542 | &gt;= 0.8 | ❌ |",
+        "| <code>criteria.asks\\_for\\_order\\_mean</code> | 3.50 | &gt;= 4 | ❌ |",
+    ]
+
+
+def test_a_hostile_quote_is_inert_in_the_comment() -> None:
+    comment = render_comment(reference_report(HOSTILE_QUOTE))
+    line = next(x for x in details_of(comment, "refund-07").splitlines() if x.startswith("- ✗ contradicted"))
+    assert line == (
+        '- ✗ contradicted: "7 天无理由退货" — answer: "退货 &lt;script&gt;alert(1)&lt;/script&gt; \\| @\u200boctocat '
+        '\\`x\\` \\#\u200b12"'
+    )
+    assert markdown_text(line) == f'- ✗ contradicted: "7 天无理由退货" — answer: "{HOSTILE_QUOTE}"'
+    assert "<script>" not in comment and re.search(r"@\w", comment) is None
+
+
+def test_a_long_reference_is_capped_and_counted() -> None:
+    points = tuple(ReferencePoint(f"point {i}", "missing", "", "absent") for i in range(15))
+    case_ = dataclasses.replace(make_case("long"), expected=tuple(p.point for p in points))
+    judgement = Judgement(judge="gpt-test", reference_points=points)
+    result = score_case(case_, ok_result(make_trace()), judgement, [Rule("case", "answer_correctness", ">=", 0.5)])
+    lines = details_of(render_comment(make_report([result])), "long").splitlines()
+    shown = [x for x in lines if x.startswith("- ○ missing: ")]
+    assert shown[0] == '- ○ missing: misses a reference point: "point 0"' and len(shown) == 12
+    assert "- …and 3 more reference point(s) in the JSON report" in lines
+
+
+def plain_report() -> Report:
+    """A report as written before references were judged: a reference text, claims, a judge reason."""
+    bad = case("refund-07", "fail", ('missing required detail: "5 days"', "faithfulness 0.50 < 0.80"), faithfulness=0.5)
+    bad["expected"] = "Refunds take 5 days | from receipt."
+    bad["judge"] = {
+        "judge": "gpt-test",
+        "faithfulness": 0.5,
+        "claims": [
+            {"claim": "Refunds take 7 days.", "supported": False, "evidence_id": None, "reason": "not in d1"},
+            {"claim": "Refunds go to the card.", "supported": True, "evidence_id": "d1", "reason": "stated"},
+        ],
+        "scores": {"grounding": 2},
+        "reasoning": {"grounding": "one claim <b>unsupported</b> @all"},
+        "unscored": [],
+    }
+    err = case("ship-12", "error", ("endpoint error: HTTP 500 after 3 attempts",))
+    return gate_report([case("refund-01", "pass"), bad, err])
+
+
+# Rendered from this very report by the comment code of the commit before references were judged.
+PLAIN_COMMENT = (
+    "## ❌ ragjudge: FAIL\n\n**1 of 3 cases passed** · 1 failed · 1 errored · judge: offline-lexical\n\n"
+    "> The judge was the offline lexical judge: faithfulness counts shared words (CJK: character bigrams) between "
+    "each claim and the retrieved passages; it cannot tell a paraphrase from a contradiction.\n\n"
+    "| Suite rule | Value | Threshold | Result |\n|---|---|---|---|\n"
+    "| <code>pass\\_rate</code> | 0.333 | &gt;= 1 | ❌ |\n"
+    "| <code>p95\\_latency\\_ms</code> | 10 | &lt;= 3000 | ✅ |\n\n"
+    "### Failing and errored cases\n\n| Case | Status | Failed on |\n|---|---|---|\n"
+    '| <code>refund-07</code> | fail | missing required detail: "5 days"<br>faithfulness 0.50 &lt; 0.80 |\n'
+    "| <code>ship-12</code> | error | endpoint error: HTTP 500 after 3 attempts |\n\n\n"
+    "<details><summary><code>refund-07</code> · fail</summary>\n\n**Question:** question of refund-07\n\n"
+    "**Expected:** Refunds take 5 days \\| from receipt.\n\n**Answer:** an answer\n\n"
+    "**Retrieved:** <code>d1</code> · confidence high · 10 ms\n\n"
+    '- missing required detail: "5 days"\n- faithfulness 0.50 &lt; 0.80\n\n'
+    "Unsupported claims:\n- Refunds take 7 days. (not in d1)\n\n"
+    "Judge reasons:\n- grounding 2: one claim &lt;b&gt;unsupported&lt;/b&gt; @\u200ball\n\n</details>\n\n"
+    "<details><summary><code>ship-12</code> · error</summary>\n\n**Question:** question of ship-12\n\n"
+    "**Answer:** an answer\n\n**Retrieved:** <code>d1</code> · confidence high · 10 ms\n\n"
+    "- endpoint error: HTTP 500 after 3 attempts\n\n</details>\n\n\n"
+    "<sub>ragjudge 0.1.0 · p50 10 ms · p95 10 ms · faithfulness n/a · rejection accuracy n/a"
+    " · judge error rate 0.000</sub>\n"
+)
+
+
+def test_a_report_without_references_renders_the_comment_it_always_did() -> None:
+    assert render_comment(plain_report()) == PLAIN_COMMENT
