@@ -1,19 +1,25 @@
-"""What people read of the reference answer and the team's criteria, starting with the comment: each failing
-case's reference points (verdict, point, the answer's words) and criteria (score, reason), and the suite's
-figures. A report without references renders as it always did."""
+"""What people read of the reference answer and the team's criteria: the comment lists each failing case's
+reference points (verdict, point, the answer's words) and criteria (score, reason) and the suite's figures,
+and its comparison writes their deltas like the other figures. A report without references renders as it
+always did."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from datetime import UTC, datetime
+from pathlib import Path
 
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
-from tests.fakes.reports import case, gate_report, make_report
+from tests.fakes.reports import OFFLINE, case, gate_report, make_report
 from tests.report.test_comment import markdown_text, tables
 
+from ragjudge.compare import compare_with_baseline
+from ragjudge.config.model import parse_config
 from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.reference import ReferencePoint
+from ragjudge.report.changes import delta_rows
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report
 from ragjudge.rules import Rule
@@ -199,3 +205,40 @@ PLAIN_COMMENT = (
 
 def test_a_report_without_references_renders_the_comment_it_always_did() -> None:
     assert render_comment(plain_report()) == PLAIN_COMMENT
+
+
+# --- the comparison ------------------------------------------------------------------------------
+
+
+def judged(case_id: str, covered: int, asks: float) -> CaseResult:
+    """Four reference points, `covered` of them covered and the rest missing; asks_for_order scored `asks`."""
+    points = tuple(
+        ReferencePoint(f"p{i}", "covered" if i < covered else "missing", "Refunds" if i < covered else "", "r")
+        for i in range(4)
+    )
+    case_ = dataclasses.replace(make_case(case_id), expected=tuple(p.point for p in points))
+    judgement = Judgement(
+        judge="gpt-test", reference_points=points, criteria={"asks_for_order": asks}, criteria_reasoning={}
+    )
+    return score_case(case_, ok_result(make_trace()), judgement, [])
+
+
+def with_provenance(report: Report) -> Report:
+    return report.model_copy(update={"provenance": {"judge_fingerprint": OFFLINE, "git_commit": "0123456789"}})
+
+
+def test_answer_correctness_and_criteria_deltas_read_like_the_other_figures() -> None:
+    base = with_provenance(make_report([judged(f"c{i}", 4, 4) for i in range(6)]))
+    now = with_provenance(make_report([judged(f"c{i}", 2, 2.5) for i in range(6)]))
+    config = parse_config({}, "t", Path("."))
+    compared = compare_with_baseline(now, base, config, now=datetime(2026, 11, 30, tzinfo=UTC))
+    rows = {r["metric"]: r for r in delta_rows(compared)}
+    correctness, asks = rows["answer_correctness"], rows["criteria.asks_for_order"]
+    assert (correctness["base"], correctness["now"], correctness["delta"]) == ("1.000", "0.500", "▼ -0.500")
+    assert correctness["interval"] == "-0.500 to -0.500"
+    assert (asks["base"], asks["now"], asks["delta"]) == ("4.00", "2.50", "▼ -1.50")
+    assert asks["interval"] == "-1.50 to -1.50"
+    assert asks["verdict"] == correctness["verdict"] == "significant"
+    comment = render_comment(compared)
+    assert "| <code>answer\\_correctness</code> | 1.000 | 0.500 | ▼ -0.500 | -0.500 to -0.500 | " in comment
+    assert "| <code>criteria.asks\\_for\\_order</code> | 4.00 | 2.50 | ▼ -1.50 | -1.50 to -1.50 | " in comment
