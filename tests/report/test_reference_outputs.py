@@ -1,11 +1,12 @@
 """What people read of the reference answer and the team's criteria: the comment lists each failing case's
 reference points (verdict, point, the answer's words) and criteria (score, reason) and the suite's figures,
-and its comparison writes their deltas like the other figures. A report without references renders as it
-always did."""
+and its comparison writes their deltas like the other figures; the HTML report has them per case and charts
+their distributions. A report without references renders as it always did."""
 
 from __future__ import annotations
 
 import dataclasses
+import html as htmllib
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +21,7 @@ from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.reference import ReferencePoint
 from ragjudge.report.changes import delta_rows
+from ragjudge.report.html import build_view, render_html
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report
 from ragjudge.rules import Rule
@@ -242,3 +244,71 @@ def test_answer_correctness_and_criteria_deltas_read_like_the_other_figures() ->
     comment = render_comment(compared)
     assert "| <code>answer\\_correctness</code> | 1.000 | 0.500 | ▼ -0.500 | -0.500 to -0.500 | " in comment
     assert "| <code>criteria.asks\\_for\\_order</code> | 4.00 | 2.50 | ▼ -1.50 | -1.50 to -1.50 | " in comment
+
+
+# --- the HTML report -----------------------------------------------------------------------------
+
+
+def svg(page: str, metric: str) -> str:
+    found = re.search(rf'<svg class="reference-chart" data-metric="{re.escape(metric)}".*?</svg>', page, re.S)
+    assert found is not None, metric
+    return found[0]
+
+
+def test_the_html_report_charts_answer_correctness_and_each_criterion() -> None:
+    page = render_html(reference_report())
+    assert page.count('class="reference-chart"') == 3
+    correctness = svg(page, "answer_correctness")
+    assert re.findall(r"<title>([^<]*)</title>", correctness) == [
+        "0–0.2: 0",
+        "0.2–0.4: 1",  # refund-07: 1 of 3 points
+        "0.4–0.6: 0",
+        "0.6–0.8: 1",  # refund-08: 1.5 of 2
+        "0.8–1: 0",
+    ]
+    assert correctness.count("<rect") == 5
+    assert re.findall(r"<text [^>]*>([^<]*)</text>", correctness) == ["0–0.2", "0.2–0.4", "0.4–0.6", "0.6–0.8", "0.8–1"]
+    asks = svg(page, "criteria.asks_for_order")
+    assert re.findall(r"<title>([^<]*)</title>", asks) == ["1: 0", "2: 1", "3: 0", "4: 0", "5: 1"]
+    assert re.findall(r"<text [^>]*>([^<]*)</text>", asks) == ["1", "2", "3", "4", "5"]
+    assert "<figcaption>criteria.polite (1)</figcaption>" in page
+    assert (
+        '<p class="muted">answer correctness 0.542 · 1 contradicted reference point(s)'
+        " · criteria.asks_for_order mean 3.5 · criteria.polite mean 5</p>"
+    ) in page
+
+
+def test_the_html_report_lists_each_cases_points_and_criteria() -> None:
+    page = render_html(reference_report())
+    row = page.split('data-id="refund-07"')[1].split('<tr class="case"')[0]
+    assert "<h3>Reference points (answer correctness 0.333)</h3>" in row
+    assert '<div class="text muted">reference: 7 天无理由退货; 需提供订单号; 运费由买家承担</div>' in row
+    assert (
+        '<tr class="point" data-verdict="contradicted"><td><span class="bad">contradicted</span></td>'
+        "<td>7 天无理由退货</td><td>签收 15 天内支持 15 天无理由退货</td><td>the answer says 15 days</td></tr>"
+    ) in row
+    assert (
+        '<tr class="point" data-verdict="missing"><td>missing</td><td>需提供订单号</td><td></td>'
+        "<td>the order number is never mentioned</td></tr>"
+    ) in row
+    assert (
+        '<div class="criterion"><strong>criteria.asks_for_order</strong> (2/5): never asks for the order number</div>'
+    ) in row
+    passing = page.split('data-id="refund-08"')[1].split('<tr class="case"')[0]
+    assert '<tr class="point" data-verdict="partial"><td>partial</td><td>需上传照片</td><td>需提供凭证</td>' in passing
+    plain = page.split('data-id="ship-01"')[1].split('<tr class="case"')[0]
+    assert "Reference points" not in plain and "Criteria" not in plain
+
+
+def test_a_hostile_quote_is_escaped_in_the_html_report() -> None:
+    page = render_html(reference_report(HOSTILE_QUOTE))
+    assert page.count("<script>") == 1  # the report's own
+    assert htmllib.escape(HOSTILE_QUOTE, quote=False) in page
+    assert "<script>alert(1)" not in page
+
+
+def test_an_html_report_without_references_draws_nothing_new() -> None:
+    view = build_view(plain_report())
+    assert view.reference_charts == [] and view.criteria_means == []
+    page = render_html(plain_report())
+    assert "reference-chart" not in page and "Reference points" not in page and "criterion" not in page
