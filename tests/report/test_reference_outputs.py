@@ -1,7 +1,7 @@
 """What people read of the reference answer and the team's criteria: the comment lists each failing case's
 reference points (verdict, point, the answer's words) and criteria (score, reason) and the suite's figures,
 and its comparison writes their deltas like the other figures; the HTML report has them per case and charts
-their distributions. A report without references renders as it always did."""
+their distributions; JUnit's failure carries them. A report without references renders as it always did."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+import xmlschema
+from junitparser import Failure, JUnitXml, TestSuite
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 from tests.fakes.reports import OFFLINE, case, gate_report, make_report
 from tests.report.test_comment import markdown_text, tables
@@ -22,6 +25,7 @@ from ragjudge.judge.interface import Judgement
 from ragjudge.judge.reference import ReferencePoint
 from ragjudge.report.changes import delta_rows
 from ragjudge.report.html import build_view, render_html
+from ragjudge.report.junit import render_junit
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report
 from ragjudge.rules import Rule
@@ -312,3 +316,48 @@ def test_an_html_report_without_references_draws_nothing_new() -> None:
     assert view.reference_charts == [] and view.criteria_means == []
     page = render_html(plain_report())
     assert "reference-chart" not in page and "Reference points" not in page and "criterion" not in page
+
+
+# --- JUnit ---------------------------------------------------------------------------------------
+
+SCHEMA = xmlschema.XMLSchema(Path(__file__).with_name("junit.xsd"))
+
+
+def suites(tmp_path: Path, report: Report) -> dict[str, TestSuite]:
+    path = tmp_path / "junit.xml"
+    path.write_text(render_junit(report), encoding="utf-8")
+    SCHEMA.validate(str(path))
+    return {suite.name: suite for suite in JUnitXml.fromfile(str(path))}
+
+
+def test_the_junit_failure_carries_the_contradiction_the_missing_point_and_the_low_criterion(tmp_path: Path) -> None:
+    cases = {tc.name: tc for tc in suites(tmp_path, reference_report())["ragjudge cases"]}
+    [failure] = cases["refund-07"].result
+    assert isinstance(failure, Failure)
+    assert failure.message == 'contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货")'
+    assert failure.text == (
+        'contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货")\n'
+        'misses a reference point: "需提供订单号"\n'
+        "criteria.asks_for_order 2/5: never asks for the order number"
+    )
+    assert cases["refund-08"].is_passed
+
+
+def test_a_criterion_a_rule_failed_is_named_once(tmp_path: Path) -> None:
+    rule = Rule("case", "criteria.asks_for_order", ">=", 4)
+    report = make_report([refund_07(rules=(rule,))], [rule])
+    [failure] = next(tc for tc in suites(tmp_path, report)["ragjudge cases"]).result
+    assert failure.text.splitlines() == [
+        'contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货")',
+        "criteria.asks_for_order 2 < 4: never asks for the order number",
+        'misses a reference point: "需提供订单号"',
+    ]
+
+
+def test_the_suite_figures_are_junit_properties_only_when_there_are_references(tmp_path: Path) -> None:
+    props = {p.name: p.value for p in suites(tmp_path, reference_report())["ragjudge cases"].properties()}
+    assert float(props["suite.answer_correctness"]) == pytest.approx(13 / 24)
+    assert props["suite.reference_contradictions"] == "1"
+    assert props["suite.criteria.asks_for_order_mean"] == "3.5"
+    plain = {p.name for p in suites(tmp_path, plain_report())["ragjudge cases"].properties()}
+    assert not {"suite.answer_correctness", "suite.reference_contradictions"} & plain
