@@ -110,7 +110,8 @@ def delta_rows(report: Report) -> list[dict[str, str]]:
                 verdict="significant" if d.significant else "not significant",
             )
         else:
-            digits = 2 if d.metric.startswith("judge.") else 3
+            # 1-5 scores (judge dimensions, the team's criteria) to 2 places, as the comparison's reasons write them.
+            digits = 2 if d.metric.startswith(("judge.", "criteria.")) else 3
             row.update(
                 delta=f"{_arrow(d.delta, 0.0)} {d.delta:+.{digits}f}",
                 interval=f"{(d.ci_low or 0.0):+.{digits}f} to {(d.ci_high or 0.0):+.{digits}f}",

@@ -29,6 +29,13 @@ def fmt(metric: str, value: float | None) -> str:
     return f"{value:.3f}"
 
 
+def score(value: object) -> str:
+    """A 1-5 score as `2`, `2.5` or `3.33` (averaged samples need not be whole); anything else as text."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return str(value)
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
 def short_ref(ref: object) -> str | None:
     """`refs/heads/main` -> `main`; `refs/pull/7/merge` -> `pull/7/merge`."""
     if not isinstance(ref, str) or not ref:

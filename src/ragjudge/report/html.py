@@ -17,6 +17,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
+from ragjudge.report.figures import score as score_text
 from ragjudge.report.model import Report
 
 CHART_WIDTH = 560
@@ -117,6 +118,10 @@ class View:
     changes: list[str]
     categories: list[str]
     notes: list[str] = field(default_factory=list)
+    reference_charts: list[Distribution] = field(default_factory=list)
+    """Answer correctness and the criteria; empty (and nothing drawn) when no case was judged against either."""
+    criteria_means: list[tuple[str, str]] = field(default_factory=list)
+    """(`criteria.NAME`, its suite mean) from the suite's `criteria.NAME_mean` figures."""
 
 
 def _num(value: Any, digits: int = 3) -> str:
@@ -197,31 +202,44 @@ def distributions(report: Report, height: float = 80.0) -> list[Distribution]:
         for dim, score in (case.judge.get("scores") or {}).items():
             if isinstance(score, int | float):
                 found.setdefault(f"judge.{dim}", []).append(float(score))
-    out = []
-    for name, values in found.items():
-        if not values:
-            continue
-        if name == "faithfulness":
-            labels = ["0–0.2", "0.2–0.4", "0.4–0.6", "0.6–0.8", "0.8–1"]
-            counts = Counter(min(int(v / 0.2 + 1e-9), 4) for v in values)
-        else:
-            labels = ["1", "2", "3", "4", "5"]
-            counts = Counter(min(max(round(v) - 1, 0), 4) for v in values)
-        most = max(counts.values())
-        width = 220 / len(labels)
-        bars = [
-            Bar(
-                k * width + 1,
-                height - height * counts.get(k, 0) / most,
-                width - 2,
-                height * counts.get(k, 0) / most,
-                labels[k],
-                str(counts.get(k, 0)),
-            )
-            for k in range(len(labels))
-        ]
-        out.append(Distribution(name, bars, len(values)))
-    return out
+    return [_distribution(name, values, name == "faithfulness", height) for name, values in found.items() if values]
+
+
+def reference_distributions(report: Report, height: float = 80.0) -> list[Distribution]:
+    """Answer correctness over the cases whose reference was judged (five bins of 0.2), and each of the team's
+    criteria over its 1–5 scores; empty when no case has either."""
+    found: dict[str, list[float]] = {}
+    for case in report.cases:
+        for name, value in case.metrics.items():
+            if (name == "answer_correctness" or name.startswith("criteria.")) and isinstance(value, int | float):
+                found.setdefault(name, []).append(float(value))
+    # Answer correctness first, then the criteria by name, whatever order the cases met them in.
+    found = dict(sorted(found.items(), key=lambda item: (item[0] != "answer_correctness", item[0])))
+    return [_distribution(name, values, name == "answer_correctness", height) for name, values in found.items()]
+
+
+def _distribution(name: str, values: list[float], unit_interval: bool, height: float) -> Distribution:
+    """A share (0 to 1) in five bins of 0.2, or a 1–5 score in its five values: five bars, 220 wide in all."""
+    if unit_interval:
+        labels = ["0–0.2", "0.2–0.4", "0.4–0.6", "0.6–0.8", "0.8–1"]
+        counts = Counter(min(int(v / 0.2 + 1e-9), 4) for v in values)
+    else:
+        labels = ["1", "2", "3", "4", "5"]
+        counts = Counter(min(max(round(v) - 1, 0), 4) for v in values)
+    most = max(counts.values())
+    width = 220 / len(labels)
+    bars = [
+        Bar(
+            k * width + 1,
+            height - height * counts.get(k, 0) / most,
+            width - 2,
+            height * counts.get(k, 0) / most,
+            labels[k],
+            str(counts.get(k, 0)),
+        )
+        for k in range(len(labels))
+    ]
+    return Distribution(name, bars, len(values))
 
 
 def delta_rows(comparison: dict[str, Any] | None, width: float = 240.0) -> list[DeltaRow]:
@@ -268,6 +286,7 @@ def case_rows(report: Report) -> list[dict[str, Any]]:
     for case in report.cases:
         change = case.change or ""
         judge = case.judge or {}
+        criteria = judge.get("criteria")
         text = " ".join([case.id, case.question, case.trace.answer or "", *case.failed_conditions, case.category or ""])
         rows.append(
             {
@@ -281,6 +300,13 @@ def case_rows(report: Report) -> list[dict[str, Any]]:
                 "scores": judge.get("scores") or {},
                 "unscored": judge.get("unscored") or [],
                 "faithfulness": _num(judge.get("faithfulness")),
+                "reference_points": [p for p in judge.get("reference_points") or [] if isinstance(p, dict)],
+                "answer_correctness": _num(case.metrics.get("answer_correctness")),
+                "criteria": {
+                    str(name): {"score": score_text(c.get("score")), "reason": str(c.get("reason") or "")}
+                    for name, c in (criteria if isinstance(criteria, dict) else {}).items()
+                    if isinstance(c, dict)
+                },
                 "runs": case.runs,
                 "k_of_n": case.k_of_n or "",
                 "flaky": case.flaky,
@@ -322,6 +348,12 @@ def build_view(report: Report) -> View:
         changes=sorted({r["change"] for r in rows if r["change"]}),
         categories=sorted({r["category"] for r in rows}),
         notes=notes,
+        reference_charts=reference_distributions(report),
+        criteria_means=[
+            (key.removesuffix("_mean"), _num(value))
+            for key, value in sorted((report.suite.model_extra or {}).items())
+            if key.startswith("criteria.") and key.endswith("_mean") and isinstance(value, int | float)
+        ],
     )
 
 

@@ -3,8 +3,9 @@
 Layout (the common JUnit dialect that GitLab's `artifacts:reports:junit` and Jenkins read):
 
 * `<testsuite name="ragjudge cases">`: one `<testcase classname=CATEGORY name=ID>` per case, with
-  `<failure message=...>` listing the conditions it failed on, `<error message=...>` for a case that
-  could not be evaluated, and the suite's metrics as `<property>`s;
+  `<failure message=...>` listing the conditions it failed on (a contradicted reference point is one; the
+  body adds the points the answer misses and the criteria scored low), `<error message=...>` for a case
+  that could not be evaluated, and the suite's metrics as `<property>`s;
 * `<testsuite name="ragjudge rules">`: one testcase per suite rule (and regression rule, when the
   report compares with a baseline), so the reason a gate failed shows even when every case passed.
 
@@ -17,11 +18,18 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from ragjudge.judge.reference import ReferencePoint, missing_reason
+from ragjudge.report.figures import score
 from ragjudge.report.model import CaseBlock, Report
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 UNCATEGORISED = "uncategorised"
 MESSAGE_CHARS = 1000
+LOW_SCORE = 3
+"""A criterion scored below this (1 or 2 of 5, under the scale's middle) is named in a failing case's body."""
+# The suite's reference figures are null when no case had a reference: left out then, so that a report without
+# references writes the properties it always did.
+_OMITTED_WHEN_NULL = frozenset({"answer_correctness", "reference_contradictions"})
 
 
 def _text(value: object) -> str:
@@ -53,6 +61,27 @@ def _case_details(case: CaseBlock) -> str:
     return _text("\n".join(lines))
 
 
+def _judged_lines(case: CaseBlock) -> list[str]:
+    """What the judge found wrong beside the failed conditions: the reference points the answer misses, and
+    the criteria scored low that no failed condition already names (a rule on a criterion says it there)."""
+    lines = []
+    points = case.judge.get("reference_points")
+    for p in points if isinstance(points, list) else []:
+        if isinstance(p, dict) and p.get("verdict") == "missing":
+            lines.append(missing_reason(ReferencePoint(str(p.get("point", "")), "missing", "", "")))
+    criteria = case.judge.get("criteria")
+    for name, c in (criteria if isinstance(criteria, dict) else {}).items():
+        value = c.get("score") if isinstance(c, dict) else None
+        if not isinstance(value, int | float) or value >= LOW_SCORE:
+            continue
+        metric = f"criteria.{name}"
+        if any(cond.startswith(metric + " ") for cond in case.failed_conditions):
+            continue
+        reason = str(c.get("reason") or "")
+        lines.append(f"{metric} {score(value)}/5" + (f": {reason}" if reason else ""))
+    return lines
+
+
 def _testcase(parent: ET.Element, case: CaseBlock) -> None:
     element = ET.SubElement(
         parent,
@@ -62,12 +91,14 @@ def _testcase(parent: ET.Element, case: CaseBlock) -> None:
         time=_seconds(case.trace.latency_ms),
     )
     conditions = "; ".join(case.failed_conditions)
+    # The message is the conditions, as the comment's table has them; the body adds what the judge found.
+    body = _text("\n".join([*case.failed_conditions, *(_judged_lines(case) if case.status != "pass" else [])]))
     if case.status == "fail":
         failure = ET.SubElement(element, "failure", message=_message(conditions), type="fail")
-        failure.text = _text("\n".join(case.failed_conditions))
+        failure.text = body
     elif case.status == "error":
         error = ET.SubElement(element, "error", message=_message(conditions or "could not be evaluated"), type="error")
-        error.text = _text("\n".join(case.failed_conditions))
+        error.text = body
     ET.SubElement(element, "system-out").text = _case_details(case)
 
 
@@ -79,6 +110,8 @@ def _properties(parent: ET.Element, report: Report) -> None:
 
     add("verdict", report.verdict)
     for name, value in report.suite.model_dump().items():
+        if value is None and name in _OMITTED_WHEN_NULL:
+            continue
         if value is None or isinstance(value, int | float | str | bool):
             add(f"suite.{name}", value)
     for delta in report.comparison.deltas if report.comparison else []:

@@ -19,7 +19,7 @@ from ragjudge.config.templatepath import check_readable
 from ragjudge.errors import ConfigError
 from ragjudge.report.changes import alert, delta_rows
 from ragjudge.report.escape import code_id, html_text, inline
-from ragjudge.report.figures import label
+from ragjudge.report.figures import fmt, label, score
 from ragjudge.report.model import Report
 
 COMMENT_LIMIT = 60_000
@@ -35,6 +35,12 @@ def _fmt(metric: str, value: float | None) -> str:
         return f"{value:.0f}"
     if metric == "cost_usd":
         return f"${value:.4f}"
+    if metric == "reference_contradictions":
+        # A count of points, though a rule's value is a JSON float.
+        return f"{value:.0f}"
+    if metric.startswith("criteria."):
+        # Criteria are 1-5 scores, written like the judge's dimensions in the comparison.
+        return fmt(metric, value)
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
@@ -51,7 +57,7 @@ def environment() -> SandboxedEnvironment:
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters["inline"] = inline
     env.filters["html_text"] = html_text
-    env.globals.update(code_id=code_id, fmt=_fmt, version=__version__)
+    env.globals.update(code_id=code_id, fmt=_fmt, score=score, version=__version__)
     return env
 
 
