@@ -147,6 +147,13 @@ def test_the_offline_approximation_splits_on_the_documented_marks() -> None:
             "the answer says 3 business days where the reference says 5 business days",
         ),
         ("需提供订单号", ANSWER, "missing", "only 40% of its words appear in the answer (needs over 50%)"),
+        # A decimal point is not a sentence end: the quote keeps the whole price.
+        (
+            "Express costs $12.99",
+            "Express shipping costs $12.99 and arrives in 1-2 business days.",
+            "covered",
+            "100% of its words appear in the answer",
+        ),
         # A number in another unit is not the same claim.
         ("48 小时内发货", "3 天内发货。", "missing", "only 40% of its words appear in the answer (needs over 50%)"),
     ],
@@ -156,3 +163,10 @@ def test_the_offline_approximation(point: str, answer: str, verdict: str, reason
     assert (judged.verdict, judged.reason) == (verdict, reason)
     if verdict != "missing":
         assert judged.quote and judged.quote.replace(" ", "") in answer.replace(" ", "")
+
+
+def test_the_offline_quote_keeps_a_price_whole() -> None:
+    (judged,) = judge_points(
+        ["Express costs $12.99"], "Express shipping costs $12.99 and arrives in 1-2 business days."
+    )
+    assert judged.quote == "Express shipping costs $12.99 and arrives in 1-2 business days"

@@ -17,7 +17,8 @@ from ragjudge.judge.reference import ReferencePoint
 from ragjudge.judge.text import tokens
 
 _POINT_BREAK = re.compile(r"[。；;！？\n]+")
-_SENTENCE_BREAK = re.compile(r"(?<=[。；;！？.!?])\s*|\n+")
+# A Latin stop ends a sentence only before a space: "$12.99" and "v2.1" stay whole.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|(?<=[。；！？])\s*|\n+")
 # Longest first, so `个工作日` is not read as `日`; each spelling maps to its unit.
 _UNITS = {
     "个工作日": "business-day",
