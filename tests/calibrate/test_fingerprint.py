@@ -341,3 +341,17 @@ def test_calibrate_judges_with_the_refusal_question_the_gate_asks(tmp_path: Path
                           endpoint={"refusal": {"judge": asked}})  # fmt: skip
         judge = _Judges(load_config(path)).judge()
         assert isinstance(judge, OpenAIJudge) and judge.classify_refusal is asked
+
+
+def test_the_reference_switch_and_the_criteria_text_are_part_of_the_fingerprint() -> None:
+    from ragjudge.calibrate.fingerprint import _changes  # the words a stale record is reported with
+
+    criterion = {"question": "Asks for the order number?", "score_1": "never", "score_5": "always"}
+    base = fingerprint_of(_judge())
+    off = fingerprint_of(_judge(reference=False))
+    with_criteria = fingerprint_of(_judge(criteria={"asks_for_order": criterion}))
+    reworded = fingerprint_of(_judge(criteria={"asks_for_order": {**criterion, "score_5": "every time"}}))
+    assert len({base.digest, off.digest, with_criteria.digest, reworded.digest}) == 4
+    assert off.components["reference"] is False and "reference" not in base.components
+    assert _changes(base.components, off.components) == ["judge.reference true → false"]
+    assert _changes(with_criteria.components, reworded.components) == ["judge.criteria changed"]

@@ -158,7 +158,8 @@ def _config(folder: Path, rag_url: str, judge: dict[str, Any]) -> None:
 
 
 def _run(folder: Path) -> tuple[int, dict[str, dict[str, Any]], dict[str, Any]]:
-    code = main(["run", "--config", str(folder / "ragjudge.yml"), "--report", str(folder / "r.json")])
+    config = str(folder / "ragjudge.yml")
+    code = main(["run", "--config", config, "--report", str(folder / "r.json"), "--log", str(folder / "log.jsonl")])
     report = json.loads((folder / "r.json").read_text(encoding="utf-8"))
     return code, {c["id"]: c for c in report["cases"]}, report
 
@@ -247,6 +248,13 @@ def test_a_judge_that_invents_a_point_or_omits_a_criterion_is_retried_once_then_
     # One call per answered case, plus the one corrective retry of each of the two bad replies.
     assert len(fake.requests) == len(CASES) + 2
     assert report["verdict"] == "fail"
+
+
+def test_a_key_nobody_asked_for_is_ignored_and_named_in_the_log(judged: Any, tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text(encoding="utf-8").splitlines()]
+    judged_lines = [line for line in lines if line.get("judge_kind") == "combined" and line.get("parsed")]
+    assert len(judged_lines) == 4  # the four valid replies
+    assert all(line["ignored_keys"] == ["confidence_note"] for line in judged_lines)
 
 
 def test_the_offline_judge_catches_the_stale_number_and_the_empty_answer(

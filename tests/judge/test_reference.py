@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from ragjudge.cases import load_cases
+from ragjudge.config.model import CriterionConfig
+from ragjudge.errors import CaseFileError
+from ragjudge.judge.criteria import criteria_for
 from ragjudge.judge.lexical_reference import judge_points, quantities, split_points
 from ragjudge.judge.reference import (
     PointError,
@@ -17,6 +23,7 @@ from ragjudge.judge.reference import (
     missing_reason,
 )
 from ragjudge.judge.replies import ReplyError, ignored_keys, parse_judged, response_format
+from tests.fakes.rag import make_case
 
 ANSWER = "签收 15 天内支持 15 天无理由退货。请保留订单号。"
 LISTED = ["7 天无理由退货", "需提供订单号"]
@@ -170,3 +177,30 @@ def test_the_offline_quote_keeps_a_price_whole() -> None:
         ["Express costs $12.99"], "Express shipping costs $12.99 and arrives in 1-2 business days."
     )
     assert judged.quote == "Express shipping costs $12.99 and arrives in 1-2 business days"
+
+
+def test_criteria_apply_by_scope_by_name_and_inline() -> None:
+    scoped = CriterionConfig(question="q", score_1="bad", score_5="good", categories=["Logistics"], tags=["vip"])
+    named = CriterionConfig(question="asked by name", score_1="bad", score_5="good", tags=["never"])
+    defined = {"scoped": scoped, "named": named}
+    own = CriterionConfig(question="the case's own", score_1="bad", score_5="good")
+    both = replace(make_case(category="logistics"), tags=("vip",))
+    assert [c.name for c in criteria_for(both, defined)] == ["scoped"]  # the category folded, and a tag
+    wrong_tag = replace(both, tags=("new",))
+    assert criteria_for(wrong_tag, defined) == ()  # both filters must hold
+    extra = replace(wrong_tag, criteria=("named",), inline_criteria=(("own", own),))
+    assert [(c.name, c.question) for c in criteria_for(extra, defined)] == [
+        ("named", "asked by name"),
+        ("own", "the case's own"),
+    ]
+
+
+def test_a_case_file_takes_points_as_a_list_in_yaml_and_jsonl(tmp_path: Path) -> None:
+    yaml_case = "- id: a\n  question: 退货期限？\n  expected: [7 天无理由退货, 需提供订单号]\n"
+    (tmp_path / "c.yaml").write_text(yaml_case, encoding="utf-8")
+    (tmp_path / "c.jsonl").write_text('{"id": "b", "question": "q?", "expected": ["x", "y"]}\n', encoding="utf-8")
+    cases = load_cases([tmp_path / "c.yaml", tmp_path / "c.jsonl"]).cases
+    assert [c.reference_points for c in cases] == [("7 天无理由退货", "需提供订单号"), ("x", "y")]
+    (tmp_path / "bad.yaml").write_text("- id: a\n  question: q\n  expected: []\n", encoding="utf-8")
+    with pytest.raises(CaseFileError, match="an empty list has no reference points"):
+        load_cases([tmp_path / "bad.yaml"])

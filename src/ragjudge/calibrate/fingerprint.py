@@ -168,6 +168,11 @@ def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     was, now = old.get("refusal_judge", False), new.get("refusal_judge", False)  # absent means off
     if was != now:
         out.append(f"{_NAMES['refusal_judge']} {_shown(was)} → {_shown(now)}")
+    was, now = old.get("reference", True), new.get("reference", True)  # absent means on
+    if was != now:
+        out.append(f"{_NAMES['reference']} {_shown(was)} → {_shown(now)}")
+    if old.get("criteria_sha256") != new.get("criteria_sha256"):
+        out.append("judge.criteria changed")
     if old.get("prompts_sha256") != new.get("prompts_sha256") and "prompts_sha256" in new:
         out.append("prompt templates changed")
     return out or ["fingerprint differs"]
