@@ -119,9 +119,9 @@ def test_failing_gate_fails_the_step_then_a_passing_rerun_updates_the_one_commen
 
     assert failed.code == 1, failed.stderr
     assert failed.outputs["verdict"] == "fail" and failed.outputs["passed"] == "false"
-    assert failed.outputs["failed-cases"] == "4" and failed.outputs["errored-cases"] == "0"
+    assert failed.outputs["failed-cases"] == "5" and failed.outputs["errored-cases"] == "0"
     assert failed.outputs["failed-case-ids"].split("\n") == list(FAILING_IDS)
-    assert failed.outputs["pass-rate"] == "0.9048" and failed.outputs["report"] == "ragjudge-report.json"
+    assert failed.outputs["pass-rate"] == "0.8837" and failed.outputs["report"] == "ragjudge-report.json"
     report = json.loads((host / "workspace" / "ragjudge-report.json").read_text(encoding="utf-8"))
     assert report["verdict"] == "fail"
     ours = [c for c in github.comments[PR] if c["user"]["login"] == "github-actions[bot]"]
