@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 import yaml
 from tests.fakes.hayhooks_server import DECLINE_EN, DECLINE_ZH, FAKE_KEY, RunningHayhooks
 
@@ -125,3 +126,60 @@ def test_the_content_hash_ids_fail_recall_without_retrieved_id(
     (retrieved,) = refund["trace"]["retrieved_ids"]
     assert re.fullmatch(r"[0-9a-f]{64}", retrieved)
     assert refund["failed_conditions"] == [f"context_recall 0.00 < 1.00 (missing refund-policy; retrieved {retrieved})"]
+
+
+def test_the_server_stays_on_loopback_and_writes_no_telemetry_id(hayhooks_server: RunningHayhooks) -> None:
+    # Haystack's telemetry, when on, writes its user id to ~/.haystack/config.yaml; hayhooks itself keeps its
+    # dashboard token in ~/.cache/hayhooks.
+    assert not (hayhooks_server.home / ".haystack").exists()
+    output = hayhooks_server.output()
+    assert "Haystack sends anonymous usage data" not in output
+    assert hayhooks_server.url in output  # uvicorn listening on 127.0.0.1 only
+
+
+CHAT_BODY = '{"model": "support_rag", "messages": [{"role": "user", "content": {{ question | tojson }}}]}'
+
+
+def test_run_through_the_openai_compatible_chat_route(
+    ws: Path, capsys: pytest.CaptureFixture[str], hayhooks_server: RunningHayhooks
+) -> None:
+    # The chat route answers in OpenAI's chat.completion shape, with no documents: only answers and declines.
+    cases = [{k: v for k, v in c.items() if k != "golden_context_ids"} for c in CASES]
+    (ws / "cases.yaml").write_text(yaml.safe_dump(cases, allow_unicode=True), encoding="utf-8")
+    endpoint = {
+        "url": f"{hayhooks_server.url}/v1/chat/completions",
+        "retries": 0,
+        "body": CHAT_BODY,
+        "response": {"answer": "choices.0.message.content"},
+    }
+    (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": endpoint, "cases": ["cases.yaml"]}), encoding="utf-8")
+    code, out, err = run(capsys, "run", "--report", "r.json")
+    assert (code, err) == (0, ""), out
+    data = json.loads((ws / "r.json").read_text(encoding="utf-8"))
+    got = {c["id"]: (c["status"], c["trace"]["refused_by"]) for c in data["cases"]}
+    assert got == {
+        "refund-en": ("pass", None),
+        "shipping": ("pass", None),
+        "refund-zh": ("pass", None),
+        "penguins": ("pass", "builtin"),
+        "mars-zh": ("pass", "builtin"),
+    }
+    refund = next(c for c in data["cases"] if c["id"] == "refund-zh")
+    assert refund["trace"]["answer"] == "退款在收到退货后14天内处理。 [退款政策]"
+
+
+def test_the_streaming_chat_route_sends_chunks_that_add_up_to_the_answer(hayhooks_server: RunningHayhooks) -> None:
+    # ragjudge does not read streams yet (issue 21): this pins what the real server sends.
+    body = {"model": "support_rag", "stream": True, "messages": [{"role": "user", "content": "Can penguins fly?"}]}
+    reply = requests.post(f"{hayhooks_server.url}/v1/chat/completions", json=body, timeout=30)
+    assert reply.status_code == 200
+    assert reply.headers["content-type"] == "text/event-stream; charset=utf-8"
+    events = [e for e in reply.text.split("\n\n") if e.strip()]
+    assert all(e.startswith("data: ") for e in events)
+    chunks = [json.loads(e[len("data: ") :]) for e in events if e != "data: [DONE]"]
+    assert {c["object"] for c in chunks} == {"chat.completion.chunk"}
+    assert {c["model"] for c in chunks} == {"support_rag"}
+    text = "".join(c["choices"][0]["delta"]["content"] or "" for c in chunks)
+    assert text == DECLINE_EN
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert len(chunks) > 3  # word by word, as the fake model streamed it

@@ -31,7 +31,7 @@ DECLINE_EN = "I'm sorry, I don't have information about that."
 DECLINE_ZH = "抱歉，暂时无法提供该信息。"
 
 _CITED = re.compile(r"^\[(?P<id>[^\]]+)\] (?P<text>.+)$", re.MULTILINE)
-_SENTENCE = re.compile(r"^.+?[.。](?=\s|$)")
+_SENTENCE = re.compile(r"^.+?(?:\.(?=\s|$)|。)")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -55,13 +55,17 @@ class RunningHayhooks:
     openai: FakeOpenAI
     process: subprocess.Popen[bytes]
     log: Path
+    home: Path
+    """The server's HOME: hayhooks writes .cache/hayhooks/dashboard-token there; Haystack, with telemetry
+    on, would write .haystack/config.yaml."""
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
 
 
-def server_env(openai_base_url: str) -> dict[str, str]:
-    """The server process's environment: ours without proxies, OTLP or HAYHOOKS_ settings, plus the fake's."""
+def server_env(openai_base_url: str, home: Path) -> dict[str, str]:
+    """The server process's environment: ours without proxies, OTLP, OPENAI_, HAYSTACK_ or HAYHOOKS_ settings,
+    plus the fake's; HOME is `home`, so nothing Haystack might write (~/.haystack) lands in the real one."""
     dropped = ("OTEL_", "HAYHOOKS_", "OPENAI_", "HAYSTACK_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(dropped) and "proxy" not in k.lower()}
     env.update(
@@ -71,6 +75,7 @@ def server_env(openai_base_url: str) -> dict[str, str]:
             "OPENAI_MAX_RETRIES": "0",
             "OPENAI_TIMEOUT": "10",
             "HAYSTACK_TELEMETRY_ENABLED": "False",
+            "HOME": str(home),
             "HAYHOOKS_SHOW_TRACEBACKS": "true",
             "NO_PROXY": "127.0.0.1,localhost",
         }
@@ -108,6 +113,8 @@ def hayhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runnin
     pytest.importorskip("hayhooks", reason="hayhooks is not installed (it comes with pip install -e '.[test]')")
     root = tmp_path_factory.mktemp("hayhooks")
     log = root / "hayhooks.log"
+    home = root / "home"
+    home.mkdir()
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with FakeOpenAI(answer_from_prompt, api_key=FAKE_KEY) as fake, log.open("wb") as out:
@@ -116,10 +123,10 @@ def hayhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runnin
         command = [sys.executable, "-c", "import sys; from hayhooks.cli import hayhooks_cli; sys.exit(hayhooks_cli())"]
         command += ["run", "--host", "127.0.0.1", "--port", str(port), "--pipelines-dir", str(APP_DIR)]
         process = subprocess.Popen(
-            command, cwd=root, env=server_env(fake.base_url), stdout=out, stderr=subprocess.STDOUT
+            command, cwd=root, env=server_env(fake.base_url, home), stdout=out, stderr=subprocess.STDOUT
         )
         try:
             _wait_ready(url, process, log)
-            yield RunningHayhooks(url, fake, process, log)
+            yield RunningHayhooks(url, fake, process, log, home)
         finally:
             _stop(process)
