@@ -3,7 +3,9 @@ talks to a FakeOpenAI in this process.
 
 Use the `hayhooks_server` fixture (session-scoped: hayhooks takes seconds to start); it skips when hayhooks is
 not installed. Nothing leaves 127.0.0.1: Haystack's telemetry is off, no OTLP exporter is configured, the
-OpenAI base URL is the fake's, and the server runs in an empty folder so no `.env` is found.
+OpenAI base URL is the fake's, and the server runs in an empty folder (hayhooks loads a `.env` from its working
+directory) with its own HOME. Under strace, a server answering the plain, chat and streaming routes connected
+only to the fake.
 """
 
 from __future__ import annotations
@@ -119,7 +121,7 @@ def hayhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runnin
     url = f"http://127.0.0.1:{port}"
     with FakeOpenAI(answer_from_prompt, api_key=FAKE_KEY) as fake, log.open("wb") as out:
         # The console script's code, run by this interpreter (`python -m hayhooks` does nothing: its
-        # __main__ is empty); --without-tracing drops the local trace buffer, which the tests do not read.
+        # __main__ is empty).
         command = [sys.executable, "-c", "import sys; from hayhooks.cli import hayhooks_cli; sys.exit(hayhooks_cli())"]
         command += ["run", "--host", "127.0.0.1", "--port", str(port), "--pipelines-dir", str(APP_DIR)]
         process = subprocess.Popen(
