@@ -5,8 +5,8 @@ repository root on `sys.path` before collecting any test module. That is what le
 tests in subfolders without `__init__.py` (tests/judge, tests/report, ...) import the
 shared fakes as `tests.fakes.rag`, even when run alone (`pytest tests/report`).
 
-The fakes' fixtures (`fake_openai`, `fake_github`, `rag_server`) are registered here, once, as a plugin:
-a test anywhere under tests/ only names them.
+The fakes' fixtures (`fake_openai`, `fake_github`, `rag_server`, and `hayhooks_server`, a real hayhooks
+process) are registered here, once, as plugins: a test anywhere under tests/ only names them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 
 from ragjudge import masking
 
-pytest_plugins = ["tests.fakes.fixtures"]
+pytest_plugins = ["tests.fakes.fixtures", "tests.fakes.hayhooks_server"]
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,8 @@ Example::
 """
 
 import copy
+import json
+import re
 import threading
 import time
 import uuid
@@ -150,7 +152,7 @@ def rate_limited_once(retry_after: str = "1", then: "Reply | Responder | None" =
 
 
 class FakeOpenAI(LoopbackServer):
-    """Fake ``/v1/chat/completions`` (+ ``GET /v1/models``).
+    """Fake ``/v1/chat/completions`` (+ ``GET /v1/models``); ``"stream": true`` gets the reply as SSE chunks.
 
     ``responder``: a Reply (always returned), a Responder callable, or None (always ``content="ok"``);
     assignable later via ``fake.responder = ...``.
@@ -227,7 +229,39 @@ class FakeOpenAI(LoopbackServer):
         if reply.status != 200:
             err = reply.error if reply.error is not None else default_error(reply.status)
             return Outgoing(reply.status, err if "error" in err else {"error": err}, headers)
+        if body.get("stream") is True:
+            return Outgoing(200, self._stream(body, reply), {**headers, "Content-Type": "text/event-stream"})
         return Outgoing(200, self._completion(body, reply), headers)
+
+    @staticmethod
+    def _stream(body: dict[str, Any], reply: Reply) -> str:
+        """``"stream": true``: the reply as SSE ``chat.completion.chunk`` events (a role delta, the content in
+        word-sized deltas, the finish reason, a usage chunk if ``stream_options.include_usage``), then
+        ``[DONE]``; sent at once, one choice."""
+        base = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": body.get("model", "unknown"),
+            "system_fingerprint": "fp_fake",
+        }
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return {**base, "choices": [choice]}
+
+        content = reply.content or ""
+        pieces = [m.group(0) for m in re.finditer(r"\S+\s*|\s+", content)]
+        events = [chunk({"role": "assistant", "content": ""})]
+        events += [chunk({"content": piece}) for piece in pieces]
+        events.append(chunk({}, reply.finish_reason))
+        options = body.get("stream_options")
+        if isinstance(options, dict) and options.get("include_usage"):
+            prompt, completion = reply.usage
+            usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+            events.append({**base, "choices": [], "usage": usage})
+        lines = [f"data: {json.dumps(event, ensure_ascii=False)}\n\n" for event in events]
+        return "".join(lines) + "data: [DONE]\n\n"
 
     @staticmethod
     def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:

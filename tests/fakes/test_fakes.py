@@ -143,6 +143,21 @@ def test_openai_concurrent_requests_and_other_routes(fake_openai: FakeOpenAI) ->
     assert fake_openai.requests == [] and fake_openai.call_count == 0
 
 
+def test_openai_stream_true_answers_in_sse_chunks(fake_openai: FakeOpenAI) -> None:
+    fake_openai.responder = Reply(content="Refunds take 14 days. [refund-policy]", usage=(7, 3))
+    messages: Any = [{"role": "user", "content": "hi"}]
+    stream = fake_openai.client(max_retries=0).chat.completions.create(
+        model="gpt-4o-mini", messages=messages, stream=True, stream_options={"include_usage": True}
+    )
+    chunks = list(stream)
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == (
+        "Refunds take 14 days. [refund-policy]"
+    )
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
+    assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens == 10
+    assert fake_openai.bodies[0]["stream"] is True
+
+
 def test_openai_lifecycle() -> None:
     fake = FakeOpenAI()
     with pytest.raises(RuntimeError):

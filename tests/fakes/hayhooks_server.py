@@ -1,0 +1,134 @@
+"""A real `hayhooks run` on a free loopback port, serving tests/fakes/hayhooks_app/support_rag, whose generator
+talks to a FakeOpenAI in this process.
+
+Use the `hayhooks_server` fixture (session-scoped: hayhooks takes seconds to start); it skips when hayhooks is
+not installed. Nothing leaves 127.0.0.1: Haystack's telemetry is off, no OTLP exporter is configured, the
+OpenAI base URL is the fake's, and the server runs in an empty folder (hayhooks loads a `.env` from its working
+directory) with its own HOME. Under strace, a server answering the plain, chat and streaming routes connected
+only to the fake.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.fakes._http import free_port
+from tests.fakes.openai_server import FakeOpenAI, Reply
+
+APP_DIR = Path(__file__).parent / "hayhooks_app"
+FAKE_KEY = "sk-fake-hayhooks-0000"
+START_TIMEOUT_S = 60.0
+DECLINE_EN = "I'm sorry, I don't have information about that."
+DECLINE_ZH = "抱歉，暂时无法提供该信息。"
+
+_CITED = re.compile(r"^\[(?P<id>[^\]]+)\] (?P<text>.+)$", re.MULTILINE)
+_SENTENCE = re.compile(r"^.+?(?:\.(?=\s|$)|。)")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def answer_from_prompt(body: dict[str, Any], call_index: int) -> Reply:
+    """The model: the first listed document's first sentence with its `[doc_id]`, or a decline in words
+    (in Chinese when the question is) when the prompt lists no documents."""
+    prompt = "\n".join(str(m.get("content") or "") for m in body.get("messages", []) if isinstance(m, dict))
+    question = prompt.rsplit("Question:", 1)[-1]
+    cited = _CITED.search(prompt)
+    if cited is None:
+        return Reply(content=DECLINE_ZH if _CJK.search(question) else DECLINE_EN)
+    first = _SENTENCE.match(cited["text"])
+    sentence = first.group(0) if first else cited["text"]
+    return Reply(content=f"{sentence} [{cited['id']}]")
+
+
+@dataclass(frozen=True)
+class RunningHayhooks:
+    url: str
+    """``http://127.0.0.1:PORT``: the plain route is ``{url}/support_rag/run``."""
+    openai: FakeOpenAI
+    process: subprocess.Popen[bytes]
+    log: Path
+    home: Path
+    """The server's HOME: hayhooks writes .cache/hayhooks/dashboard-token there; Haystack, with telemetry
+    on, would write .haystack/config.yaml."""
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+def server_env(openai_base_url: str, home: Path) -> dict[str, str]:
+    """The server process's environment: ours without proxies, OTLP, OPENAI_, HAYSTACK_ or HAYHOOKS_ settings,
+    plus the fake's; HOME is `home`, so nothing Haystack might write (~/.haystack) lands in the real one."""
+    dropped = ("OTEL_", "HAYHOOKS_", "OPENAI_", "HAYSTACK_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped) and "proxy" not in k.lower()}
+    env.update(
+        {
+            "OPENAI_API_KEY": FAKE_KEY,
+            "OPENAI_BASE_URL": openai_base_url,
+            "OPENAI_MAX_RETRIES": "0",
+            "OPENAI_TIMEOUT": "10",
+            "HAYSTACK_TELEMETRY_ENABLED": "False",
+            "HOME": str(home),
+            "HAYHOOKS_SHOW_TRACEBACKS": "true",
+            "NO_PROXY": "127.0.0.1,localhost",
+        }
+    )
+    return env
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)
+
+
+def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"hayhooks exited with {process.returncode} before answering:\n{log.read_text()}")
+        try:
+            status = requests.get(f"{url}/status", timeout=2)
+            if status.ok and "support_rag" in status.text:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"hayhooks did not deploy support_rag within {START_TIMEOUT_S:.0f} s:\n{log.read_text()}")
+
+
+@pytest.fixture(scope="session")
+def hayhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningHayhooks]:
+    """FakeOpenAI (answering with `answer_from_prompt`) and `hayhooks run` serving support_rag against it."""
+    pytest.importorskip("hayhooks", reason="hayhooks is not installed (it comes with pip install -e '.[test]')")
+    root = tmp_path_factory.mktemp("hayhooks")
+    log = root / "hayhooks.log"
+    home = root / "home"
+    home.mkdir()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    with FakeOpenAI(answer_from_prompt, api_key=FAKE_KEY) as fake, log.open("wb") as out:
+        # The console script's code, run by this interpreter (`python -m hayhooks` does nothing: its
+        # __main__ is empty).
+        command = [sys.executable, "-c", "import sys; from hayhooks.cli import hayhooks_cli; sys.exit(hayhooks_cli())"]
+        command += ["run", "--host", "127.0.0.1", "--port", str(port), "--pipelines-dir", str(APP_DIR)]
+        process = subprocess.Popen(
+            command, cwd=root, env=server_env(fake.base_url, home), stdout=out, stderr=subprocess.STDOUT
+        )
+        try:
+            _wait_ready(url, process, log)
+            yield RunningHayhooks(url, fake, process, log, home)
+        finally:
+            _stop(process)
