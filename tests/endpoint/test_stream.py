@@ -44,8 +44,12 @@ def test_one_space_after_the_colon_is_removed_and_a_field_without_colon_is_empty
     ]
 
 
-def test_event_names_last_for_one_event_and_an_event_without_data_is_dropped() -> None:
-    assert _sse(b"event: metadata\n\nevent: data\ndata: {}\n\ndata: 1\n\n") == [Event("data", "{}"), Event("", "1")]
+def test_event_names_last_for_one_event_and_a_named_event_without_data_is_kept() -> None:
+    assert _sse(b"event: end\n\nevent: data\ndata: {}\n\ndata: 1\n\n\n") == [
+        Event("end", ""),
+        Event("data", "{}"),
+        Event("", "1"),
+    ]
 
 
 def test_a_utf8_character_split_across_chunks() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import socket
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -528,9 +529,14 @@ def _cut_off(limit: deadline.Deadline) -> _Attempt:
 
 
 def _idle(response: urllib3.BaseHTTPResponse, seconds: float) -> None:
-    """Bound each read of a streamed reply: the socket's timeout becomes the idle timeout."""
+    """Bound each read of a streamed reply: the socket's timeout becomes the idle timeout.
+
+    A reply that closes its connection has handed the socket to the response (http.client's reader)."""
     sock = getattr(getattr(response, "connection", None), "sock", None)
-    if sock is not None:
+    if sock is None:
+        reader = getattr(getattr(response, "_fp", None), "fp", None)
+        sock = getattr(getattr(reader, "raw", None), "_sock", None)
+    if isinstance(sock, socket.socket):
         sock.settimeout(seconds)
 
 

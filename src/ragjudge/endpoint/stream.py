@@ -4,7 +4,8 @@
 LF or CR; a line starting with `:` is a comment; `field: value` drops one space
 after the colon, a line with no colon is a field with an empty value; `data`
 lines are joined with "\\n"; `event` names the event; `id` and `retry` are
-ignored; a blank line dispatches the event (one with no data is dropped).
+ignored; a blank line dispatches the event (one with neither data nor a name is
+dropped: unlike the standard, a named event without data is kept, for `event: end`).
 `NdjsonParser` yields one event per non-blank line.
 
 `Assembly` turns the events into the one JSON object the ordinary reply reader
@@ -119,10 +120,10 @@ class SseParser:
         events: list[Event] = []
         for line in lines:
             if line == "":
-                if self._has_data:
+                if self._has_data or self._name:
+                    # A named event without data is dispatched too (the standard drops it): LangServe's
+                    # `event: end` carries none, and it is the stream's end.
                     events.append(self._dispatch())
-                else:
-                    self._name = ""
                 continue
             if line.startswith(":"):
                 continue
@@ -209,6 +210,8 @@ class Assembly:
         if event.data.strip() == DONE:
             self.done = self.wants_done = True
             return True
+        if not event.data.strip():
+            return False  # a keep-alive or a named event without data: nothing to read
         self.events += 1
         if self.events == 1 and (self.mapping.answer_delta or "").startswith("choices."):
             self.wants_done = True  # OpenAI chunks: `[DONE]` closes them
