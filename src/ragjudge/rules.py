@@ -49,6 +49,7 @@ REGRESSION_METRICS = frozenset(
         "faithfulness_delta",
         "answer_correctness_delta",
         "p95_latency_ratio",
+        "p95_ttft_ratio",
         "cost_ratio",
     }
     | {f"judge.{d}_delta" for d in RUBRIC_DIMENSIONS}
