@@ -147,3 +147,13 @@ def test_an_unnamed_stream_with_no_end_marker_ends_at_close() -> None:
     assembly = _assemble(ResponseMapping(answer_delta="d"), [Event("", '{"d": "ok"}')])
     assembly.check_end()
     assert assembly.reply() == {"answer": "ok"}
+
+
+def test_chat_completion_chunks_need_done_whatever_the_mapping() -> None:
+    chunk = '{"object": "chat.completion.chunk", "text": "Hi"}'
+    assembly = _assemble(ResponseMapping(answer_delta="text"), [Event("", chunk)])
+    with pytest.raises(StreamFault, match=r"^stream ended before its end \(1 events, 2 characters\)$"):
+        assembly.check_end()
+    done = _assemble(ResponseMapping(answer_delta="text"), [Event("", chunk), Event("", "[DONE]")])
+    done.check_end()
+    assert done.reply() == {"answer": "Hi"}
