@@ -417,8 +417,29 @@ class EndpointClient:
             elapsed_ms=round((time.monotonic() - t0) * 1000, 1),
         )
 
+    def assembled(self, raw: RawReply) -> dict[str, Any] | None:
+        """A streamed reply's events gathered into one reply object, as a run gathers them; None when the reply
+        is one JSON body. Raises ValueError for a stream that gives no reply (an error event, a cut)."""
+        kind = stream.stream_kind(self.config.stream, raw.content_type)
+        if kind is None:
+            return None
+        events = stream.parser(kind)
+        assembly = stream.Assembly(self.config.response, excerpt=lambda b: mask(error_excerpt(b), self._secrets))
+        try:
+            for event in [*events.feed(raw.body), *events.close()]:
+                if assembly.add(event):
+                    break
+            else:
+                assembly.check_end()
+        except stream.StreamFault as fault:
+            raise ValueError(str(fault)) from None
+        return assembly.reply()
+
     def read(self, raw: RawReply) -> Trace:
         """The reply read as a run reads it; raises ReplyShapeError (or ValueError for a body that is not JSON)."""
+        streamed = self.assembled(raw)
+        if streamed is not None:
+            return parse_reply(streamed, self.config.response, raw.elapsed_ms, self._refusal)
         try:
             decoded = decode(raw.body.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
