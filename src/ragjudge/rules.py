@@ -18,6 +18,7 @@ CASE_METRICS = frozenset(
         "context_recall",
         "context_precision",
         "latency_ms",
+        "ttft_ms",
         "cost_usd",
         "faithfulness",
         "answer_correctness",
@@ -31,6 +32,8 @@ SUITE_METRICS = frozenset(
         "rejection_accuracy",
         "p95_latency_ms",
         "p50_latency_ms",
+        "p95_ttft_ms",
+        "p50_ttft_ms",
         "faithfulness",
         "judge_error_rate",
         "endpoint_error_rate",
@@ -46,6 +49,7 @@ REGRESSION_METRICS = frozenset(
         "faithfulness_delta",
         "answer_correctness_delta",
         "p95_latency_ratio",
+        "p95_ttft_ratio",
         "cost_ratio",
     }
     | {f"judge.{d}_delta" for d in RUBRIC_DIMENSIONS}

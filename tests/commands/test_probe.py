@@ -12,7 +12,7 @@ import yaml
 from ragjudge.cli import main
 from tests.fakes.framework_servers import FrameworkServer
 from tests.fakes.rag import closed_port_url
-from tests.fakes.raw_server import RawServer
+from tests.fakes.raw_server import RawServer, http_reply
 
 TOKEN = "tok-probe-s3cr3t-77"
 HAYHOOKS_RESPONSE = {
@@ -257,3 +257,30 @@ def test_langserve_hints_lead_to_the_nested_input_and_never_repeat(
         code, out, _ = probe(capsys, "--case", "refund")
     assert "  status: 200 OK" in out.splitlines()
     assert hints(out) == [] or all("body field" not in h for h in hints(out))
+
+
+def _sse_reply(events: list[str]) -> bytes:
+    body = "".join(f"data: {e}\n\n" for e in events).encode()
+    return http_reply(body, content_type="text/event-stream")
+
+
+def test_a_streamed_reply_is_shown_assembled_and_mapped(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    chunks = [
+        json.dumps({"object": "chat.completion.chunk", "choices": [{"delta": {"content": t}}]})
+        for t in ("Refunds ", "take 30 days.")
+    ]
+    with RawServer(lambda _request: _sse_reply([*chunks, "[DONE]"])) as server:
+        configure(ws, server.url, response={"answer_delta": "choices.0.delta.content"})
+        code, out, _err = probe(capsys)
+    assert "assembled from the stream's events (endpoint.stream, response.answer_delta)" in out
+    assert '  answer: "Refunds take 30 days."' in out
+    assert code == 0, out
+
+
+def test_a_cut_stream_is_an_endpoint_error_in_probe(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    chunk = json.dumps({"object": "chat.completion.chunk", "choices": [{"delta": {"content": "Refu"}}]})
+    with RawServer(lambda _request: _sse_reply([chunk])) as server:
+        configure(ws, server.url, response={"answer_delta": "choices.0.delta.content"})
+        code, out, _err = probe(capsys)
+    assert "\nresult: endpoint error: stream ended before its end (1 events, 4 characters)\n" in out
+    assert code == 1

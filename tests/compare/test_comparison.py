@@ -286,3 +286,29 @@ def test_unknown_regression_metrics_are_bad_input() -> None:
     )
     with pytest.raises(ConfigError, match=re.escape("gate.regression.newly_failing: cannot parse rule 'none'")):
         compare(report([C("a")]), report([C("a")]), config({"newly_failing": "none"}))
+
+
+def test_the_p95_ttft_ratio() -> None:
+    base = report([C(f"c{i}", ttft=100.0 + i) for i in range(40)])
+    slower = report([C(f"c{i}", ttft=3 * (100.0 + i)) for i in range(40)])
+    result = compare(slower, base, config({"p95_ttft_ratio": "<= 1.5"}))
+    found = rule(result, "p95_ttft_ratio")
+    assert (found.passed, found.value) == (False, 3.0)
+    assert found.reason == "p95_ttft_ratio 3.00 > 1.50, significant (95% interval 3.00 to 3.00 excludes 1)"
+    deltas = {d.metric: d for d in result.comparison.deltas}  # type: ignore[union-attr]
+    assert (deltas["p95_ttft_ms"].base, deltas["p95_ttft_ms"].now, deltas["p95_ttft_ms"].kind) == (
+        137.0,
+        411.0,
+        "ratio",
+    )
+    assert deltas["p95_ttft_ms"].reason.startswith("p95 time to first token 137 ms -> 411 ms: ratio 3.00")
+
+
+def test_no_streamed_reply_leaves_the_ttft_ratio_out_and_a_rule_on_it_not_gated() -> None:
+    plain = report([C("a")])
+    assert "p95_ttft_ms" not in {d.metric for d in compare(plain, plain).comparison.deltas}  # type: ignore[union-attr]
+    found = rule(compare(plain, plain, config({"p95_ttft_ratio": "<= 1.5"})), "p95_ttft_ratio")
+    assert (found.passed, found.value) == (None, None)
+    assert found.reason == (
+        "p95_ttft_ratio not gated: not comparable: no case has its p95 time to first token in both reports"
+    )

@@ -552,3 +552,15 @@ def test_bad_baseline_and_repeat_values_name_the_key(tmp_path, text, line):
     path = write(tmp_path / "ragjudge.yml", text)
     error = config_error(path)
     assert error.message.splitlines() == [line.replace("ragjudge.yml", str(path), 1)]
+
+
+def test_streaming_keys_default_and_validate(tmp_path):
+    e = load_config(write(tmp_path / "ragjudge.yml", "")).endpoint
+    assert (e.stream, e.idle_timeout_s, e.response.answer_delta) == ("auto", 30.0, None)
+    text = "endpoint:\n  stream: sse\n  idle_timeout_s: 2.5\n  response: {answer_delta: choices.0.delta.content}\n"
+    e = load_config(write(tmp_path / "ragjudge.yml", text)).endpoint
+    assert (e.stream, e.idle_timeout_s, e.response.answer_delta) == ("sse", 2.5, "choices.0.delta.content")
+    cfg = write(tmp_path / "bad.yml", "endpoint:\n  stream: websocket\n")
+    assert config_error(cfg).message == f"{cfg}: endpoint.stream: Input should be 'auto', 'sse', 'ndjson' or 'none'"
+    cfg = write(tmp_path / "zero.yml", "endpoint:\n  idle_timeout_s: 0\n")
+    assert config_error(cfg).message == f"{cfg}: endpoint.idle_timeout_s: Input should be greater than 0"

@@ -58,6 +58,8 @@ class C:
     latency: float = 100.0
     cost: float | None = None
     flaky: bool = False
+    ttft: float | None = None
+    """A streamed reply's time to the first token; None for a JSON body."""
     conditions: list[str] = field(default_factory=list)
 
     def block(self) -> CaseBlock:
@@ -80,6 +82,7 @@ class C:
                 latency_ms=self.latency,
                 cost_usd=self.cost,
                 error=None,
+                ttft_ms=self.ttft,
             ),
             flaky=self.flaky,
             runs=[{"status": "fail", "failed_conditions": ["x"], "latency_ms": self.latency}, {"status": "pass"}]

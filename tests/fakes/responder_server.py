@@ -97,6 +97,24 @@ class Exchange:
         self._h.wfile.write(body)
         self._h.wfile.flush()
 
+    def stream(self, pieces: list[bytes | float], content_type: str = "text/event-stream") -> None:
+        """A streamed reply: headers at once (no Content-Length, the connection closed after), then each
+        piece of bytes as it comes; a number waits that many seconds first (cut short when the server stops)."""
+        self._h.send_response(200)
+        self._h.send_header("Content-Type", content_type)
+        self._h.send_header("Cache-Control", "no-cache")
+        self._h.send_header("Connection", "close")
+        self._h.end_headers()
+        self._h.wfile.flush()
+        self._h.close_connection = True
+        for piece in pieces:
+            if isinstance(piece, float | int):
+                if self._stop.wait(piece):
+                    return
+                continue
+            self._h.wfile.write(piece)
+            self._h.wfile.flush()
+
     def hang(self, seconds: float) -> None:
         """Wait before answering (cut short when the server stops)."""
         self._stop.wait(seconds)

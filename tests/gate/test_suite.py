@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult, score_case
-from ragjudge.gate.suite import evaluate_suite, suite_metrics
+from ragjudge.gate.suite import SuiteCase, case_metrics, evaluate_suite, suite_metrics
 from ragjudge.judge.interface import Judgement, Unscored
 from ragjudge.rules import Rule, parse_rules
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
@@ -212,3 +215,37 @@ def test_rounding_never_flips_a_suite_rule_at_its_threshold(p95: float, passed: 
     assert (outcome.passed, outcome.reason) == (passed, reason)
     assert suite.metrics["p95_latency_ms"] == 3000.0
     assert suite.verdict == ("pass" if passed else "fail")
+
+
+def _streamed(case_id: str, ttft: float | None, latency: float = 500.0) -> CaseResult:
+    trace = dataclasses.replace(make_trace(latency_ms=latency), ttft_ms=ttft)
+    return score_case(make_case(case_id), ok_result(trace), None, CASE_RULES)
+
+
+def test_ttft_percentiles_are_nearest_rank_over_streamed_replies() -> None:
+    results = [_streamed(f"s{i}", float(i * 10)) for i in range(1, 21)] + [_streamed("json", None), _err("e1")]
+    m = suite_metrics(results)
+    assert (m["p50_ttft_ms"], m["p95_ttft_ms"]) == (100.0, 190.0)  # 10th and 19th of the 20 streamed
+    assert results[0].metrics["ttft_ms"] == 10.0
+    assert "ttft_ms" not in results[20].metrics  # a JSON body has no time to the first token
+
+
+def test_no_streamed_reply_leaves_the_ttft_percentiles_null() -> None:
+    m = suite_metrics([_ok("a"), _err("b")])
+    assert (m["p50_ttft_ms"], m["p95_ttft_ms"]) == (None, None)
+
+
+def test_a_saved_case_block_gives_the_same_ttft_percentiles() -> None:
+    results = [_streamed("a", 120.04), _streamed("b", 250.0), _streamed("c", None), _err("d")]
+    saved = build_report(results, evaluate_suite(results, [], []), {}, [])
+    again = case_metrics([SuiteCase.of_block(c) for c in saved.cases])
+    assert (again["p50_ttft_ms"], again["p95_ttft_ms"]) == (120.0, 250.0)
+    assert [c.trace.ttft_ms for c in saved.cases] == [120.0, 250.0, None, None]  # to 0.1 ms, as latency_ms
+
+
+def test_a_ttft_rule_fails_a_slow_stream_and_skips_a_json_reply() -> None:
+    rules = parse_rules({"ttft_ms": "<= 200"}, "case", "gate.case")
+    slow = dataclasses.replace(make_trace(), ttft_ms=300.0)
+    assert score_case(make_case("slow"), ok_result(slow), None, rules).failed_conditions == ("ttft_ms 300 > 200",)
+    plain = score_case(make_case("plain"), ok_result(make_trace()), None, rules)
+    assert (plain.status, plain.skipped_rules) == ("pass", ("ttft_ms not applicable: the reply was not streamed",))

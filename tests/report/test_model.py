@@ -35,6 +35,8 @@ SUITE_KEYS = {
 SUITE_USAGE_KEYS = {"judge_calls", "judge_cache_hits", "judge_tokens", "judge_cost_usd", "flaky_cases"}
 # The reference judgement's figures (null when no reference was judged).
 SUITE_REFERENCE_KEYS = {"answer_correctness", "reference_contradictions"}
+# Streamed replies' time to the first token (null when no reply was streamed).
+SUITE_STREAM_KEYS = {"p50_ttft_ms", "p95_ttft_ms"}
 RULE_KEYS = {"scope", "metric", "op", "threshold", "value", "passed", "reason"}
 CASE_KEYS = {"id", "category", "status", "failed_conditions", "metrics", "judge", "trace"}
 TRACE_KEYS = {"answer", "refused", "confidence", "retrieved_ids", "latency_ms", "cost_usd", "error"}
@@ -92,7 +94,8 @@ def test_top_level_keys(report: Report) -> None:
 
 def test_suite_block_has_the_contract_keys_and_values(report: Report) -> None:
     suite = _json(report)["suite"]
-    assert set(suite) == SUITE_KEYS | SUITE_USAGE_KEYS | SUITE_REFERENCE_KEYS
+    assert set(suite) == SUITE_KEYS | SUITE_USAGE_KEYS | SUITE_REFERENCE_KEYS | SUITE_STREAM_KEYS
+    assert {k: suite[k] for k in SUITE_STREAM_KEYS} == {"p50_ttft_ms": None, "p95_ttft_ms": None}
     assert {k: v for k, v in suite.items() if k in SUITE_KEYS} == {
         "cases": 3,
         "passed": 1,
@@ -189,6 +192,7 @@ def test_case_entries(report: Report) -> None:
             "refused_by",
             "positional_ids",
             "warnings",
+            "ttft_ms",
         }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -213,6 +217,7 @@ def test_case_entries(report: Report) -> None:
         "refused_by": None,
         "positional_ids": False,
         "warnings": [],
+        "ttft_ms": None,
     }
     assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
     assert (ok["difficulty"], ok["should_answer"]) == (None, True)
@@ -255,6 +260,7 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "refused_by": None,
         "positional_ids": False,
         "warnings": [],
+        "ttft_ms": None,
     }
 
 

@@ -68,6 +68,17 @@ def handle(args: argparse.Namespace) -> int:
             print(f"  hint: {hint}", file=out)
         print("  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx", file=out)
         return int(ExitCode.GATE_FAILED)
+    try:
+        streamed = client.assembled(raw)
+    except ValueError as exc:
+        print(f"\nresult: endpoint error: {exc}", file=out)
+        return int(ExitCode.GATE_FAILED)
+    if streamed is not None:
+        from ragjudge.endpoint.client import mask
+
+        print("\nassembled from the stream's events (endpoint.stream, response.answer_delta)", file=out)
+        print(_indent(mask(json.dumps(streamed, indent=2, ensure_ascii=False)[:BODY_CHARS], secrets)), file=out)
+        data = streamed
     if not isinstance(data, dict):
         kind = "not JSON" if data is _NOT_JSON else f"a JSON {type(data).__name__}, not an object"
         print(f"\nresult: the reply is {kind}: ragjudge reads JSON objects", file=out)

@@ -32,6 +32,7 @@ PASS_RATE = "pass_rate"
 FAITHFULNESS = "faithfulness"
 ANSWER_CORRECTNESS = "answer_correctness"
 P95_LATENCY = "p95_latency_ms"
+P95_TTFT = "p95_ttft_ms"
 COST = "cost_usd"
 
 Pair = tuple[CaseBlock, CaseBlock]
@@ -148,10 +149,17 @@ def _first_cost(case: CaseBlock) -> float | None:
     return case.trace.cost_usd
 
 
+def _ttft(case: CaseBlock) -> float | None:
+    return case.trace.ttft_ms
+
+
 def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
     if metric == P95_LATENCY:
         now, base = _values(pairs, CaseBlock.first_latency_ms)
         statistic, what = stats.p95_ratio, "p95 latency"
+    elif metric == P95_TTFT:
+        now, base = _values(pairs, _ttft)
+        statistic, what = stats.p95_ratio, "p95 time to first token"
     else:
         now, base = _values(pairs, _first_cost)
         statistic, what = stats.total_ratio, "endpoint cost"
@@ -160,7 +168,7 @@ def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
     if min(now) < 0 or min(base) < 0:
         return _missing(metric, "ratio", f"not comparable: a negative {what}")
     point = statistic(now, base)
-    if metric == P95_LATENCY:
+    if metric in (P95_LATENCY, P95_TTFT):
         shown = stats.percentile_nearest_rank(base, 95), stats.percentile_nearest_rank(now, 95)
     else:
         shown = math.fsum(base), math.fsum(now)
@@ -248,6 +256,8 @@ def all_deltas(pairs: Sequence[Pair], s: Settings, wanted: Sequence[str] = ()) -
     has_cost = any(_first_cost(a) is not None or _first_cost(b) is not None for a, b in pairs)
     if has_cost or COST in wanted:
         out.append(ratio(COST, pairs, s))
+    if any(a.trace.ttft_ms is not None or b.trace.ttft_ms is not None for a, b in pairs) or P95_TTFT in wanted:
+        out.append(ratio(P95_TTFT, pairs, s))
     resampled = [f.resampled for f in out if isinstance(f, _Pending)]
     intervals = iter(stats.bootstrap_intervals(resampled, s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED))
     return [f.complete(next(intervals)) if isinstance(f, _Pending) else f for f in out]

@@ -24,6 +24,7 @@ _FIGURES = {
     "faithfulness_delta": "faithfulness",
     "answer_correctness_delta": "answer_correctness",
     "p95_latency_ratio": "p95_latency_ms",
+    "p95_ttft_ratio": "p95_ttft_ms",
     "cost_ratio": "cost_usd",
 }
 

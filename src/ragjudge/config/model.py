@@ -58,6 +58,11 @@ class ResponseMapping(_Strict):
     """Dotted paths into an endpoint reply whose shape is not one ragjudge knows."""
 
     answer: str | None = Field(None, description="Path to the answer text; unset: the `answer` key.")
+    answer_delta: str | None = Field(
+        None,
+        description="In a streamed reply: path to the answer's next piece in each event (appended in order, e.g. "
+        "`choices.0.delta.content`); every other path is read from the last event where it resolves.",
+    )
     refused: str | None = Field(
         None,
         description="Path to the service's own declined flag (a boolean, or `true`/`false`/`yes`/`no` as text); "
@@ -195,6 +200,19 @@ class EndpointConfig(_Strict):
     )
     allow_cross_origin: bool = Field(
         False, description="With follow_redirects: follow a hop to another origin (without headers or body)."
+    )
+    stream: Literal["auto", "sse", "ndjson", "none"] = Field(
+        "auto",
+        description="How the reply is read: `auto` by its Content-Type (`text/event-stream`: SSE; "
+        "`application/x-ndjson`, `application/jsonl`: NDJSON; else one JSON body), `sse`, `ndjson`, or `none` "
+        "(always one JSON body).",
+    )
+    idle_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        le=MAX_TIMEOUT_S,
+        description="Seconds a streamed reply may send no bytes before the attempt is a timeout; `timeout_s` "
+        "still bounds the whole reply.",
     )
     response: ResponseMapping = Field(
         default_factory=ResponseMapping,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import socket
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,6 +28,7 @@ from urllib3.exceptions import (
 from ragjudge import masking
 from ragjudge.cases import Case
 from ragjudge.config.model import EndpointConfig
+from ragjudge.endpoint import stream
 from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
@@ -165,12 +167,14 @@ class EndpointClient:
         for attempt in range(1, attempts_allowed + 1):
             t0 = time.monotonic()
             try:
-                status, decoded, raw = self._once(url, body)
+                status, decoded, raw, ttft_ms = self._once(url, body, t0)
                 elapsed_ms = (time.monotonic() - t0) * 1000
                 try:
                     trace = parse_reply(decoded.data, self.config.response, elapsed_ms, self._refusal)
                 except RecursionError:
                     raise ReplyShapeError("reply is nested too deeply to read") from None
+                if ttft_ms is not None:
+                    trace = dataclasses.replace(trace, ttft_ms=ttft_ms)
                 if decoded.duplicate_keys:
                     trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
             except _Attempt as failure:
@@ -230,6 +234,11 @@ class EndpointClient:
     def _reason(self, failure: _Attempt, attempts: int) -> str:
         if failure.kind == "timeout":
             return f"endpoint error: timeout after {self.config.timeout_s:g} s ({_plural(attempts)})"
+        if failure.kind == "idle":
+            return (
+                f"endpoint error: idle timeout: no bytes for {self.config.idle_timeout_s:g} s "
+                f"(endpoint.idle_timeout_s, {_plural(attempts)})"
+            )
         if failure.kind in ("http", "connection"):
             said = f": {failure.excerpt}" if failure.excerpt else ""
             return f"endpoint error: {failure.detail} after {_plural(attempts)}{said}"
@@ -256,23 +265,31 @@ class EndpointClient:
             status=status,
         )
 
-    def _once(self, url: str, body: str | None) -> tuple[int, Decoded, bytes]:
-        """One attempt, redirects included, under one deadline for the whole of it."""
+    def _once(self, url: str, body: str | None, sent_at: float) -> tuple[int, Decoded, bytes, float | None]:
+        """One attempt, redirects included, under one deadline for the whole of it.
+
+        Also returns the time to the first token in ms for a streamed reply (None otherwise)."""
         if deadline.stopped():
             raise _Attempt("interrupted", "interrupted", retry=False)
         cfg = self.config
         headers = self.request_headers(body)
         with deadline.limit(cfg.timeout_s) as limit:
             try:
-                return self._follow(cfg.method, url, body, headers, limit)
+                return self._follow(cfg.method, url, body, headers, limit, sent_at)
             except _Attempt:
                 if limit.fired is not None:
                     raise _cut_off(limit) from None
                 raise
 
     def _follow(
-        self, method: str, url: str, body: str | None, headers: dict[str, str], limit: deadline.Deadline
-    ) -> tuple[int, Decoded, bytes]:
+        self,
+        method: str,
+        url: str,
+        body: str | None,
+        headers: dict[str, str],
+        limit: deadline.Deadline,
+        sent_at: float,
+    ) -> tuple[int, Decoded, bytes, float | None]:
         start = url  # every hop is judged against where the call began, not the hop before
         for _ in range(MAX_REDIRECTS + 1):
             response = self._send(method, url, body, headers, limit)
@@ -293,10 +310,14 @@ class EndpointClient:
                         body=error_body,
                     )
                 try:
+                    kind = stream.stream_kind(self.config.stream, response.headers.get("Content-Type"))
+                    if kind is not None:
+                        decoded, raw, ttft_ms = self._read_stream(response, kind, limit, sent_at)
+                        return response.status, decoded, raw, ttft_ms
                     raw = self._read_capped(response, limit.expires)
                     if limit.fired is not None:
                         raise _cut_off(limit)  # a cut-off body can look complete
-                    return response.status, _decode(raw, response.headers.get("Content-Type")), raw
+                    return response.status, _decode(raw, response.headers.get("Content-Type")), raw, None
                 except _Attempt as failure:
                     failure.status = response.status
                     raise
@@ -396,8 +417,29 @@ class EndpointClient:
             elapsed_ms=round((time.monotonic() - t0) * 1000, 1),
         )
 
+    def assembled(self, raw: RawReply) -> dict[str, Any] | None:
+        """A streamed reply's events gathered into one reply object, as a run gathers them; None when the reply
+        is one JSON body. Raises ValueError for a stream that gives no reply (an error event, a cut)."""
+        kind = stream.stream_kind(self.config.stream, raw.content_type)
+        if kind is None:
+            return None
+        events = stream.parser(kind)
+        assembly = stream.Assembly(self.config.response, excerpt=lambda b: mask(error_excerpt(b), self._secrets))
+        try:
+            for event in [*events.feed(raw.body), *events.close()]:
+                if assembly.add(event):
+                    break
+            else:
+                assembly.check_end()
+        except stream.StreamFault as fault:
+            raise ValueError(str(fault)) from None
+        return assembly.reply()
+
     def read(self, raw: RawReply) -> Trace:
         """The reply read as a run reads it; raises ReplyShapeError (or ValueError for a body that is not JSON)."""
+        streamed = self.assembled(raw)
+        if streamed is not None:
+            return parse_reply(streamed, self.config.response, raw.elapsed_ms, self._refusal)
         try:
             decoded = decode(raw.body.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
@@ -425,6 +467,60 @@ class EndpointClient:
             pass
         return b"".join(chunks)[:cap]
 
+    def _read_stream(
+        self, response: urllib3.BaseHTTPResponse, kind: str, limit: deadline.Deadline, sent_at: float
+    ) -> tuple[Decoded, bytes, float | None]:
+        """A streamed reply, event by event as its bytes arrive, gathered into one reply object.
+
+        No bytes for `idle_timeout_s` is an idle timeout; the attempt's deadline bounds the whole stream
+        and `max_response_bytes` its size; an error event or a stream cut before its end is a case error."""
+        cap = self.config.max_response_bytes
+        _idle(response, min(self.config.idle_timeout_s, max(0.001, limit.remaining())))
+        events = stream.parser(kind)
+        assembly = stream.Assembly(self.config.response, excerpt=lambda b: mask(error_excerpt(b), self._secrets))
+        chunks: list[bytes] = []
+        size = 0
+        ttft_ms: float | None = None
+        ended = False
+        try:
+            for chunk in _body_chunks(response):
+                size += len(chunk)
+                if size > cap:
+                    raise _Attempt("size", f"reply over {cap} bytes", retry=False)
+                chunks.append(chunk)
+                for event in events.feed(chunk):
+                    ended = assembly.add(event)
+                    if ttft_ms is None and assembly.first_answer:
+                        ttft_ms = round((time.monotonic() - sent_at) * 1000, 1)
+                    if ended:
+                        break
+                if ended:
+                    break
+                if time.monotonic() > limit.expires:
+                    raise _Attempt("timeout", "timeout", retry=True)
+            if limit.fired is not None:
+                raise _cut_off(limit)
+            if not ended:
+                for event in events.close():
+                    if assembly.add(event):
+                        break
+                    if ttft_ms is None and assembly.first_answer:
+                        ttft_ms = round((time.monotonic() - sent_at) * 1000, 1)
+                assembly.check_end()
+        except stream.StreamFault as fault:
+            raise _Attempt("stream", str(fault), retry=False, body=b"".join(chunks)) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if limit.fired is not None:
+                raise _cut_off(limit) from None
+            if isinstance(exc, ReadTimeoutError | TimeoutError) or "timed out" in str(exc).lower():
+                raise _Attempt("idle", "idle timeout", retry=True) from None
+            raise _Attempt("stream", assembly.cut(), retry=False, body=b"".join(chunks)) from None
+        reply = assembly.reply()
+        bad = non_finite(reply)
+        if bad is not None:
+            raise _Attempt("json", f'reply field "{bad[0]}" is not a finite number ({_shown(bad[1])})', retry=False)
+        return Decoded(reply, ()), b"".join(chunks), ttft_ms
+
     def _read_capped(self, response: urllib3.BaseHTTPResponse, expires: float) -> bytes:
         cap = self.config.max_response_bytes
         declared = response.headers.get("Content-Length")
@@ -451,6 +547,18 @@ def _cut_off(limit: deadline.Deadline) -> _Attempt:
     if limit.fired == deadline.STOPPED:
         return _Attempt("interrupted", "interrupted", retry=False)
     return _Attempt("timeout", "timeout", retry=True)
+
+
+def _idle(response: urllib3.BaseHTTPResponse, seconds: float) -> None:
+    """Bound each read of a streamed reply: the socket's timeout becomes the idle timeout.
+
+    A reply that closes its connection has handed the socket to the response (http.client's reader)."""
+    sock = getattr(getattr(response, "connection", None), "sock", None)
+    if sock is None:
+        reader = getattr(getattr(response, "_fp", None), "fp", None)
+        sock = getattr(getattr(reader, "raw", None), "_sock", None)
+    if isinstance(sock, socket.socket):
+        sock.settimeout(seconds)
 
 
 def _body_chunks(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:

@@ -52,6 +52,8 @@ class Trace:
     read: ReadNotes = field(default_factory=ReadNotes)
     warnings: tuple[str, ...] = ()
     """What was odd about the reply without making it unusable (duplicate JSON keys)."""
+    ttft_ms: float | None = None
+    """A streamed reply: ms from sending the request to the first answer text; None for one JSON body."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

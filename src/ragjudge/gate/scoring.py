@@ -115,6 +115,10 @@ def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Jud
         return value
     if metric == "latency_ms":
         return trace.latency_ms
+    if metric == "ttft_ms":
+        if trace.ttft_ms is None:
+            return Missing("ttft_ms not applicable: the reply was not streamed")
+        return trace.ttft_ms
     if metric == "cost_usd":
         if trace.cost_usd is None:
             return Missing("the endpoint reported no cost_usd/costUsd", unscored=True)
@@ -247,6 +251,8 @@ def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, 
         "cost_usd": trace.cost_usd,
         "faithfulness": judgement.faithfulness if judgement else None,
     }
+    if trace.ttft_ms is not None:
+        metrics["ttft_ms"] = round(trace.ttft_ms, 1)
     if judgement is not None:
         for dim, score in judgement.scores.items():
             metrics[f"judge.{dim}"] = score

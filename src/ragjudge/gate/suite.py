@@ -49,6 +49,8 @@ class Reply:
     latency_ms: float
     cost_usd: float | None
     """What the endpoint said the call cost; None when it said nothing."""
+    ttft_ms: float | None = None
+    """A streamed reply's time to the first token; None for one JSON body."""
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,7 @@ class SuiteCase:
             status=result.status,
             failed_conditions=tuple(result.failed_conditions),
             should_answer=result.case.should_answer,
-            reply=Reply(trace.refused, trace.latency_ms, trace.cost_usd) if trace is not None else None,
+            reply=Reply(trace.refused, trace.latency_ms, trace.cost_usd, trace.ttft_ms) if trace is not None else None,
             judged=Judged.of(result.judgement) if result.judgement is not None else None,
             runs=result.runs,
             flaky=result.flaky,
@@ -153,7 +155,7 @@ class SuiteCase:
         trace = block.trace
         reply = None
         if trace.latency_ms is not None and trace.refused is not None:
-            reply = Reply(trace.refused, trace.latency_ms, trace.cost_usd)
+            reply = Reply(trace.refused, trace.latency_ms, trace.cost_usd, trace.ttft_ms)
         return cls(
             id=block.id,
             status=block.status,
@@ -187,6 +189,8 @@ class CaseFigures:
     answer_correctness: float | None = None
     contradictions: int | None = None
     criteria: Mapping[str, float] = field(default_factory=dict)
+    ttft_ms: float | None = None
+    """The reply's time to the first token, when it was streamed."""
 
 
 def figures_of(case: SuiteCase) -> CaseFigures:
@@ -223,6 +227,7 @@ def figures_of(case: SuiteCase) -> CaseFigures:
         answer_correctness=judged.answer_correctness if judged is not None else None,
         contradictions=judged.contradictions if judged is not None else None,
         criteria=judged.criteria if judged is not None else {},
+        ttft_ms=reply.ttft_ms if reply is not None else None,
     )
 
 
@@ -246,6 +251,7 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
     judge_costs = [f.judge_cost_usd for f in figures if f.judge_cost_usd]
     correct = [f.rejection_correct for f in replied if f.rejection_correct is not None]
     p50, p95 = percentile_or_none(latencies, 50), percentile_or_none(latencies, 95)
+    ttfts = [f.ttft_ms for f in figures if f.ttft_ms is not None]
     correctness = [f.answer_correctness for f in judged if f.answer_correctness is not None]
     contradicted = [f.contradictions for f in judged if f.contradictions is not None]
     criteria: dict[str, list[float]] = {}
@@ -262,6 +268,8 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
         "rejection_accuracy": sum(correct) / len(correct) if correct else None,
         "p50_latency_ms": p50,
         "p95_latency_ms": p95,
+        "p50_ttft_ms": percentile_or_none(ttfts, 50),
+        "p95_ttft_ms": percentile_or_none(ttfts, 95),
         "judge_error_rate": sum(1 for f in judged if f.unscored) / len(judged) if judged else None,
         "endpoint_error_rate": (n - len(replied)) / n if n else None,
         "cost_usd": round(sum(costs) + sum(judge_costs), 6) if costs or judge_costs else None,
@@ -300,7 +308,7 @@ def with_run_usage(metrics: Mapping[str, Any], usage: RunUsage) -> dict[str, Any
     return totals
 
 
-_ROUNDED_FOR_DISPLAY = ("p50_latency_ms", "p95_latency_ms")
+_ROUNDED_FOR_DISPLAY = ("p50_latency_ms", "p95_latency_ms", "p50_ttft_ms", "p95_ttft_ms")
 
 
 def shown(metrics: dict[str, float | int | None]) -> dict[str, float | int | None]:

@@ -20,7 +20,7 @@ def fmt(metric: str, value: float | None) -> str:
         return "unbounded"
     if metric == "ratio":
         return f"{value:.2f}"
-    if metric == "p95_latency_ms":
+    if metric in ("p95_latency_ms", "p95_ttft_ms"):
         return f"{value:.0f} ms"
     if metric == "cost_usd":
         return f"${value:.4f}"

@@ -76,6 +76,11 @@ class SuiteBlock(_Model):
     each criterion's mean over the cases it was scored for is written beside it as `criteria.NAME_mean`."""
     reference_contradictions: int | None = None
     """Reference points contradicted, summed over the cases whose reference was judged; null when none was."""
+    p50_ttft_ms: float | None = None
+    """Nearest-rank median of the streamed replies' time to the first token in ms (`trace.ttft_ms`), to 0.1 ms;
+    null when no reply was streamed."""
+    p95_ttft_ms: float | None = None
+    """Nearest-rank 95th percentile, as `p50_ttft_ms`; rules compare the unrounded value."""
 
 
 class RuleBlock(_Model):
@@ -154,6 +159,10 @@ class TraceBlock(_Model):
     """True when the reply's passages had no ids and ragjudge numbered them S1, S2, ..."""
     warnings: list[str] = Field(default_factory=list)
     """What was odd about the reply without making it unusable (a key repeated in one JSON object)."""
+    ttft_ms: float | None = None
+    """A streamed reply's time to the first token in ms, to 0.1 ms: from sending the request to the first
+    non-empty answer delta (or the first event carrying the answer); `latency_ms` runs to the stream's end.
+    Null for a reply that was one JSON body."""
 
 
 class CaseBlock(_Model):
