@@ -183,3 +183,28 @@ def test_the_streaming_chat_route_sends_chunks_that_add_up_to_the_answer(hayhook
     assert text == DECLINE_EN
     assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
     assert len(chunks) > 3  # word by word, as the fake model streamed it
+
+
+def test_run_reads_the_real_streaming_chat_route_timed_to_the_first_token(
+    ws: Path, capsys: pytest.CaptureFixture[str], hayhooks_server: RunningHayhooks
+) -> None:
+    # hayhooks 2.1 ends its chunk stream with a `finish_reason` chunk and no `[DONE]`: that is a complete reply.
+    cases = [{k: v for k, v in c.items() if k != "golden_context_ids"} for c in CASES]
+    (ws / "cases.yaml").write_text(yaml.safe_dump(cases, allow_unicode=True), encoding="utf-8")
+    endpoint = {
+        "url": f"{hayhooks_server.url}/v1/chat/completions",
+        "retries": 0,
+        "body": CHAT_BODY.replace('"model"', '"stream": true, "model"'),
+        "response": {"answer_delta": "choices.0.delta.content"},
+    }
+    (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": endpoint, "cases": ["cases.yaml"]}), encoding="utf-8")
+    code, out, err = run(capsys, "run", "--report", "r.json")
+    assert (code, err) == (0, ""), out
+    data = json.loads((ws / "r.json").read_text(encoding="utf-8"))
+    got = {c["id"]: (c["status"], c["trace"]["refused_by"]) for c in data["cases"]}
+    assert got["penguins"] == ("pass", "builtin") and got["refund-zh"] == ("pass", None)
+    refund = next(c for c in data["cases"] if c["id"] == "refund-zh")
+    assert refund["trace"]["answer"] == "退款在收到退货后14天内处理。 [退款政策]"
+    assert all(c["trace"]["ttft_ms"] is not None for c in data["cases"])
+    assert 0 < refund["trace"]["ttft_ms"] <= refund["trace"]["latency_ms"]
+    assert data["suite"]["p95_ttft_ms"] is not None

@@ -157,3 +157,15 @@ def test_chat_completion_chunks_need_done_whatever_the_mapping() -> None:
     done = _assemble(ResponseMapping(answer_delta="text"), [Event("", chunk), Event("", "[DONE]")])
     done.check_end()
     assert done.reply() == {"answer": "Hi"}
+
+
+def test_openai_chunks_that_give_their_finish_reason_end_without_done() -> None:
+    # hayhooks 2.1 closes after the finish_reason chunk and sends no `[DONE]`.
+    mapping = ResponseMapping(answer_delta="choices.0.delta.content")
+    events = [
+        Event("", '{"object": "chat.completion.chunk", "choices": [{"delta": {"content": "Refunds"}}]}'),
+        Event("", '{"object": "chat.completion.chunk", "choices": [{"delta": {}, "finish_reason": "stop"}]}'),
+    ]
+    assembly = _assemble(mapping, events)
+    assembly.check_end()
+    assert parse_reply(assembly.reply(), mapping, 1.0).answer == "Refunds"

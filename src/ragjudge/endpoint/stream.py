@@ -185,6 +185,8 @@ class Assembly:
         self.first_answer: bool = False
         """True once an event carried answer text (a non-empty delta, or the answer itself)."""
         self.done = False
+        self.finished = False
+        """An OpenAI chunk gave its `finish_reason`: the answer is complete, `[DONE]` or not."""
         self.wants_done = False
         self.wants_end = False
         self.ended = False
@@ -235,6 +237,10 @@ class Assembly:
             return False
         if data.get("object") == "chat.completion.chunk":
             self.wants_done = True
+        if _finished(data):
+            # Some OpenAI-compatible servers (hayhooks 2.1) close after the chunk that gives its finish_reason and
+            # send no `[DONE]`: that chunk is an end too. A stream cut mid-answer has neither.
+            self.finished = True
         answer_path = self.mapping.answer or "answer"
         answer = dig(data, answer_path)
         if not is_missing(answer) and answer is not None:
@@ -251,10 +257,13 @@ class Assembly:
 
     def check_end(self) -> None:
         """At the stream's close: a format with an end marker that did not send it is a cut stream."""
-        if (self.wants_done and not self.done) or (self.wants_end and not self.ended and not self.done):
+        if (self.wants_done and not (self.done or self.finished)) or (
+            self.wants_end and not self.ended and not self.done
+        ):
             raise StreamFault(self.cut())
 
     def cut(self) -> str:
+        """The reason a stream that ended without its end marker gives."""
         return f"stream ended before its end ({self.events} events, {self.chars} characters)"
 
     def reply(self) -> dict[str, Any]:
@@ -272,3 +281,12 @@ class Assembly:
         elif self.mapping.answer_delta:
             _put(out, answer_path, "")  # a stream of empty deltas answered nothing
         return out
+
+
+def _finished(data: dict[str, Any]) -> bool:
+    """An OpenAI chunk whose first choice says why it finished (`stop`, `length`, ...)."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return False
+    reason = choices[0].get("finish_reason")
+    return isinstance(reason, str) and bool(reason)
