@@ -77,6 +77,19 @@ def normalize_question(question: str) -> str:
     return _PUNCT.sub("", question.lower())
 
 
+def check_expected(value: str | list[str] | None) -> str | list[str] | None:
+    """A reference answer as written (a text, or a list of its points); ValueError for an empty list or point.
+
+    Case files and calibration labels both read `expected` through it, so the judge is shown a reference the
+    same way whichever brought it."""
+    if isinstance(value, list):
+        if not value:
+            raise ValueError("an empty list has no reference points: leave `expected` out, or list the points")
+        if any(not point.strip() for point in value):
+            raise ValueError("a reference point is empty")
+    return value
+
+
 class CaseModel(BaseModel):
     """One case as written in a case file (snake_case, or camelCase: `goldenContextIds`, `mustMention`, ...)."""
 
@@ -102,12 +115,7 @@ class CaseModel(BaseModel):
     @field_validator("expected")
     @classmethod
     def _points(cls, value: str | list[str] | None) -> str | list[str] | None:
-        if isinstance(value, list):
-            if not value:
-                raise ValueError("an empty list has no reference points: leave `expected` out, or list the points")
-            if any(not point.strip() for point in value):
-                raise ValueError("a reference point is empty")
-        return value
+        return check_expected(value)
 
     @field_validator("criteria")
     @classmethod

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from ragjudge.cases import Case, read_items
+from ragjudge.cases import Case, check_expected, read_items
 from ragjudge.config.model import Config, CriterionConfig, check_criterion_name
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.errors import CaseFileError, ConfigError
@@ -108,13 +108,7 @@ class LabelModel(BaseModel):
     @field_validator("expected")
     @classmethod
     def _reference(cls, value: str | list[str] | None) -> str | list[str] | None:
-        # As in a case file: the judge is shown the reference exactly as the gate would show it.
-        if isinstance(value, list):
-            if not value:
-                raise ValueError("an empty list has no reference points: leave `expected` out, or list the points")
-            if any(not point.strip() for point in value):
-                raise ValueError("a reference point is empty")
-        return value
+        return check_expected(value)  # as in a case file: the judge sees it as the gate would show it
 
     @field_validator("criteria")
     @classmethod
