@@ -38,6 +38,7 @@ from ragjudge.cases import Case, check_expected, read_items
 from ragjudge.config.model import Config, CriterionConfig, check_criterion_name
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.errors import CaseFileError, ConfigError
+from ragjudge.judge.criteria import undefined
 from ragjudge.judge.interface import Judge, Judgement
 from ragjudge.judge.openai_judge import OpenAIJudge
 from ragjudge.judge.reference import VERDICTS, Verdict, flat, is_fragment, point_key
@@ -296,10 +297,8 @@ def check_label_criteria(labels: Sequence[Label], defined: Mapping[str, Criterio
     for label in labels:
         for name in label.criteria:
             if name not in defined:
-                known = ", ".join(sorted(defined)) or "none"
                 raise CaseFileError(
-                    f"{label.where}: field 'criteria.{name}': no criterion named {name!r} "
-                    f"(judge.criteria defines: {known})",
+                    f"{label.where}: field 'criteria.{name}': {undefined(name, defined)}",
                     tip="define it under judge.criteria in the ragjudge.yml given as --config: the judge is asked "
                     "the criteria as the config words them, and the fingerprint holds that wording",
                 )

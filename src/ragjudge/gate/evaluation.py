@@ -26,7 +26,7 @@ from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.shard import Shard
 from ragjudge.gate.suite import evaluate_suite
-from ragjudge.judge.criteria import check_case_criteria, every_name
+from ragjudge.judge.criteria import check_case_criteria, every_name, undefined
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
 from ragjudge.report.model import Report, ShardBlock, mark_interrupted, redact
@@ -77,8 +77,7 @@ def check_criteria(cases: Sequence[Case], config: Config, rules: Sequence[Rule])
         name = criterion_of(rule.metric, rule.scope)
         if name is not None and name not in known:
             raise ConfigError(
-                f"gate.{rule.scope}.{rule.metric}: no criterion named {name!r} "
-                f"(judge.criteria defines: {', '.join(sorted(config.judge.criteria)) or 'none'})",
+                f"gate.{rule.scope}.{rule.metric}: {undefined(name, config.judge.criteria)}",
                 tip="define it under judge.criteria, or inline in a case's criteria",
             )
 

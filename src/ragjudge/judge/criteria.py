@@ -51,15 +51,18 @@ def criteria_for(case: Case, defined: Mapping[str, CriterionConfig]) -> tuple[Cr
     return tuple(chosen.values())
 
 
+def undefined(name: str, defined: Mapping[str, CriterionConfig]) -> str:
+    """`no criterion named 'x' (judge.criteria defines: a, b)`: how every check names a missing criterion."""
+    return f"no criterion named {name!r} (judge.criteria defines: {', '.join(sorted(defined)) or 'none'})"
+
+
 def check_case_criteria(cases: Sequence[Case], defined: Mapping[str, CriterionConfig]) -> None:
     """Exit 2 naming the file and the case for a criterion named but defined nowhere, or defined twice."""
     for case in cases:
         for name in case.criteria:
             if name not in defined:
-                known = ", ".join(sorted(defined)) or "none"
                 raise CaseFileError(
-                    f"{case.origin}: case {case.id!r}: criteria: no criterion named {name!r} "
-                    f"(judge.criteria defines: {known})",
+                    f"{case.origin}: case {case.id!r}: criteria: {undefined(name, defined)}",
                     tip="define it under judge.criteria in ragjudge.yml, or inline: criteria: {NAME: {question, "
                     "score_1, score_5}}",
                 )
