@@ -502,10 +502,11 @@ class EndpointClient:
                 raise _cut_off(limit)
             if not ended:
                 for event in events.close():
-                    if assembly.add(event):
-                        break
+                    ended = assembly.add(event)
                     if ttft_ms is None and assembly.first_answer:
                         ttft_ms = round((time.monotonic() - sent_at) * 1000, 1)
+                    if ended:
+                        break
                 assembly.check_end()
         except stream.StreamFault as fault:
             raise _Attempt("stream", str(fault), retry=False, body=b"".join(chunks)) from None
