@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragjudge.config import safeyaml
 from ragjudge.config.model import DEFAULT_MAX_CASE_FILE_BYTES, CriterionConfig, check_criterion_name
@@ -90,13 +90,78 @@ def check_expected(value: str | list[str] | None) -> str | list[str] | None:
     return value
 
 
+MAX_TURNS = 50
+"""The most turns one conversation may have: each is a call and a judgement, in order."""
+
+TURN_FIELDS = (
+    "question",
+    "expected",
+    "golden_context_ids",
+    "category",
+    "should_answer",
+    "must_mention",
+    "must_not_mention",
+    "criteria",
+)
+"""What one turn of a conversation may say (the per-question fields of a case)."""
+
+
+class TurnModel(BaseModel):
+    """One turn of a conversation as written: the per-question fields of a case."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    question: str
+    expected: str | list[str] | None = None
+    golden_context_ids: list[str] = Field(
+        default_factory=list, validation_alias=AliasChoices("golden_context_ids", "goldenContextIds")
+    )
+    category: str | None = None
+    should_answer: bool | None = Field(None, validation_alias=AliasChoices("should_answer", "shouldAnswer"))
+    must_mention: list[str] = Field(default_factory=list, validation_alias=AliasChoices("must_mention", "mustMention"))
+    must_not_mention: list[str] = Field(
+        default_factory=list, validation_alias=AliasChoices("must_not_mention", "mustNotMention")
+    )
+    criteria: list[str] | dict[str, CriterionConfig] = Field(default_factory=list)
+
+    @field_validator("expected")
+    @classmethod
+    def _points(cls, value: str | list[str] | None) -> str | list[str] | None:
+        return check_expected(value)
+
+    @field_validator("criteria")
+    @classmethod
+    def _criterion_names(cls, value: list[str] | dict[str, CriterionConfig]) -> list[str] | dict[str, CriterionConfig]:
+        for name in value:
+            problem = check_criterion_name(name)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
+
+    @field_validator("question")
+    @classmethod
+    def _question_present(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("question is empty")
+        return value
+
+
+_NO_QUESTION = "a case needs a `question` (or `turns:`, a conversation's list of turns)"
+
+# Per-question fields that, on a conversation, belong to one of its turns.
+_PER_TURN_ONLY = ("expected", "golden_context_ids", "should_answer", "must_mention", "must_not_mention")
+
+
 class CaseModel(BaseModel):
-    """One case as written in a case file (snake_case, or camelCase: `goldenContextIds`, `mustMention`, ...)."""
+    """One case as written in a case file (snake_case, or camelCase: `goldenContextIds`, `mustMention`, ...).
+
+    A conversation has `turns:` instead of `question:`."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     id: str | None = None
-    question: str
+    question: str | None = None
+    turns: list[TurnModel] | None = Field(None, min_length=1, max_length=MAX_TURNS)
     expected: str | list[str] | None = None
     golden_context_ids: list[str] = Field(
         default_factory=list, validation_alias=AliasChoices("golden_context_ids", "goldenContextIds")
@@ -133,10 +198,33 @@ class CaseModel(BaseModel):
 
     @field_validator("question")
     @classmethod
-    def _question_present(cls, value: str) -> str:
-        if not value.strip():
+    def _question_present(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
             raise ValueError("question is empty")
         return value
+
+    @model_validator(mode="after")
+    def _question_or_turns(self) -> CaseModel:
+        if self.turns is None and self.question is None:
+            raise ValueError(_NO_QUESTION)
+        if self.turns is not None:
+            if self.question is not None:
+                raise ValueError("a case has either `question` or `turns`, not both: put the question in a turn")
+            stray = [name for name in _PER_TURN_ONLY if name in self.model_fields_set]
+            if stray:
+                raise ValueError(
+                    f"{', '.join(stray)}: on a conversation these belong to a turn (under `turns:`), "
+                    "not to the whole case"
+                )
+        return self
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One earlier turn of a conversation as it went in this run: what was asked and what the service answered."""
+
+    question: str
+    answer: str
 
 
 @dataclass(frozen=True)
@@ -161,6 +249,23 @@ class Case:
     """Criteria of `judge.criteria` this case adds by name."""
     inline_criteria: tuple[tuple[str, CriterionConfig], ...] = ()
     """Criteria this case defines itself, by name."""
+    turns: tuple[Case, ...] = ()
+    """A conversation's turns in order, each a case of its own (`turn` set); empty for one question."""
+    turn: int = 0
+    """This case's place in its conversation, from 1; 0 for a case that is one question."""
+    history: tuple[Exchange, ...] = ()
+    """The conversation so far, as this run asked and answered it (set when the turn is asked)."""
+    conversation_id: str | None = None
+    """What the service called the conversation in an earlier reply (`response.conversation_id`)."""
+
+    @property
+    def is_conversation(self) -> bool:
+        return bool(self.turns)
+
+    @property
+    def conversation(self) -> str:
+        """The conversation's case id, for a turn (its own id otherwise)."""
+        return self.id.rsplit(TURN_SEPARATOR, 1)[0] if self.turn else self.id
 
     @property
     def reference_points(self) -> tuple[str, ...] | None:
@@ -174,7 +279,7 @@ class Case:
     def as_template_context(self) -> dict[str, Any]:
         """The `case` variable seen by the endpoint body template."""
         return {
-            "id": self.id,
+            "id": self.conversation,
             "question": self.question,
             "expected": list(self.expected) if isinstance(self.expected, tuple) else self.expected,
             "golden_context_ids": list(self.golden_context_ids),
@@ -184,6 +289,37 @@ class Case:
             "source": self.source,
             "difficulty": self.difficulty,
         }
+
+
+TURN_SEPARATOR = " turn "
+"""A turn's own id is its conversation's id, this, and its number: `refund-chat turn 2` (event logs show it)."""
+
+
+def template_variables(case: Case) -> dict[str, Any]:
+    """What an endpoint template sees for one request: `question`, `case`, and the conversation so far.
+
+    `messages` is the OpenAI-style list (earlier questions and the service's own answers, then this
+    question); `history` is the same without this question; `turn` counts from 1 (1 for one question);
+    `conversation_id` is what the service called the conversation last (None on a first turn)."""
+    history: list[dict[str, str]] = []
+    for exchange in case.history:
+        history.append({"role": "user", "content": exchange.question})
+        history.append({"role": "assistant", "content": exchange.answer})
+    return {
+        "question": case.question,
+        "case": case.as_template_context(),
+        "history": history,
+        "messages": [*history, {"role": "user", "content": case.question}],
+        "turn": case.turn or 1,
+        "conversation_id": case.conversation_id,
+    }
+
+
+def dedupe_key(case: Case) -> str:
+    """What two cases share when one duplicates the other: the question, or a conversation's every question."""
+    if case.turns:
+        return "\x1f".join(normalize_question(t.question) for t in case.turns)
+    return normalize_question(case.question)
 
 
 TOO_DEEP = "nested too deeply to read (lists or mappings hundreds of levels deep)"
@@ -280,6 +416,17 @@ def _where(path: Path, item: RawItem, case_id: Any = None) -> str:
     return f"{loc}: {name}"
 
 
+def _field_name(loc: Sequence[int | str]) -> str:
+    """`turns.1.question` reads `turn 2: question`: people count turns from 1."""
+    parts: list[str] = []
+    for i, part in enumerate(loc):
+        if isinstance(part, int) and i > 0 and loc[i - 1] == "turns":
+            parts[-1] = f"turn {part + 1}:"
+        else:
+            parts.append(str(part))
+    return ".".join(parts).replace(":.", ": ") or "(case)"
+
+
 def to_case(path: Path, item: RawItem) -> Case:
     """One raw item of `path` validated into a `Case`; a bad one is a CaseFileError naming the file and case."""
     data = item.data
@@ -289,9 +436,13 @@ def to_case(path: Path, item: RawItem) -> Case:
     try:
         model = CaseModel.model_validate(data)
     except ValidationError as exc:
-        problems = []
+        # Said first, and also when other fields are wrong (the model's own check runs only on valid fields).
+        no_question = "question" not in data and "turns" not in data
+        problems = ["question: required field is missing"] if no_question else []
         for err in exc.errors(include_input=False, include_url=False):
-            field = ".".join(str(p) for p in err["loc"]) or "(case)"
+            if err["type"] == "value_error" and str(err["ctx"]["error"]) == _NO_QUESTION:
+                continue
+            field = _field_name(err["loc"])
             if err["type"] == "extra_forbidden":
                 problems.append(f"unknown field {field!r}")
             elif err["type"] == "missing":
@@ -303,12 +454,17 @@ def to_case(path: Path, item: RawItem) -> Case:
         raise CaseFileError(
             f"{_where(path, item, case_id)}: " + "; ".join(problems),
             tip="fields are id, question, expected, golden_context_ids, category, should_answer, "
-            "must_mention, must_not_mention, source, difficulty, tags, criteria",
+            "must_mention, must_not_mention, source, difficulty, tags, criteria; a conversation has turns "
+            "(a list, each turn with question, expected, golden_context_ids, must_mention, ...) for question",
         ) from None
     should_answer = expects_answer(model.should_answer, model.category)
     origin = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
+    case_id = model.id if model.id else f"{path.stem}-{item.index + 1}"
+    if model.turns is not None:
+        return _conversation(model, model.turns, case_id, origin)
+    assert model.question is not None  # the model's own check: a question or turns
     return Case(
-        id=model.id if model.id else f"{path.stem}-{item.index + 1}",
+        id=case_id,
         question=model.question,
         expected=tuple(model.expected) if isinstance(model.expected, list) else model.expected,
         golden_context_ids=tuple(model.golden_context_ids),
@@ -322,6 +478,56 @@ def to_case(path: Path, item: RawItem) -> Case:
         origin=origin,
         criteria=tuple(model.criteria) if isinstance(model.criteria, list) else (),
         inline_criteria=tuple(model.criteria.items()) if isinstance(model.criteria, dict) else (),
+    )
+
+
+def _criteria(criteria: list[str] | dict[str, CriterionConfig]) -> dict[str, Any]:
+    return {
+        "criteria": tuple(criteria) if isinstance(criteria, list) else (),
+        "inline_criteria": tuple(criteria.items()) if isinstance(criteria, dict) else (),
+    }
+
+
+def _conversation(model: CaseModel, turns: Sequence[TurnModel], case_id: str, origin: str) -> Case:
+    """A conversation: the case-level fields apply to every turn; a turn's own category or should_answer wins."""
+    built = []
+    shared = _criteria(model.criteria)
+    for number, turn in enumerate(turns, start=1):
+        category = turn.category if turn.category is not None else model.category
+        own = _criteria(turn.criteria)
+        built.append(
+            Case(
+                id=f"{case_id}{TURN_SEPARATOR}{number}",
+                question=turn.question,
+                expected=tuple(turn.expected) if isinstance(turn.expected, list) else turn.expected,
+                golden_context_ids=tuple(turn.golden_context_ids),
+                category=category,
+                should_answer=expects_answer(turn.should_answer, category),
+                must_mention=tuple(turn.must_mention),
+                must_not_mention=tuple(turn.must_not_mention),
+                source=model.source,
+                difficulty=model.difficulty,
+                tags=tuple(model.tags),
+                origin=f"{origin} turn {number}",
+                criteria=tuple(dict.fromkeys((*shared["criteria"], *own["criteria"]))),
+                inline_criteria=(*shared["inline_criteria"], *own["inline_criteria"]),
+                turn=number,
+            )
+        )
+    return Case(
+        id=case_id,
+        question=built[0].question,
+        expected=None,
+        golden_context_ids=(),
+        category=model.category,
+        should_answer=all(t.should_answer for t in built),
+        must_mention=(),
+        must_not_mention=(),
+        source=model.source,
+        difficulty=model.difficulty,
+        tags=tuple(model.tags),
+        origin=origin,
+        turns=tuple(built),
     )
 
 
@@ -374,7 +580,7 @@ def duplicate_warnings(cases: Iterable[Case]) -> list[str]:
     first: dict[str, Case] = {}
     warnings = []
     for case in cases:
-        key = normalize_question(case.question)
+        key = dedupe_key(case)
         if key in first:
             warnings.append(
                 f"case {case.id!r} ({case.origin}) duplicates the question of case {first[key].id!r} "

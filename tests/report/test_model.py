@@ -183,6 +183,7 @@ def test_case_entries(report: Report) -> None:
             "runs",
             "k_of_n",
             "baseline",
+            "turns",
         }
         assert set(case["trace"]) == TRACE_KEYS | {
             "attempts",
@@ -193,6 +194,7 @@ def test_case_entries(report: Report) -> None:
             "positional_ids",
             "warnings",
             "ttft_ms",
+            "conversation_id",
         }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -218,6 +220,7 @@ def test_case_entries(report: Report) -> None:
         "positional_ids": False,
         "warnings": [],
         "ttft_ms": None,
+        "conversation_id": None,
     }
     assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
     assert (ok["difficulty"], ok["should_answer"]) == (None, True)
@@ -261,6 +264,7 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "positional_ids": False,
         "warnings": [],
         "ttft_ms": None,
+        "conversation_id": None,
     }
 
 

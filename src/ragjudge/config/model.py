@@ -106,6 +106,11 @@ class ResponseMapping(_Strict):
         description="Path to the server-reported latency in ms, kept beside ragjudge's own and never gated on; "
         "unset: `latencyMs`, `latency_ms`.",
     )
+    conversation_id: str | None = Field(
+        None,
+        description="Path to the id a stateful service gives a conversation, passed to the next turn's templates "
+        "as `conversation_id`; unset: `conversation_id`, `conversationId`.",
+    )
 
 
 class RefusalConfig(_Strict):

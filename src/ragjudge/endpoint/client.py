@@ -26,7 +26,7 @@ from urllib3.exceptions import (
 )
 
 from ragjudge import masking
-from ragjudge.cases import Case
+from ragjudge.cases import Case, template_variables
 from ragjudge.config.model import EndpointConfig
 from ragjudge.endpoint import stream
 from ragjudge.endpoint.decoding import Decoded, decode, non_finite
@@ -123,11 +123,12 @@ class EndpointClient:
 
         Kept for `call`, which then does not render it again."""
         url, body = self._render(case)
-        self._rendered[id(case)] = (case, url, body)
+        if not case.turn:  # a conversation's turn is rendered again when asked, with the answers it follows
+            self._rendered[id(case)] = (case, url, body)
         return url, body
 
     def _render(self, case: Case) -> tuple[str, str | None]:
-        context: dict[str, Any] = {"question": case.question, "case": case.as_template_context()}
+        context = template_variables(case)
         key = "endpoint.url"
         try:
             url = self._url.render(context)
@@ -137,7 +138,8 @@ class EndpointClient:
             detail = str(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
             raise ConfigError(
                 f"{key}: template failed for case {case.id!r}: {detail}",
-                tip="the template sees `question` and `case` (id, question, expected, category, tags, ...)",
+                tip="the template sees `question` and `case` (id, question, expected, category, tags, ...), and "
+                "`messages`, `history`, `turn` and `conversation_id` (a conversation's turns)",
             ) from None
         if body is not None and self._sends_json():
             try:

@@ -37,6 +37,7 @@ DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "citations": ("citations",),
     "cost_usd": ("cost_usd", "costUsd"),
     "latency_ms": ("latencyMs", "latency_ms"),
+    "conversation_id": ("conversation_id", "conversationId"),
 }
 """What each mapping key reads when it is not mapped (the first key present and not null)."""
 
@@ -397,6 +398,7 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
         cost_usd=_numeric(reader, "cost_usd"),
         server_latency_ms=_numeric(reader, "latency_ms"),
         latency_ms=latency_ms,
+        conversation_id=_conversation_id(reader),
         refused_by=refused_by,
         read=ReadNotes(
             resolved=frozenset(resolved | reading.resolved),
@@ -405,6 +407,20 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
             passage_objects=reading.objects,
         ),
     )
+
+
+def _conversation_id(reader: _Reader) -> str | None:
+    """The service's name for the conversation: text or a number, else nothing (a mapped one may be absent: a
+    service often names the conversation in its first reply only)."""
+    value, path = reader.get("conversation_id")
+    if value is _MISSING or value is None:
+        return None
+    text = _scalar_text(value)
+    if text is None:
+        if reader.path("conversation_id"):
+            raise wrong_type("conversation_id", path, value, "text")
+        return None  # a default key holding something else is not the service's conversation id
+    return text[:1000]
 
 
 def _numeric(reader: _Reader, key: str) -> float | None:

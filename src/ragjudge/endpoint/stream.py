@@ -31,7 +31,16 @@ END_EVENT = "end"
 """LangServe's last event: a stream with named events must end with it."""
 ERROR_EVENT = "error"
 
-_LOOKED_UP = ("refused", "confidence", "retrieved", "retrieved_ids", "citations", "cost_usd", "latency_ms")
+_LOOKED_UP = (
+    "refused",
+    "confidence",
+    "retrieved",
+    "retrieved_ids",
+    "citations",
+    "cost_usd",
+    "latency_ms",
+    "conversation_id",
+)
 """The reply-level mapping keys looked up in every event (the last event where one resolves wins)."""
 
 

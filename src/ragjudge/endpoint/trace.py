@@ -54,6 +54,8 @@ class Trace:
     """What was odd about the reply without making it unusable (duplicate JSON keys)."""
     ttft_ms: float | None = None
     """A streamed reply: ms from sending the request to the first answer text; None for one JSON body."""
+    conversation_id: str | None = None
+    """What the service called the conversation in this reply (`response.conversation_id`); None if nothing."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

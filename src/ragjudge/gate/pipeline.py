@@ -16,10 +16,10 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from ragjudge.cases import Case
+from ragjudge.cases import Case, Exchange
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.gate.eventlog import EventLog
-from ragjudge.gate.scoring import CaseResult, score_case
+from ragjudge.gate.scoring import CaseResult, score_case, score_conversation
 from ragjudge.judge.interface import Judge, Judgement, Unscored
 from ragjudge.rules import Rule
 from ragjudge.transport import deadline
@@ -107,7 +107,7 @@ def _when_ready(ready: threading.Event, work: Callable[[], _T]) -> _T | None:
     return work()
 
 
-def _outcome(future: Future[_T | None]) -> _T | None:
+def _outcome(future: Future[_T]) -> _T | None:
     """The future's value; None if the run is stopped and the call does not end within the grace period."""
     stopped_at: float | None = None
     while True:
@@ -121,6 +121,17 @@ def _outcome(future: Future[_T | None]) -> _T | None:
                 return None
 
 
+def rehearsal(case: Case) -> list[Case]:
+    """The requests to render before any call: the case, or each turn of a conversation as it will be asked
+    (with the earlier questions, and empty answers standing in for the service's)."""
+    if not case.turns:
+        return [case]
+    return [
+        replace(turn, history=tuple(Exchange(t.question, "") for t in case.turns[: turn.turn - 1]))
+        for turn in case.turns
+    ]
+
+
 def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: EventLog) -> list[CaseResult]:
     """Evaluate every case; the result order is the case order.
 
@@ -129,7 +140,8 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
     """
     # Render every request first: a template error is bad input, found before any call.
     for case in plan.cases:
-        client.render(case)
+        for asked in rehearsal(case):
+            client.render(asked)
     judged: dict[str, Future[Judgement | None]] = {}
     # How far the endpoint may run ahead of the judge: replies beyond this would only wait in memory, and
     # while the judge warms up the CPU their handling takes is the warm-up's (an SDK import under the GIL).
@@ -185,17 +197,50 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
                 judging.append(judged[case.id])
             return result if plan.keep_passage_text else _without_passage_text(result)
 
-        calls = [(case, endpoints.submit(call, case)) for case in plan.cases]
+        def converse(case: Case) -> list[tuple[Case, EndpointResult]] | None:
+            """A conversation's turns, in order, each asked with the conversation so far; None if stopped.
+
+            A turn with no reply ends it: the next turn would be asked without the answer it follows."""
+            asked: list[tuple[Case, EndpointResult]] = []
+            history: list[Exchange] = []
+            conversation_id: str | None = None
+            for turn in case.turns:
+                this = replace(turn, history=tuple(history), conversation_id=conversation_id)
+                result = call(this)
+                if result is None:
+                    return None
+                asked.append((this, result))
+                if result.trace is None:
+                    break
+                history.append(Exchange(this.question, result.trace.answer))
+                conversation_id = result.trace.conversation_id or conversation_id
+            return asked
+
+        def scored(case: Case, reply: EndpointResult) -> CaseResult | None:
+            judgement = _outcome(judged[case.id]) if case.id in judged else None
+            if case.id in judged and judgement is None:
+                return None
+            return score_case(case, reply, judgement, plan.case_rules)
+
+        Replied = EndpointResult | list[tuple[Case, EndpointResult]]
+
+        def evaluate(case: Case) -> Replied | None:
+            return converse(case) if case.turns else call(case)
+
+        calls: list[tuple[Case, Future[Replied | None]]] = [(c, endpoints.submit(evaluate, c)) for c in plan.cases]
         results = []
         # Each case is scored once its own reply and judgement are in, while later calls are still in flight.
         for case, future in calls:
             reply = _outcome(future)
             if reply is None:
                 continue
-            judgement = _outcome(judged[case.id]) if case.id in judged else None
-            if case.id in judged and judgement is None:
-                continue
-            results.append(score_case(case, reply, judgement, plan.case_rules))
+            if isinstance(reply, EndpointResult):
+                result = scored(case, reply)
+            else:
+                turns = [scored(turn, turn_reply) for turn, turn_reply in reply]
+                result = None if None in turns else score_conversation(case, [t for t in turns if t is not None])
+            if result is not None:
+                results.append(result)
     finally:
         # After a stop, calls still in flight are abandoned rather than waited for.
         stopping = deadline.stopped()

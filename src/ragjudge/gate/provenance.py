@@ -49,13 +49,24 @@ def git_identity(environ: Mapping[str, str], cwd: Path | None = None) -> tuple[s
     return commit, (None if ref == "HEAD" else ref)  # `HEAD`: a detached checkout has no branch
 
 
+_NOT_HASHED = ("origin", "turns", "turn", "history", "conversation_id")
+"""Where a case was read from, and what a conversation adds (hashed as `turns` only when it has turns, so
+a case set without conversations hashes as it did before they existed)."""
+
+
+def _row(case: Case) -> dict[str, object]:
+    row: dict[str, object] = {k: v for k, v in vars(case).items() if k not in _NOT_HASHED}
+    if case.turns:
+        row["turns"] = [_row(turn) for turn in case.turns]
+    return row
+
+
 def case_set_hash(cases: Sequence[Case]) -> str:
     """The cases as they are asked and checked (not where they were read from), in id order."""
     # The hash of the rows' list as one JSON text, fed a row at a time: 10,000 cases never become one string.
     digest = hashlib.sha256(b"[")
     for i, case in enumerate(sorted(cases, key=lambda c: c.id)):
-        row = {k: v for k, v in vars(case).items() if k != "origin"}
-        digest.update((b"," if i else b"") + _canonical(row))
+        digest.update((b"," if i else b"") + _canonical(_row(case)))
     digest.update(b"]")
     return digest.hexdigest()
 

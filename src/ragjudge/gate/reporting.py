@@ -6,7 +6,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from ragjudge.gate.scoring import CaseResult
+from ragjudge.cases import Case
+from ragjudge.gate.scoring import CaseResult, not_evaluated_reason
 from ragjudge.gate.suite import RuleOutcome, SuiteResult
 from ragjudge.report.model import (
     PASSAGE_CHARS,
@@ -16,6 +17,7 @@ from ragjudge.report.model import (
     RuleBlock,
     SuiteBlock,
     TraceBlock,
+    TurnBlock,
 )
 
 
@@ -26,8 +28,70 @@ def _k_of_n(result: CaseResult) -> str | None:
     return f"{passed} of {len(result.runs)} passed"
 
 
-def _case_block(result: CaseResult) -> CaseBlock:
+def _trace_block(result: CaseResult) -> TraceBlock:
     trace = result.endpoint.trace
+    return TraceBlock(
+        answer=trace.answer if trace else None,
+        refused=trace.refused if trace else None,
+        confidence=trace.confidence if trace else None,
+        retrieved_ids=list(trace.retrieved_ids) if trace else [],
+        latency_ms=round(trace.latency_ms, 1) if trace else None,
+        cost_usd=trace.cost_usd if trace else None,
+        error=result.endpoint.error,
+        attempts=result.endpoint.attempts,
+        retry_wait_ms=result.endpoint.retry_wait_ms,
+        server_latency_ms=trace.server_latency_ms if trace else None,
+        passages=[PassageBlock(id=p.id, title=p.title, text=p.text[:PASSAGE_CHARS]) for p in trace.passages]
+        if trace
+        else [],
+        refused_by=trace.refused_by if trace else None,
+        positional_ids=bool(trace and trace.read.positional_ids),
+        warnings=list(trace.warnings) if trace else [],
+        ttft_ms=round(trace.ttft_ms, 1) if trace and trace.ttft_ms is not None else None,
+        conversation_id=trace.conversation_id if trace else None,
+    )
+
+
+def _expected(case: Case) -> str | list[str] | None:
+    return list(case.expected) if isinstance(case.expected, tuple) else case.expected
+
+
+def _turn_blocks(result: CaseResult) -> list[TurnBlock]:
+    """Every turn of a conversation: the asked ones as scored, the rest `not evaluated` with the reason."""
+    blocks = []
+    for turn in result.case.turns:
+        asked = result.turns[turn.turn - 1] if turn.turn <= len(result.turns) else None
+        blocks.append(
+            TurnBlock(
+                turn=turn.turn,
+                question=turn.question,
+                status=asked.status if asked else "not evaluated",
+                failed_conditions=list(asked.failed_conditions) if asked else [not_evaluated_reason(len(result.turns))],
+                metrics=dict(asked.metrics) if asked else {},
+                judge=asked.judgement.as_dict() if asked and asked.judgement else {},
+                trace=_trace_block(asked)
+                if asked
+                else TraceBlock(
+                    answer=None,
+                    refused=None,
+                    confidence=None,
+                    retrieved_ids=[],
+                    latency_ms=None,
+                    cost_usd=None,
+                    error=None,
+                ),
+                category=turn.category,
+                should_answer=turn.should_answer,
+                expected=_expected(turn),
+                golden_context_ids=list(turn.golden_context_ids),
+                must_mention=list(turn.must_mention),
+                must_not_mention=list(turn.must_not_mention),
+            )
+        )
+    return blocks
+
+
+def _case_block(result: CaseResult) -> CaseBlock:
     return CaseBlock(
         id=result.case.id,
         category=result.case.category,
@@ -38,32 +102,15 @@ def _case_block(result: CaseResult) -> CaseBlock:
         question=result.case.question,
         difficulty=result.case.difficulty,
         should_answer=result.case.should_answer,
-        expected=list(result.case.expected) if isinstance(result.case.expected, tuple) else result.case.expected,
+        expected=_expected(result.case),
         golden_context_ids=list(result.case.golden_context_ids),
         must_mention=list(result.case.must_mention),
         must_not_mention=list(result.case.must_not_mention),
-        trace=TraceBlock(
-            answer=trace.answer if trace else None,
-            refused=trace.refused if trace else None,
-            confidence=trace.confidence if trace else None,
-            retrieved_ids=list(trace.retrieved_ids) if trace else [],
-            latency_ms=round(trace.latency_ms, 1) if trace else None,
-            cost_usd=trace.cost_usd if trace else None,
-            error=result.endpoint.error,
-            attempts=result.endpoint.attempts,
-            retry_wait_ms=result.endpoint.retry_wait_ms,
-            server_latency_ms=trace.server_latency_ms if trace else None,
-            passages=[PassageBlock(id=p.id, title=p.title, text=p.text[:PASSAGE_CHARS]) for p in trace.passages]
-            if trace
-            else [],
-            refused_by=trace.refused_by if trace else None,
-            positional_ids=bool(trace and trace.read.positional_ids),
-            warnings=list(trace.warnings) if trace else [],
-            ttft_ms=round(trace.ttft_ms, 1) if trace and trace.ttft_ms is not None else None,
-        ),
+        trace=_trace_block(result),
         flaky=result.flaky,
         runs=[run.as_saved() for run in result.runs],
         k_of_n=_k_of_n(result),
+        turns=_turn_blocks(result) if result.case.turns else [],
     )
 
 

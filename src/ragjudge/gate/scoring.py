@@ -79,9 +79,26 @@ class CaseResult:
     """Every run, in order, when the case was run more than once; empty otherwise."""
     flaky: bool = False
     """Passed, but only after repeats."""
+    turns: tuple[CaseResult, ...] = ()
+    """A conversation's turns that were asked, in order (a turn with no reply ends the conversation: the
+    turns after it were not evaluated); empty for one question. `endpoint` is then the last asked turn's."""
 
     def record(self) -> RunRecord:
-        """This result as one run among several."""
+        """This result as one run among several (a conversation's run: its turns' latency and costs summed)."""
+        if self.turns:
+            parts = [t.record() for t in self.turns]
+            latencies = [r.latency_ms for r in parts if r.latency_ms is not None]
+            costs = [r.endpoint_cost_usd for r in parts if r.endpoint_cost_usd is not None]
+            return RunRecord(
+                status=self.status,
+                failed_conditions=self.failed_conditions,
+                latency_ms=sum(latencies) if latencies else None,
+                endpoint_cost_usd=sum(costs) if costs else None,
+                judge_calls=sum(r.judge_calls for r in parts),
+                judge_tokens=sum(r.judge_tokens for r in parts),
+                judge_cost_usd=sum(r.judge_cost_usd for r in parts),
+                judge_cache_hits=sum(r.judge_cache_hits for r in parts),
+            )
         trace, judgement = self.endpoint.trace, self.judgement
         return RunRecord(
             status=self.status,
@@ -283,4 +300,36 @@ def rules_need_judge(rules: Sequence[Rule]) -> bool:
         r.metric in ("faithfulness", "answer_correctness", "reference_contradictions")
         or r.metric.startswith(("judge.", "criteria."))
         for r in rules
+    )
+
+
+def not_evaluated_reason(errored_turn: int) -> str:
+    """Why the turns after one with no reply were not asked."""
+    return f"not evaluated: turn {errored_turn} got no reply, and this turn follows it"
+
+
+def score_conversation(case: Case, turns: Sequence[CaseResult]) -> CaseResult:
+    """A conversation from its asked turns: `error` if any turn errors, else `fail` if any fails; its conditions
+    are the turns', each prefixed `turn N: `; its metrics the mean over the turns that have one."""
+    assert turns, "a conversation is scored from at least its first turn"
+    conditions = tuple(f"turn {t.case.turn}: {c}" for t in turns for c in t.failed_conditions)
+    if len(turns) < len(case.turns):
+        conditions += (f"turns {len(turns) + 1} to {len(case.turns)}: {not_evaluated_reason(len(turns))}",)
+    statuses = {t.status for t in turns}
+    status: Status = "error" if "error" in statuses else "fail" if "fail" in statuses else "pass"
+    if status == "error":
+        # The reasons it could not be evaluated come first, as for a single case.
+        errors = tuple(f"turn {t.case.turn}: {c}" for t in turns if t.status == "error" for c in t.failed_conditions)
+        conditions = errors + tuple(c for c in conditions if c not in errors)
+    keys = dict.fromkeys(k for t in turns for k in t.metrics)
+    metrics: dict[str, float | None] = {}
+    for key in keys:
+        values = [v for t in turns if (v := t.metrics.get(key)) is not None]
+        if not values:
+            metrics[key] = None
+        else:  # a count of contradicted points adds up over the turns; a score is their mean
+            metrics[key] = sum(values) if key == "reference_contradictions" else sum(values) / len(values)
+    skipped = tuple(dict.fromkeys(s for t in turns for s in t.skipped_rules))
+    return CaseResult(
+        case, status, conditions, metrics, turns[-1].endpoint, None, skipped_rules=skipped, turns=tuple(turns)
     )

@@ -17,7 +17,7 @@ from ragjudge.gate.retrieval import rejection_correct
 from ragjudge.gate.scoring import CaseResult, RunRecord, Status
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.reference import ReferencePoint, answer_correctness, contradictions
-from ragjudge.report.model import CaseBlock
+from ragjudge.report.model import CaseBlock, TurnBlock
 from ragjudge.rules import Missing, Rule
 from ragjudge.stats.percentile import percentile_or_none
 
@@ -134,10 +134,24 @@ class SuiteCase:
     runs: tuple[RunRecord, ...] = ()
     """Every run when the case was repeated; empty otherwise."""
     flaky: bool = False
+    turns: tuple[SuiteCase, ...] = ()
+    """A conversation's asked turns, each read as a case: the suite's figures count turns."""
 
     @classmethod
     def of_result(cls, result: CaseResult) -> SuiteCase:
         trace = result.endpoint.trace
+        if result.turns:
+            return cls(
+                id=result.case.id,
+                status=result.status,
+                failed_conditions=tuple(result.failed_conditions),
+                should_answer=result.case.should_answer,
+                reply=None,
+                judged=None,
+                runs=result.runs,
+                flaky=result.flaky,
+                turns=tuple(cls.of_result(t) for t in result.turns),
+            )
         return cls(
             id=result.case.id,
             status=result.status,
@@ -150,22 +164,32 @@ class SuiteCase:
         )
 
     @classmethod
-    def of_block(cls, block: CaseBlock) -> SuiteCase:
-        """A saved case: its reply's latency and cost as the report keeps them (latency to 0.1 ms)."""
+    def of_block(cls, block: CaseBlock | TurnBlock) -> SuiteCase:
+        """A saved case (or turn): its reply's latency and cost as the report keeps them (latency to 0.1 ms)."""
         trace = block.trace
         reply = None
         if trace.latency_ms is not None and trace.refused is not None:
             reply = Reply(trace.refused, trace.latency_ms, trace.cost_usd, trace.ttft_ms)
+        if isinstance(block, TurnBlock):
+            status: Status = "error" if block.status == "not evaluated" else block.status
+            runs: tuple[RunRecord, ...] = ()
+            turns: tuple[SuiteCase, ...] = ()
+            flaky, ident = False, f"{block.turn}"
+        else:
+            status, ident, flaky = block.status, block.id, block.flaky
+            runs = tuple(RunRecord.of_saved(run) for run in block.runs)
+            turns = tuple(cls.of_block(t) for t in block.turns if t.status != "not evaluated")
         return cls(
-            id=block.id,
-            status=block.status,
+            id=ident,
+            status=status,
             failed_conditions=tuple(block.failed_conditions),
             # Reports written before should_answer was recorded leave it to the category, as case files do.
             should_answer=expects_answer(block.should_answer, block.category),
-            reply=reply,
-            judged=Judged.of_saved(block.judge) if block.judge else None,
-            runs=tuple(RunRecord.of_saved(run) for run in block.runs),
-            flaky=block.flaky,
+            reply=None if turns else reply,
+            judged=Judged.of_saved(block.judge) if block.judge and not turns else None,
+            runs=runs,
+            flaky=flaky,
+            turns=turns,
         )
 
 
@@ -191,6 +215,34 @@ class CaseFigures:
     criteria: Mapping[str, float] = field(default_factory=dict)
     ttft_ms: float | None = None
     """The reply's time to the first token, when it was streamed."""
+
+
+def _usage(case: SuiteCase, figures: CaseFigures | None) -> tuple[float | None, float, int, int, int]:
+    """(endpoint cost, judge cost, judge calls, cache hits, judge tokens) of a case over every run; of a
+    conversation that was not repeated, over its turns."""
+    if case.runs:
+        run_costs = [run.endpoint_cost_usd for run in case.runs if run.endpoint_cost_usd is not None]
+        return (
+            sum(run_costs) if run_costs else None,
+            sum(run.judge_cost_usd for run in case.runs),
+            sum(run.judge_calls for run in case.runs),
+            sum(run.judge_cache_hits for run in case.runs),
+            sum(run.judge_tokens for run in case.runs),
+        )
+    parts = [figures_of(t) for t in case.turns] if case.turns else [figures] if figures else []
+    costs = [f.cost_usd for f in parts if f.cost_usd is not None]
+    return (
+        sum(costs) if costs else None,
+        sum(f.judge_cost_usd for f in parts),
+        sum(f.judge_calls for f in parts),
+        sum(f.judge_cache_hits for f in parts),
+        sum(f.judge_tokens for f in parts),
+    )
+
+
+def units(cases: Sequence[SuiteCase]) -> list[SuiteCase]:
+    """What the suite's reply figures count: every single case, and every asked turn of a conversation."""
+    return [unit for case in cases for unit in (case.turns or (case,))]
 
 
 def figures_of(case: SuiteCase) -> CaseFigures:
@@ -242,13 +294,16 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
     passed = sum(c.status == "pass" for c in cases)
     failed = sum(c.status == "fail" for c in cases)
     errored = sum(c.status == "error" for c in cases)
-    figures = [figures_of(c) for c in cases]
+    # Reply figures count turns (a conversation's turns are each a reply); pass counts count cases.
+    figures = [figures_of(c) for c in units(cases)]
+    usage = [_usage(c, None if c.turns else figures_of(c)) for c in cases]
+    asked = len(figures)
     replied = [f for f in figures if f.replied]
     latencies = [f.latency_ms for f in figures if f.latency_ms is not None]
     judged = [f for f in replied if f.judged]
     faith = [f.faithfulness for f in judged if f.faithfulness is not None]
-    costs = [f.cost_usd for f in figures if f.cost_usd is not None]
-    judge_costs = [f.judge_cost_usd for f in figures if f.judge_cost_usd]
+    costs = [u[0] for u in usage if u[0] is not None]
+    judge_costs = [u[1] for u in usage if u[1]]
     correct = [f.rejection_correct for f in replied if f.rejection_correct is not None]
     p50, p95 = percentile_or_none(latencies, 50), percentile_or_none(latencies, 95)
     ttfts = [f.ttft_ms for f in figures if f.ttft_ms is not None]
@@ -271,11 +326,11 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
         "p50_ttft_ms": percentile_or_none(ttfts, 50),
         "p95_ttft_ms": percentile_or_none(ttfts, 95),
         "judge_error_rate": sum(1 for f in judged if f.unscored) / len(judged) if judged else None,
-        "endpoint_error_rate": (n - len(replied)) / n if n else None,
+        "endpoint_error_rate": (asked - len(replied)) / asked if asked else None,
         "cost_usd": round(sum(costs) + sum(judge_costs), 6) if costs or judge_costs else None,
-        "judge_calls": sum(f.judge_calls for f in figures),
-        "judge_cache_hits": sum(f.judge_cache_hits for f in figures),
-        "judge_tokens": sum(f.judge_tokens for f in figures),
+        "judge_calls": sum(u[2] for u in usage),
+        "judge_cache_hits": sum(u[3] for u in usage),
+        "judge_tokens": sum(u[4] for u in usage),
         "judge_cost_usd": round(sum(judge_costs), 6),
         "flaky_cases": sum(c.flaky for c in cases),
         "answer_correctness": fmean(correctness) if correctness else None,
@@ -318,7 +373,7 @@ def shown(metrics: dict[str, float | int | None]) -> dict[str, float | int | Non
 
 def _case_rule_outcome(rule: Rule, results: Sequence[SuiteCase]) -> RuleOutcome:
     # A broken rule reads `metric VALUE OP threshold` (Rule.failure); `metric unscored: ...` is an error, not a failure.
-    failed = re.compile(rf"^{re.escape(rule.metric)} [-\d]")
+    failed = re.compile(rf"^(?:turn \d+: )?{re.escape(rule.metric)} [-\d]")
     failing = [r.id for r in results if any(failed.match(c) for c in r.failed_conditions)]
     if failing:
         shown = ", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else "")

@@ -163,6 +163,40 @@ class TraceBlock(_Model):
     """A streamed reply's time to the first token in ms, to 0.1 ms: from sending the request to the first
     non-empty answer delta (or the first event carrying the answer); `latency_ms` runs to the stream's end.
     Null for a reply that was one JSON body."""
+    conversation_id: str | None = None
+    """What the service called the conversation in this reply (`endpoint.response.conversation_id`); null when
+    it named none."""
+
+
+class TurnBlock(_Model):
+    """One turn of a conversation: what was asked, how it went, what the service replied."""
+
+    turn: int
+    """The turn's place in its conversation, from 1."""
+    question: str
+    """The question asked at this turn."""
+    status: Literal["pass", "fail", "error", "not evaluated"]
+    """As for a case; `not evaluated` when an earlier turn got no reply, so this one was never asked."""
+    failed_conditions: list[str]
+    """The turn's own conditions (unprefixed); for `not evaluated`, why it was not asked."""
+    metrics: dict[str, float | None]
+    """The turn's metrics by name, as a case's; empty when not evaluated."""
+    judge: dict[str, Any]
+    """What the judge said of this turn's answer, as for a case; empty when not judged."""
+    trace: TraceBlock
+    """The service's reply to this turn, as read."""
+    category: str | None = None
+    """The turn's category: its own, else the conversation's."""
+    should_answer: bool | None = None
+    """Whether this turn is to be answered (its own `should_answer`, else what its category says)."""
+    expected: str | list[str] | None = None
+    """The turn's reference answer as written; null when not given."""
+    golden_context_ids: list[str] = Field(default_factory=list)
+    """The passages retrieval should find for this turn; empty when it names none."""
+    must_mention: list[str] = Field(default_factory=list)
+    """Phrases this turn's answer must contain; empty when none."""
+    must_not_mention: list[str] = Field(default_factory=list)
+    """Phrases this turn's answer must not contain; empty when none."""
 
 
 class CaseBlock(_Model):
@@ -220,9 +254,17 @@ class CaseBlock(_Model):
     """The baseline's result for this case: {status, failed_conditions}, with `flaky: true` when the baseline
     passed it only after repeats and `k_of_n` when the baseline repeated it; null without a baseline and for a
     case the baseline does not have."""
+    turns: list[TurnBlock] = Field(default_factory=list)
+    """A conversation's turns, every one in order (those after a turn with no reply `not evaluated`); empty for a
+    case that is one question. A conversation's `question` is its first turn's, its `failed_conditions` the
+    turns' prefixed `turn N: `, its `metrics` each metric's mean over its turns (contradictions summed), and its
+    `trace` the last asked turn's reply."""
 
     def first_latency_ms(self) -> float | None:
-        """The first run's latency: latency percentiles use first runs only."""
+        """The first run's latency: latency percentiles use first runs only. A conversation's: its turns' mean."""
+        if self.turns:
+            values = [t.trace.latency_ms for t in self.turns if t.trace.latency_ms is not None]
+            return sum(values) / len(values) if values else None
         if self.runs:
             value = self.runs[0].get("latency_ms")
             return float(value) if isinstance(value, int | float) else None
