@@ -16,6 +16,20 @@ something to catch:
 
 Run it with ``python examples/rag_service.py --port 8765`` and send
 ``POST /ask`` with ``{"question": "..."}``.
+
+It also holds conversations, two ways, each streamed as Server-Sent Events:
+
+* ``POST /v1/chat/completions``, OpenAI-compatible and stateless: the client sends the whole
+  conversation in ``messages``; with ``"stream": true`` the answer comes as chunks
+  (``choices.0.delta.content``) ending in ``[DONE]``, and the passages ride in a top-level
+  ``references`` list on the first chunk;
+* ``POST /chat``, stateful: ``{"message": "...", "conversation_id": null}`` starts a conversation,
+  and the service answers with named events (``retrieval``, ``token``..., ``done`` carrying the
+  ``conversation_id`` to send next time, then ``end``).
+
+``POST /ask`` also takes an optional ``history`` (the same list of ``{role, content}`` messages).
+A follow-up that is too short to find anything alone ("那运费谁出？") is read together with the
+conversation's earlier questions.
 """
 
 from __future__ import annotations
@@ -26,7 +40,8 @@ import math
 import re
 import threading
 import time
-from collections import Counter
+import uuid
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -181,9 +196,13 @@ class RagService:
         joiner = "" if is_chinese(doc.text) else " "
         return joiner.join(sentences[i] for i in chosen)
 
-    def answer(self, question: str) -> dict[str, Any]:
-        """The reply body for one question (without timing)."""
+    def answer(self, question: str, earlier: Sequence[str] = ()) -> dict[str, Any]:
+        """The reply body for one question (without timing); `earlier`: the conversation's earlier questions."""
         hits = self.index.search(question)
+        if earlier and hits and hits[0].score < REFUSE_BELOW:
+            # A follow-up that finds something, but too little alone, is read with what was asked before it.
+            question = " ".join([*earlier[-2:], question])
+            hits = self.index.search(question)
         top = hits[0] if hits else None
         retrieved = [{"id": h.doc.id, "title": h.doc.title, "text": h.doc.text} for h in hits]
         best = top.score if top else 0.0
@@ -226,6 +245,56 @@ def _reply(
     }
 
 
+MAX_CONVERSATIONS = 10_000
+"""Conversations `/chat` remembers; the oldest is forgotten first."""
+
+
+class Conversations:
+    """The questions asked so far in each `/chat` conversation, by id."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._asked: OrderedDict[str, list[str]] = OrderedDict()
+
+    def earlier(self, conversation_id: str | None) -> tuple[str, list[str]]:
+        """The conversation's id (a new one for None or an unknown id) and its questions so far."""
+        with self._lock:
+            if conversation_id is None or conversation_id not in self._asked:
+                conversation_id = uuid.uuid4().hex[:16]
+                self._asked[conversation_id] = []
+                while len(self._asked) > MAX_CONVERSATIONS:
+                    self._asked.popitem(last=False)
+            self._asked.move_to_end(conversation_id)
+            return conversation_id, list(self._asked[conversation_id])
+
+    def add(self, conversation_id: str, question: str) -> None:
+        with self._lock:
+            if conversation_id in self._asked:
+                self._asked[conversation_id].append(question)
+
+
+def pieces(text: str) -> list[str]:
+    """The answer as a stream sends it: words (with their space) for English, a few characters for Chinese."""
+    if is_chinese(text):
+        return [text[i : i + 4] for i in range(0, len(text), 4)]
+    return re.findall(r"\S+\s*", text) or [text]
+
+
+def user_questions(messages: Any) -> list[str]:
+    """The user's questions, in order, from an OpenAI-style list of messages; BadRequest if it is not one."""
+    if not isinstance(messages, list) or not messages:
+        raise BadRequest('"messages" must be a non-empty list of {role, content} objects')
+    questions = []
+    for message in messages:
+        if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+            raise BadRequest('every message must be an object with a "content" string')
+        if message.get("role") == "user":
+            questions.append(message["content"])
+    if not questions:
+        raise BadRequest("messages hold no user message")
+    return questions
+
+
 class BadRequest(Exception):
     """A request body the service cannot use (answered with 400)."""
 
@@ -240,11 +309,12 @@ class RagServer(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], service: RagService) -> None:
         self.service = service
+        self.conversations = Conversations()
         super().__init__(address, RagHandler)
 
 
 class RagHandler(BaseHTTPRequestHandler):
-    """`POST /ask` and `GET /healthz`."""
+    """`POST /ask`, `POST /v1/chat/completions`, `POST /chat` and `GET /healthz`."""
 
     server_version = "ragjudge-example/0.1"
 
@@ -269,22 +339,92 @@ class RagHandler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": f"no route for GET {self.path}"})
 
     def do_POST(self) -> None:
-        if self.path.split("?", 1)[0] != "/ask":
+        route = self.path.split("?", 1)[0]
+        handlers = {"/ask": self._ask, "/v1/chat/completions": self._chat_completions, "/chat": self._chat}
+        if route not in handlers:
             self._send_json(404, {"error": f"no route for POST {self.path}"})
             return
-        started = time.perf_counter()
         try:
-            question = self._read_question()
+            handlers[route]()
         except BadRequest as exc:
             self._send_json(400, {"error": str(exc)})
-            return
+
+    def _ask(self) -> None:
+        started = time.perf_counter()
+        shape = 'body must be a JSON object with a non-empty "question" string'
+        data = self._read_body(shape)
+        question = data.get("question")
+        if not isinstance(question, str) or not question.strip():
+            raise BadRequest(shape)
+        history = data.get("history")
+        earlier = user_questions([*history, {"role": "user", "content": question}])[:-1] if history else []
         assert isinstance(self.server, RagServer)
-        reply = self.server.service.answer(question)
+        reply = self.server.service.answer(question, earlier)
         reply["latencyMs"] = round((time.perf_counter() - started) * 1000)
         self._send_json(200, reply)
 
-    def _read_question(self) -> str:
-        """The question from the JSON body; raises BadRequest when the body is unusable."""
+    def _chat_completions(self) -> None:
+        data = self._read_body()
+        questions = user_questions(data.get("messages"))
+        assert isinstance(self.server, RagServer)
+        reply = self.server.service.answer(questions[-1], questions[:-1])
+        model = str(data.get("model") or "example-rag")
+        ident, created = f"chatcmpl-{uuid.uuid4().hex[:12]}", int(time.time())
+        if not data.get("stream"):
+            message = {"role": "assistant", "content": reply["answer"]}
+            self._send_json(
+                200,
+                {
+                    "id": ident,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                    "references": reply["retrieved"],
+                },
+            )
+            return
+        head = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model}
+        chunks: list[dict[str, Any]] = [
+            {**head, "choices": [{"index": 0, "delta": {"role": "assistant"}}], "references": reply["retrieved"]}
+        ]
+        chunks += [{**head, "choices": [{"index": 0, "delta": {"content": p}}]} for p in pieces(reply["answer"])]
+        chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        self._send_events([(None, chunk) for chunk in chunks] + [(None, "[DONE]")])
+
+    def _chat(self) -> None:
+        data = self._read_body()
+        message, asked_id = data.get("message"), data.get("conversation_id")
+        if not isinstance(message, str) or not message.strip():
+            raise BadRequest('body must be a JSON object with a non-empty "message" string')
+        if asked_id is not None and not isinstance(asked_id, str):
+            raise BadRequest('"conversation_id" must be a string or null')
+        assert isinstance(self.server, RagServer)
+        conversation_id, earlier = self.server.conversations.earlier(asked_id)
+        reply = self.server.service.answer(message, earlier)
+        self.server.conversations.add(conversation_id, message)
+        events: list[tuple[str | None, Any]] = [("retrieval", {"passages": reply["retrieved"]})]
+        events += [("token", {"text": p}) for p in pieces(reply["answer"])]
+        events.append(("done", {"conversation_id": conversation_id, "refused": reply["refused"]}))
+        events.append(("end", ""))
+        self._send_events(events)
+
+    def _send_events(self, events: Sequence[tuple[str | None, Any]]) -> None:
+        """A Server-Sent Events reply: each event's name (None: unnamed) and its data (JSON, or text as is)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        for name, data in events:
+            text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+            frame = (f"event: {name}\n" if name else "") + f"data: {text}\n\n"
+            self.wfile.write(frame.encode("utf-8"))
+            self.wfile.flush()
+
+    def _read_body(self, shape: str = "body must be a JSON object") -> dict[str, Any]:
+        """The JSON object in the body; raises BadRequest (`shape` when it is not an object) when unusable."""
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
@@ -295,10 +435,9 @@ class RagHandler(BaseHTTPRequestHandler):
             data = json.loads(self.rfile.read(length).decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise BadRequest("body is not valid UTF-8 JSON") from None
-        question = data.get("question") if isinstance(data, dict) else None
-        if not isinstance(question, str) or not question.strip():
-            raise BadRequest('body must be a JSON object with a non-empty "question" string')
-        return question
+        if not isinstance(data, dict):
+            raise BadRequest(shape)
+        return data
 
 
 def make_server(host: str = "127.0.0.1", port: int = 0, corpus: Path | None = None) -> ThreadingHTTPServer:
