@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 
 from ragjudge.judge.reference import ReferencePoint, missing_reason
 from ragjudge.report.figures import score
-from ragjudge.report.model import CaseBlock, Report
+from ragjudge.report.model import CaseBlock, Report, TurnBlock
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 UNCATEGORISED = "uncategorised"
@@ -45,8 +45,20 @@ def _seconds(ms: float | None) -> str:
     return f"{(ms or 0.0) / 1000:.3f}"
 
 
+def _turn_lines(case: CaseBlock) -> list[str]:
+    """A conversation's dialogue, turn by turn: each question, its status and the answer it got."""
+    lines = []
+    for turn in case.turns:
+        lines.append(f"turn {turn.turn} ({turn.status}): {turn.question}")
+        if turn.trace.answer is not None:
+            lines.append(f"  answer: {turn.trace.answer}")
+        if turn.trace.retrieved_ids:
+            lines.append("  retrieved: " + ", ".join(turn.trace.retrieved_ids))
+    return lines
+
+
 def _case_details(case: CaseBlock) -> str:
-    lines = [f"question: {case.question}"]
+    lines = [f"question: {case.question}"] if not case.turns else [f"conversation of {len(case.turns)} turns:"]
     if case.change:
         lines.append(f"change against the baseline: {case.change}")
     if case.baseline and case.baseline.get("status"):
@@ -54,6 +66,8 @@ def _case_details(case: CaseBlock) -> str:
         lines.append(f"baseline: {case.baseline['status']}" + (f" ({was})" if was else ""))
     if case.k_of_n:
         lines.append(f"runs: {case.k_of_n}")
+    if case.turns:
+        return _text("\n".join([*lines, *_turn_lines(case)]))
     if case.trace.answer is not None:
         lines.append(f"answer: {case.trace.answer}")
     if case.trace.retrieved_ids:
@@ -61,7 +75,7 @@ def _case_details(case: CaseBlock) -> str:
     return _text("\n".join(lines))
 
 
-def _judged_lines(case: CaseBlock) -> list[str]:
+def _judged_lines(case: CaseBlock | TurnBlock) -> list[str]:
     """What the judge found wrong beside the failed conditions: the reference points the answer misses, and
     the criteria scored low that no failed condition already names (a rule on a criterion says it there)."""
     lines = []
@@ -82,17 +96,25 @@ def _judged_lines(case: CaseBlock) -> list[str]:
     return lines
 
 
+def _latency_ms(case: CaseBlock) -> float | None:
+    """The case's time: a conversation's is every asked turn's, added up."""
+    if case.turns:
+        return sum(t.trace.latency_ms or 0.0 for t in case.turns)
+    return case.trace.latency_ms
+
+
 def _testcase(parent: ET.Element, case: CaseBlock) -> None:
     element = ET.SubElement(
         parent,
         "testcase",
         classname=_text(case.category or UNCATEGORISED),
         name=_text(case.id),
-        time=_seconds(case.trace.latency_ms),
+        time=_seconds(_latency_ms(case)),
     )
     conditions = "; ".join(case.failed_conditions)
     # The message is the conditions, as the comment's table has them; the body adds what the judge found.
-    body = _text("\n".join([*case.failed_conditions, *(_judged_lines(case) if case.status != "pass" else [])]))
+    judged = [f"turn {t.turn}: {line}" for t in case.turns for line in _judged_lines(t)] or _judged_lines(case)
+    body = _text("\n".join([*case.failed_conditions, *(judged if case.status != "pass" else [])]))
     if case.status == "fail":
         failure = ET.SubElement(element, "failure", message=_message(conditions), type="fail")
         failure.text = body
@@ -144,7 +166,7 @@ def render_junit(report: Report) -> str:
         _testcase(cases, case)
     failed = sum(c.status == "fail" for c in report.cases)
     errored = sum(c.status == "error" for c in report.cases)
-    total_time = sum((c.trace.latency_ms or 0.0) for c in report.cases)
+    total_time = sum((_latency_ms(c) or 0.0) for c in report.cases)
     cases.attrib.update(
         tests=str(len(report.cases)),
         failures=str(failed),
