@@ -48,11 +48,54 @@ def handle(args: argparse.Namespace) -> int:
     url = endpoint_url(config, args.endpoint)
     case = _pick_case(config, args.question, args.case)
     client = EndpointClient(config.endpoint, url)
-    rendered_url, body = client.render(case)
     secrets = header_secrets(config.endpoint.headers)
     if config.judge.api_key is not None:
         secrets = (*secrets, config.judge.api_key.get_secret_value())
     out = sys.stdout
+    if case.turns:
+        return _probe_conversation(out, config, client, case, secrets)
+    return _probe(out, config, client, case, secrets)[0]
+
+
+def _probe_conversation(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[str, ...]) -> int:
+    """Each turn in order, as `run` asks it: with the conversation so far and the service's conversation id.
+
+    The worst turn's exit code; a turn whose reply cannot be read ends the conversation."""
+    from dataclasses import replace
+
+    from ragjudge.cases import Exchange
+
+    history: list[Exchange] = []
+    conversation_id: str | None = None
+    worst = int(ExitCode.PASSED)
+    for turn in case.turns:
+        print(f"== {case.id}: turn {turn.turn} of {len(case.turns)}", file=out)
+        this = replace(turn, history=tuple(history), conversation_id=conversation_id)
+        code, raw = _probe(out, config, client, this, secrets)
+        worst = max(worst, code)
+        trace = None
+        if raw is not None and raw.status < 400:
+            try:
+                trace = client.read(raw)
+            except ValueError:
+                trace = None
+        if trace is None:
+            if turn.turn < len(case.turns):
+                print(
+                    f"\nturns {turn.turn + 1} to {len(case.turns)} not sent: turn {turn.turn} gave no answer", file=out
+                )
+            return worst
+        history.append(Exchange(this.question, trace.answer))
+        conversation_id = trace.conversation_id or conversation_id
+        if trace.conversation_id:
+            print(f"  conversation_id for the next turn: {trace.conversation_id}", file=out)
+        print(file=out)
+    return worst
+
+
+def _probe(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[str, ...]) -> tuple[int, Any]:
+    """One request and what its reply maps to: the exit code, and the raw reply (None when none came)."""
+    rendered_url, body = client.render(case)
     _show_request(out, config, rendered_url, client.request_headers(body), body, secrets)
     raw = client.fetch_once(rendered_url, body)  # EvaluationError (exit 3) when unreachable
     data = _show_reply(out, raw, secrets)
@@ -67,12 +110,12 @@ def handle(args: argparse.Namespace) -> int:
         for hint in _body_hints(data):
             print(f"  hint: {hint}", file=out)
         print("  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx", file=out)
-        return int(ExitCode.GATE_FAILED)
+        return int(ExitCode.GATE_FAILED), raw
     try:
         streamed = client.assembled(raw)
     except ValueError as exc:
         print(f"\nresult: endpoint error: {exc}", file=out)
-        return int(ExitCode.GATE_FAILED)
+        return int(ExitCode.GATE_FAILED), raw
     if streamed is not None:
         from ragjudge.endpoint.client import mask
 
@@ -82,8 +125,8 @@ def handle(args: argparse.Namespace) -> int:
     if not isinstance(data, dict):
         kind = "not JSON" if data is _NOT_JSON else f"a JSON {type(data).__name__}, not an object"
         print(f"\nresult: the reply is {kind}: ragjudge reads JSON objects", file=out)
-        return int(ExitCode.GATE_FAILED)
-    return _show_mapping(out, client, raw, data, config.endpoint.response, case.id, secrets)
+        return int(ExitCode.GATE_FAILED), raw
+    return _show_mapping(out, client, raw, data, config.endpoint.response, case.id, secrets), raw
 
 
 # FastAPI on pydantic 2 says `missing` and `dict_type`; on pydantic 1 (FastAPI before 0.100, still common)
@@ -209,7 +252,19 @@ def _excerpt(text: str, limit: int = TEXT_CHARS) -> str:
     return json.dumps(flat if len(flat) <= limit else flat[: limit - 1] + "…", ensure_ascii=False)
 
 
-_REPLY_KEYS = ("answer", "refused", "confidence", "retrieved", "retrieved_ids", "citations", "cost_usd", "latency_ms")
+_REPLY_KEYS = (
+    "answer",
+    "refused",
+    "confidence",
+    "retrieved",
+    "retrieved_ids",
+    "citations",
+    "cost_usd",
+    "latency_ms",
+    "conversation_id",
+)
+_SHOWN_WHEN_THERE = frozenset({"conversation_id"})
+"""Keys only some services have: shown when mapped or present, not as `nothing` on every probe."""
 _FIND: dict[str, tuple[str, ...]] = {
     "refused": ("refused", "declined", "is_refusal", "no_answer", "out_of_scope", "refusal"),
     "confidence": ("confidence", "certainty"),
@@ -250,6 +305,8 @@ def _show_mapping(
     for key in _REPLY_KEYS:
         value, path = locate(data, mapping, key)
         mapped = getattr(mapping, key)
+        if is_missing(value) and key in _SHOWN_WHEN_THERE and not mapped:
+            continue
         if is_missing(value):
             tried = f"mapped to {mapped}" if mapped else "tried " + ", ".join(DEFAULT_KEYS[key])
             line = f"  {key}: nothing ({tried})"
