@@ -246,3 +246,28 @@ def test_a_cases_path_missing_everywhere_keeps_the_plain_tip(ws: Path, capsys: p
     code, text = _run(capsys, "run", "--config", "ci/ragjudge.yml", "--endpoint", "http://127.0.0.1:9/ask")
     assert code == 2
     assert text.endswith("nope.yaml: file not found\nTip: check the path in `cases:` or --cases\n")
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "where", "tip"),
+    [
+        (
+            "gate:\n  suite:\n    pass_rate: >= 0.9\n",
+            "(line 3, column 17): expected chomping or indentation indicators, but found '='",
+            'pass_rate: ">= 0.9"',
+        ),
+        (
+            "gate: {suite: {faithfulness: '>= 0.8', pass_rate: > 0.9}}\n",
+            "(line 1, column 51): found character '>' that cannot start any token",
+            'pass_rate: "> 0.9"',
+        ),
+    ],
+)
+def test_an_unquoted_floor_rule_says_to_quote_it(
+    ws: Path, capsys: pytest.CaptureFixture[str], yaml_text: str, where: str, tip: str
+) -> None:
+    _config(ws, yaml_text)
+    code, text = _run(capsys, "run", "--endpoint", "http://127.0.0.1:9/ask", "--cases", "cases.yaml")
+    assert code == 2
+    tip_line = f'Tip: quote a rule that starts with ">": {tip}\n'
+    assert text == f"ragjudge: error: ragjudge.yml: invalid YAML {where}\n" + tip_line

@@ -580,6 +580,9 @@ class Config(_Strict):
         return rules
 
 
+_UNQUOTED_FLOOR = re.compile(r"([\w.]+):\s*(>=?\s*[-+]?\.?\d[\d.]*(?:[eE][-+]?\d+)?)")
+
+
 def format_validation_error(source: str, error: ValidationError) -> str:
     """One line per problem, naming the key path; never the offending value."""
     return explain_validation_error(source, error)[0]
@@ -700,7 +703,12 @@ def load_config(path: Path | None) -> Config:
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         tip = None
-        if "{{" in text:
+        line = text.splitlines()[mark.line] if mark is not None and mark.line < len(text.splitlines()) else ""
+        rule = _UNQUOTED_FLOOR.search(line)
+        if rule:
+            # `pass_rate: >= 0.9` unquoted: YAML reads `>` as the start of a folded block.
+            tip = f'quote a rule that starts with ">": {rule.group(1)}: "{rule.group(2).strip()}"'
+        elif "{{" in text:
             # An unquoted `body: {"q": {{ question | tojson }}}` is a YAML mapping, and a broken one.
             tip = "quote values that hold a Jinja template: body: '{\"question\": {{ question | tojson }}}'"
         raise ConfigError(f"{target}: invalid YAML{where}: {problem}", tip=tip) from None
