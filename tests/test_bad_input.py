@@ -176,3 +176,98 @@ def test_a_command_line_template_may_be_anywhere_but_not_a_pseudo_file(
 
     with pytest.raises(ConfigError, match=r"template: /proc/self/environ: refused: not a template file"):
         load_template(Path("/proc/self/environ"))
+
+
+# --- newcomer mistakes: pydantic's wording replaced by what to write ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message", "tip"),
+    [
+        (
+            "gate: {suite: {pass_rate: 0.9}}\ncases: [cases.yaml]",
+            "gate.suite.pass_rate: a rule is a comparison in quotes, not a bare number",
+            'write pass_rate: ">= 0.9" (quoted)',
+        ),
+        (
+            "gate: {case: {latency_ms: 3000}}\ncases: [cases.yaml]",
+            "gate.case.latency_ms: a rule is a comparison in quotes, not a bare number",
+            'write latency_ms: "<= 3000" (quoted)',
+        ),
+        (
+            "cases: cases.yaml",
+            "cases: a list of case files is expected, not a single path",
+            "write it as a list, even of one file: cases: [cases.yaml]",
+        ),
+        (
+            "cases: [{id: a, question: q}]",
+            "cases.0: a case file's path is expected: cases are not written inline in ragjudge.yml",
+            "put the cases in a file of their own (cases.yaml, a YAML list) and name it: cases: [cases.yaml]",
+        ),
+        (
+            "gate: {suite: {context_recall: '>= 1.0'}}\ncases: [cases.yaml]",
+            "gate.suite.context_recall: context_recall is a case metric, not a suite one",
+            "move the rule under gate.case: each case must meet it, and the suite's pass_rate counts the cases "
+            "that did",
+        ),
+        (
+            "gate: {case: {pass_rate: '>= 0.9'}}\ncases: [cases.yaml]",
+            "gate.case.pass_rate: pass_rate is a suite metric, not a case one",
+            "move the rule under gate.suite: it is checked once, on the figure of the whole suite",
+        ),
+    ],
+)
+def test_a_newcomer_mistake_in_the_config_names_the_fix(
+    ws: Path, capsys: pytest.CaptureFixture[str], yaml_text: str, message: str, tip: str
+) -> None:
+    _config(ws, yaml_text + "\n")
+    code, text = _run(capsys, "run", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2
+    assert text == f"ragjudge: error: ragjudge.yml: {message}\nTip: {tip}\n"
+
+
+def test_a_cases_path_written_from_the_working_directory_names_the_config_relative_one(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (ws / "ci").mkdir()
+    (ws / "ci" / "ragjudge.yml").write_text("cases: [cases.yaml]\n", encoding="utf-8")
+    code, text = _run(capsys, "run", "--config", "ci/ragjudge.yml", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2
+    assert text == (
+        f"ragjudge: error: {ws / 'ci' / 'cases.yaml'}: file not found\n"
+        f"Tip: `cases:` paths are relative to the config file's folder ({ws / 'ci'}), not the working "
+        "directory: write ../cases.yaml\n"
+    )
+
+
+def test_a_cases_path_missing_everywhere_keeps_the_plain_tip(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (ws / "ci").mkdir()
+    (ws / "ci" / "ragjudge.yml").write_text("cases: [nope.yaml]\n", encoding="utf-8")
+    code, text = _run(capsys, "run", "--config", "ci/ragjudge.yml", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2
+    assert text.endswith("nope.yaml: file not found\nTip: check the path in `cases:` or --cases\n")
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "where", "tip"),
+    [
+        (
+            "gate:\n  suite:\n    pass_rate: >= 0.9\n",
+            "(line 3, column 17): expected chomping or indentation indicators, but found '='",
+            'pass_rate: ">= 0.9"',
+        ),
+        (
+            "gate: {suite: {faithfulness: '>= 0.8', pass_rate: > 0.9}}\n",
+            "(line 1, column 51): found character '>' that cannot start any token",
+            'pass_rate: "> 0.9"',
+        ),
+    ],
+)
+def test_an_unquoted_floor_rule_says_to_quote_it(
+    ws: Path, capsys: pytest.CaptureFixture[str], yaml_text: str, where: str, tip: str
+) -> None:
+    _config(ws, yaml_text)
+    code, text = _run(capsys, "run", "--endpoint", "http://127.0.0.1:9/ask", "--cases", "cases.yaml")
+    assert code == 2
+    tip_line = f'Tip: quote a rule that starts with ">": {tip}\n'
+    assert text == f"ragjudge: error: ragjudge.yml: invalid YAML {where}\n" + tip_line

@@ -287,7 +287,7 @@ def test_unknown_field_in_jsonl_together_with_a_missing_question(tmp_path):
     [
         ("  source: web\n", "source: Input should be 'public', 'human', 'reflow' or 'synthetic'"),
         ("  difficulty: extreme\n", "difficulty: Input should be 'easy', 'medium' or 'hard'"),
-        ("  tags: refund\n", "tags: Input should be a valid list"),
+        ("  tags: refund\n", "tags: a list is expected, not a single text"),
         ("  should_answer: perhaps\n", "should_answer: Input should be a valid boolean, unable to interpret input"),
         ("  golden_context_ids: [[a]]\n", "golden_context_ids.0: Input should be a valid string"),
     ],
@@ -468,3 +468,56 @@ def test_a_case_file_nested_thousands_of_levels_deep_is_a_case_file_error(tmp_pa
         load_cases([path])
     assert refused.value.message == f"{path}: nested too deeply to read (lists or mappings hundreds of levels deep)"
     assert refused.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "message", "tip"),
+    [
+        (
+            "  golden_context_ids: doc-1\n",
+            "golden_context_ids: a list is expected, not a single text",
+            'write it as a list, even of one: golden_context_ids: ["doc-1"]',
+        ),
+        (
+            "  must_mention: refund\n",
+            "must_mention: a list is expected, not a single text",
+            'write it as a list, even of one: must_mention: ["refund"]',
+        ),
+        (
+            "  mustNotMention: 退款\n",
+            "mustNotMention: a list is expected, not a single text",
+            'write it as a list, even of one: mustNotMention: ["退款"]',
+        ),
+    ],
+)
+def test_a_text_where_a_list_belongs_names_the_fix(tmp_path: Path, line: str, message: str, tip: str) -> None:
+    path = write(tmp_path / "c.yaml", "- id: a\n  question: q\n" + line)
+    error = load_error(path)
+    assert (error.message, error.tip) == (f"{path}:1: case 'a': {message}", tip)
+
+
+def test_a_text_where_a_list_belongs_in_jsonl_names_the_fix(tmp_path: Path) -> None:
+    path = jsonl(tmp_path / "c.jsonl", {"id": "a", "question": "q", "golden_context_ids": "doc-1"})
+    error = load_error(path)
+    assert error.message == f"{path}:1: case 'a': golden_context_ids: a list is expected, not a single text"
+    assert error.tip == 'write it as a list, even of one: golden_context_ids: ["doc-1"]'
+
+
+@pytest.mark.parametrize("lines", [1, 3])
+def test_json_lines_in_a_yaml_file_says_to_rename_it(tmp_path: Path, lines: int) -> None:
+    items = [{"id": f"c{i}", "question": f"q{i}?"} for i in range(lines)]
+    path = write(tmp_path / "cases.yaml", "".join(json.dumps(i) + "\n\n" for i in items))
+    error = load_error(path)
+    assert error.message == f"{path}: JSON Lines content (one JSON object per line) in a file named .yaml"
+    assert error.tip == (
+        "rename it to cases.jsonl: a case file is read as JSONL by its name (.jsonl, .ndjson), as a YAML list otherwise"
+    )
+
+
+def test_one_case_not_written_as_a_list_item_names_the_fix(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", "id: a\nquestion: q\n")
+    error = load_error(path)
+    assert (error.message, error.tip) == (
+        f"{path}: expected a list of cases, found dict",
+        "start each case with `- ` (a YAML list item), or list them under `cases:`",
+    )

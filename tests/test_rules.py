@@ -99,11 +99,8 @@ def test_judge_dimensions_are_case_metrics(dim: str) -> None:
     ("scope", "key", "metric"),
     [
         ("case", "gate.case", "recall"),
-        ("case", "gate.case", "pass_rate"),  # a suite metric is not a case metric
         ("case", "gate.case", "judge.accuracy"),
         ("suite", "gate.suite", "p99_latency_ms"),
-        ("suite", "gate.suite", "context_recall"),  # a case metric is not a suite metric
-        ("suite", "gate.suite", "latency_ms"),
     ],
 )
 def test_unknown_metric_is_a_config_error_naming_it(scope: str, key: str, metric: str) -> None:
@@ -114,6 +111,44 @@ def test_unknown_metric_is_a_config_error_naming_it(scope: str, key: str, metric
     # The tip lists what is allowed.
     allowed = CASE_METRICS if scope == "case" else SUITE_METRICS
     assert info.value.tip == f"{scope} metrics are: {', '.join(sorted(allowed))}"
+
+
+@pytest.mark.parametrize(
+    ("scope", "metric", "message", "tip"),
+    [
+        (
+            "suite",
+            "context_recall",
+            "gate.suite.context_recall: context_recall is a case metric, not a suite one",
+            "move the rule under gate.case: each case must meet it, and the suite's pass_rate counts the cases "
+            "that did",
+        ),
+        (
+            "suite",
+            "latency_ms",
+            "gate.suite.latency_ms: latency_ms is a case metric, not a suite one",
+            "move the rule under gate.case: each case must meet it, and the suite's pass_rate counts the cases "
+            "that did",
+        ),
+        (
+            "case",
+            "pass_rate",
+            "gate.case.pass_rate: pass_rate is a suite metric, not a case one",
+            "move the rule under gate.suite: it is checked once, on the figure of the whole suite",
+        ),
+        (
+            "suite",
+            "pass_rate_delta",
+            "gate.suite.pass_rate_delta: pass_rate_delta is a regression metric, not a suite one",
+            "move the rule under gate.regression: it compares the run with the baseline's report",
+        ),
+    ],
+)
+def test_a_metric_of_another_table_says_where_it_belongs(scope: str, metric: str, message: str, tip: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_rules({metric: ">= 1"}, scope, f"gate.{scope}")  # type: ignore[arg-type]
+    assert (info.value.message, info.value.tip) == (message, tip)
+    assert info.value.exit_code == ExitCode.BAD_INPUT
 
 
 @pytest.mark.parametrize("text", ["=> 0.9", "0.9", ">= abc", ">= 0.9 ms", "", ">=", "!= 1", ">= 1,5", "= 1"])

@@ -15,6 +15,7 @@ import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragjudge.config import safeyaml
+from ragjudge.config.mistakes import recognise
 from ragjudge.config.model import DEFAULT_MAX_CASE_FILE_BYTES, CriterionConfig, check_criterion_name
 from ragjudge.errors import CaseFileError
 
@@ -335,12 +336,17 @@ class RawItem:
     line: int | None
 
 
-def read_items(path: Path, max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES) -> list[RawItem]:
-    """Read a YAML list or JSONL file into raw items, with line numbers."""
+def read_items(
+    path: Path, max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES, config_folder: Path | None = None
+) -> list[RawItem]:
+    """Read a YAML list or JSONL file into raw items, with line numbers.
+
+    `config_folder`: the folder of the config file whose `cases:` named `path`, to tell a path written
+    relative to the working directory."""
     try:
         raw = _read_capped(path, max_bytes)
     except FileNotFoundError:
-        raise CaseFileError(f"{path}: file not found", tip="check the path in `cases:` or --cases") from None
+        raise CaseFileError(f"{path}: file not found", tip=_not_found_tip(path, config_folder)) from None
     except OSError as exc:
         raise CaseFileError(f"{path}: cannot read: {exc.strerror}") from None
     try:
@@ -356,6 +362,19 @@ def read_items(path: Path, max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES) -> list
         return _read_yaml(path, text)
     except RecursionError:
         raise CaseFileError(f"{path}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
+
+
+def _not_found_tip(path: Path, config_folder: Path | None) -> str:
+    if config_folder is not None and path.is_relative_to(config_folder):
+        written = path.relative_to(config_folder)
+        there = Path.cwd() / written
+        if there.is_file() and there.resolve() != path.resolve():
+            fixed = Path(os.path.relpath(there.resolve(), config_folder.resolve()))
+            return (
+                f"`cases:` paths are relative to the config file's folder ({config_folder}), not the working "
+                f"directory: write {fixed.as_posix()}"
+            )
+    return "check the path in `cases:` or --cases"
 
 
 def _read_capped(path: Path, max_bytes: int) -> bytes:
@@ -394,6 +413,8 @@ def _read_yaml(path: Path, text: str) -> list[RawItem]:
         where = f":{exc.line}" if exc.line else ""
         raise CaseFileError(f"{path}{where}: refused: {exc.message}", tip="write the cases out plainly") from None
     except yaml.YAMLError as exc:
+        if _looks_like_json_lines(text):
+            raise _json_lines_in_yaml(path) from None
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise CaseFileError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
@@ -405,9 +426,31 @@ def _read_yaml(path: Path, text: str) -> list[RawItem]:
         data = data["cases"]
         node = next(v for k, v in node.value if k.value == "cases")  # type: ignore[union-attr]
     if not isinstance(data, list):
-        raise CaseFileError(f"{path}: expected a list of cases, found {type(data).__name__}")
+        if isinstance(data, dict) and _looks_like_json_lines(text):
+            raise _json_lines_in_yaml(path)
+        raise CaseFileError(
+            f"{path}: expected a list of cases, found {type(data).__name__}",
+            tip="start each case with `- ` (a YAML list item), or list them under `cases:`",
+        )
     lines = [n.start_mark.line + 1 for n in node.value] if isinstance(node, yaml.SequenceNode) else []
     return [RawItem(d, i, lines[i] if i < len(lines) else None) for i, d in enumerate(data)]
+
+
+def _looks_like_json_lines(text: str) -> bool:
+    """Every non-blank line one JSON object: JSONL content, whatever the file is called."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        return bool(lines) and all(isinstance(json.loads(line), dict) for line in lines)
+    except json.JSONDecodeError:
+        return False
+
+
+def _json_lines_in_yaml(path: Path) -> CaseFileError:
+    return CaseFileError(
+        f"{path}: JSON Lines content (one JSON object per line) in a file named {path.suffix}",
+        tip=f"rename it to {path.with_suffix('.jsonl').name}: a case file is read as JSONL by its name "
+        "(.jsonl, .ndjson), as a YAML list otherwise",
+    )
 
 
 def _where(path: Path, item: RawItem, case_id: Any = None) -> str:
@@ -439,11 +482,16 @@ def to_case(path: Path, item: RawItem) -> Case:
         # Said first, and also when other fields are wrong (the model's own check runs only on valid fields).
         no_question = "question" not in data and "turns" not in data
         problems = ["question: required field is missing"] if no_question else []
-        for err in exc.errors(include_input=False, include_url=False):
+        tip = None
+        for err in exc.errors(include_url=False):
             if err["type"] == "value_error" and str(err["ctx"]["error"]) == _NO_QUESTION:
                 continue
             field = _field_name(err["loc"])
-            if err["type"] == "extra_forbidden":
+            mistake = recognise(err["loc"], err["type"], err.get("input"), echo=True)
+            if mistake is not None:
+                problems.append(f"{field}: {mistake.problem}")
+                tip = tip or mistake.tip
+            elif err["type"] == "extra_forbidden":
                 problems.append(f"unknown field {field!r}")
             elif err["type"] == "missing":
                 problems.append(f"{field}: required field is missing")
@@ -453,7 +501,8 @@ def to_case(path: Path, item: RawItem) -> Case:
                 problems.append(f"{field}: {err['msg']}")
         raise CaseFileError(
             f"{_where(path, item, case_id)}: " + "; ".join(problems),
-            tip="fields are id, question, expected, golden_context_ids, category, should_answer, "
+            tip=tip
+            or "fields are id, question, expected, golden_context_ids, category, should_answer, "
             "must_mention, must_not_mention, source, difficulty, tags, criteria; a conversation has turns "
             "(a list, each turn with question, expected, golden_context_ids, must_mention, ...) for question",
         ) from None
@@ -539,15 +588,19 @@ class CaseSet:
     warnings: tuple[str, ...]
 
 
-def load_cases(paths: Sequence[Path], max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES) -> CaseSet:
-    """Load and validate every case file; ids must be unique across all of them."""
+def load_cases(
+    paths: Sequence[Path], max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES, config_folder: Path | None = None
+) -> CaseSet:
+    """Load and validate every case file; ids must be unique across all of them.
+
+    `config_folder`: given when the paths are a config file's `cases:`, resolved against that folder."""
     if not paths:
         raise CaseFileError("no case files given", tip="set `cases:` in ragjudge.yml or pass --cases FILE")
     cases: list[Case] = []
     warnings: list[str] = []
     seen_ids: dict[str, str] = {}
     for path in paths:
-        for item in read_items(path, max_bytes):
+        for item in read_items(path, max_bytes, config_folder):
             try:
                 case = to_case(path, item)
             except RecursionError:

@@ -56,6 +56,11 @@ REGRESSION_METRICS = frozenset(
 )
 """Rules against the baseline (`gate.regression`); see `ragjudge.compare`."""
 _ALLOWED: dict[Scope, frozenset[str]] = {"case": CASE_METRICS, "suite": SUITE_METRICS, "regression": REGRESSION_METRICS}
+_MEANING: dict[Scope, str] = {
+    "case": "each case must meet it, and the suite's pass_rate counts the cases that did",
+    "suite": "it is checked once, on the figure of the whole suite",
+    "regression": "it compares the run with the baseline's report",
+}
 # The team's criteria are metrics too: `criteria.NAME` per case, its mean per suite, its delta against main.
 _CRITERIA: dict[Scope, re.Pattern[str]] = {
     "case": re.compile(r"criteria\.([A-Za-z_][A-Za-z0-9_]{0,63})"),
@@ -130,6 +135,13 @@ def parse_rules(rules: Mapping[str, str], scope: Scope, key: str) -> list[Rule]:
     parsed = []
     for metric, text in rules.items():
         if metric not in allowed and criterion_of(metric, scope) is None:
+            home = next((s for s, names in _ALLOWED.items() if metric in names or criterion_of(metric, s)), None)
+            if home is not None:
+                # The same key one level over: `context_recall` under gate.suite is a rule each case must meet.
+                raise ConfigError(
+                    f"{key}.{metric}: {metric} is a {home} metric, not a {scope} one",
+                    tip=f"move the rule under gate.{home}: {_MEANING[home]}",
+                )
             raise ConfigError(
                 f"{key}.{metric}: unknown {scope} metric {metric!r}",
                 tip=f"{scope} metrics are: {', '.join(sorted(allowed))}",

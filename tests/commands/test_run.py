@@ -105,7 +105,7 @@ def test_an_unknown_regression_metric_is_exit_2_naming_it(ws: Path, capsys: pyte
         assert rag.seen == []
     assert outcome.code == 2
     assert outcome.err.splitlines()[0] == (
-        "ragjudge: error: gate.regression.flakiness_delta: unknown regression metric 'flakiness_delta'"
+        "ragjudge: error: ragjudge.yml: gate.regression.flakiness_delta: unknown regression metric 'flakiness_delta'"
     )
     assert outcome.err.splitlines()[1].startswith(
         "Tip: regression metrics are: answer_correctness_delta, cost_ratio, faithfulness_delta, "

@@ -582,10 +582,10 @@ def test_one_reply_is_enough_to_not_be_exit_3(ws: Path, capsys: pytest.CaptureFi
 @pytest.mark.parametrize(
     ("gate", "message"),
     [
-        ({"case": {"recall": ">= 1"}}, "ragjudge: error: gate.case.recall: unknown case metric 'recall'"),
-        ({"suite": {"p99_latency_ms": "<= 1"}}, "ragjudge: error: gate.suite.p99_latency_ms: unknown suite metric"),
-        ({"case": {"latency_ms": "below 10"}}, "ragjudge: error: gate.case.latency_ms: cannot parse rule 'below 10'"),
-        ({"suite": {"pass_rate": "=> 0.9"}}, "ragjudge: error: gate.suite.pass_rate: cannot parse rule '=> 0.9'"),
+        ({"case": {"recall": ">= 1"}}, "gate.case.recall: unknown case metric 'recall'"),
+        ({"suite": {"p99_latency_ms": "<= 1"}}, "gate.suite.p99_latency_ms: unknown suite metric"),
+        ({"case": {"latency_ms": "below 10"}}, "gate.case.latency_ms: cannot parse rule 'below 10'"),
+        ({"suite": {"pass_rate": "=> 0.9"}}, "gate.suite.pass_rate: cannot parse rule '=> 0.9'"),
     ],
 )
 def test_a_bad_rule_exits_2_naming_it(
@@ -596,7 +596,7 @@ def test_a_bad_rule_exits_2_naming_it(
         outcome = run(capsys, "run", "--report", "r.json")
         assert rag.seen == []
     assert outcome.code == 2
-    assert outcome.err.splitlines()[0].startswith(message)
+    assert outcome.err.splitlines()[0].startswith("ragjudge: error: ragjudge.yml: " + message)
     assert "Traceback" not in outcome.err
     assert not (ws / "r.json").exists()
 

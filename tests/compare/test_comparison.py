@@ -280,7 +280,9 @@ def test_the_verdict_keeps_absolute_failures_and_errors() -> None:
 def test_unknown_regression_metrics_are_bad_input() -> None:
     with pytest.raises(ConfigError) as info:
         compare(report([C("a")]), report([C("a")]), config({"latency_delta": "<= 1"}))
-    assert info.value.message == "gate.regression.latency_delta: unknown regression metric 'latency_delta'"
+    assert info.value.message == (
+        "ragjudge.yml: gate.regression.latency_delta: unknown regression metric 'latency_delta'"
+    )
     assert (
         info.value.tip is not None and "judge.grounding_delta" in info.value.tip and "newly_failing" in info.value.tip
     )

@@ -154,7 +154,7 @@ def test_every_problem_gets_its_own_line(tmp_path):
             "endpoint:\n  timeout_s: soon\n",
             "endpoint.timeout_s: Input should be a valid number, unable to parse string as a number",
         ),
-        ("cases: cases/a.yaml\n", "cases: Input should be a valid list"),
+        ("cases: cases/a.yaml\n", "cases: a list of case files is expected, not a single path"),
         ("judge:\n  provider: claude\n", "judge.provider: Input should be 'offline' or 'openai'"),
     ],
 )

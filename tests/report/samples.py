@@ -209,3 +209,13 @@ def sample_report(comparison: bool = False, hostile: bool = False) -> Report:
             "notices": [],
         }
     return Report.model_validate(data)
+
+
+def tolerant_pass_report(comparison: bool = False) -> Report:
+    """`sample_report`'s cases under a `pass`: pass_rate >= 0.6 tolerates the case that failed the case rule
+    `faithfulness >= 0.8` (a case rule failed, the suite passed)."""
+    report = sample_report(comparison)
+    report.verdict = "pass"
+    pass_rate = report.rules[1]
+    pass_rate.threshold, pass_rate.passed, pass_rate.reason = 0.6, True, "pass_rate 0.67 >= 0.60"
+    return report

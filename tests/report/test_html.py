@@ -7,7 +7,7 @@ import html as htmllib
 import re
 
 import pytest
-from tests.report.samples import HOSTILE, sample_report
+from tests.report.samples import HOSTILE, sample_report, tolerant_pass_report
 
 from ragjudge.report.html import build_view, delta_rows, histogram, rates, render_html
 
@@ -102,3 +102,35 @@ def test_a_ratio_centres_on_one() -> None:
     assert (row.delta, row.interval) == ("×1.1", "[0.9, 1.3]")
     assert row.zero_x == 120 and row.low_x == pytest.approx(120 - 112 / 3) and row.high_x == 232
     assert row.dot_x == pytest.approx(120 + 112 / 3)
+
+
+def test_a_failed_case_rule_under_a_pass_is_a_count_not_a_verdict() -> None:
+    page = render_html(tolerant_pass_report())
+    rules = page[page.index('<table id="rules">') : page.index("</table>", page.index('<table id="rules">'))]
+    rows = re.findall(r'<tr class="rule">(.*?)</tr>', rules, re.S)
+    assert [re.sub(r"\s+", " ", row).strip() for row in rows] == [
+        "<td>case</td><td>1 case(s) failed faithfulness &gt;= 0.8: refund-07</td> "
+        '<td><span class="tally tally-some">1 of 6 cases failed</span></td>',
+        '<td>suite</td><td>pass_rate 0.67 &gt;= 0.60</td> <td><span class="ok">ok</span></td>',
+        '<td>suite</td><td>p95_latency_ms 2500 &lt;= 3000</td> <td><span class="ok">ok</span></td>',
+    ]
+
+
+def test_a_case_rule_every_case_met_is_counted_too() -> None:
+    report = sample_report()
+    report.rules[0].passed, report.rules[0].value = True, 0.0
+    assert build_view(report).rules[0]["tally"] == "0 of 6 cases failed"
+    assert '<span class="tally">0 of 6 cases failed</span>' in render_html(report)
+
+
+def test_case_ids_sit_in_cells_that_do_not_wrap() -> None:
+    page = render_html(sample_report())
+    assert re.findall(r'<td class="case-id"><code>([^<]*)</code></td>', page) == [
+        "refund-01",
+        "refund-02",
+        "refund-07",
+        "ship-01",
+        "ship-02",
+        "ship-12",
+    ]
+    assert ".case-id { white-space: nowrap; }" in page

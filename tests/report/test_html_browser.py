@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.report.samples import sample_report
+from tests.report.samples import sample_report, tolerant_pass_report
 
 from ragjudge.cli import main
 from ragjudge.report.html import render_html
@@ -146,6 +146,39 @@ def test_case_details_open_with_everything(opened: Opened) -> None:
         assert expected in text, expected
     assert details.locator("table.runs tbody tr").count() == 3
     assert details.locator("table.claims tbody tr").count() == 2
+
+
+def test_ids_stay_on_one_line_and_a_case_rule_reads_as_a_count(browser: Any, tmp_path: Path) -> None:
+    # 800 px wide (a reviewer's half screen): the case column shrinks to its narrowest, where `refund-07` used
+    # to break after its hyphen.
+    path = tmp_path / "pass.html"
+    path.write_text(render_html(tolerant_pass_report(comparison=True)), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 800, "height": 900})
+    try:
+        page.goto(path.resolve().as_uri())
+        boxes = page.eval_on_selector_all(
+            "#cases tr.case td:first-child code",
+            "els => els.map(e => [e.textContent, e.getClientRects().length, e.getBoundingClientRect().height])",
+        )
+        one_line = page.evaluate(
+            "() => { const c = document.createElement('code'); c.textContent = 'x';"
+            " document.querySelector('#cases tr.case td').appendChild(c);"
+            " const h = c.getBoundingClientRect().height; c.remove(); return h; }"
+        )
+        assert [(i, lines, h) for i, lines, h in boxes] == [(i, 1, one_line) for i, _, _ in boxes]
+        assert len(boxes) == 6
+        assert page.locator("#verdict").inner_text() == "PASS"
+        case_rule = page.locator("#rules tr.rule").first.locator("td").last
+        assert case_rule.inner_text() == "1 of 6 cases failed"
+        colours = page.evaluate(
+            "() => [document.querySelector('#rules tr.rule td:last-child span'), document.querySelector('#verdict')]"
+            ".map(e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor])"
+        )
+        verdict_colours = {"rgb(26, 127, 55)", "rgb(207, 34, 46)", "rgb(154, 103, 0)"}  # pass, fail, error
+        assert not verdict_colours & set(colours[0])
+        assert colours[1][1] == "rgb(26, 127, 55)"  # only the verdict is drawn as one
+    finally:
+        page.close()
 
 
 def test_a_real_run_report_renders(browser: Any, example_rag_url: str, tmp_path: Path) -> None:

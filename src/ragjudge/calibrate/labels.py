@@ -311,7 +311,7 @@ def is_binary(labels: Sequence[Label]) -> bool:
 
 def faithfulness_rule(config: Config) -> Rule:
     """The `faithfulness` case rule that turns a faithfulness fraction into 0/1 (default `>= 0.8`)."""
-    for rule in parse_rules(config.case_rules(), "case", "gate.case"):
+    for rule in parse_rules(config.case_rules(), "case", config.key("gate.case")):
         if rule.metric == "faithfulness":
             return rule
     return DEFAULT_FAITHFULNESS

@@ -32,7 +32,7 @@ _FIGURES = {
 def regression_rules(config: Config) -> list[Rule]:
     """Parsed `gate.regression` (or the default); unknown metrics are exit 2 naming them."""
     given = config.gate.regression
-    return parse_rules(DEFAULT_RULES if given is None else given, "regression", "gate.regression")
+    return parse_rules(DEFAULT_RULES if given is None else given, "regression", config.key("gate.regression"))
 
 
 def figure_of(rule_metric: str) -> str | None:

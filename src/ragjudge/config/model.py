@@ -17,6 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     field_validator,
@@ -27,6 +28,7 @@ from ragjudge import masking
 from ragjudge.config import safeyaml
 from ragjudge.config.envsubst import substitute
 from ragjudge.config.headers import Headers
+from ragjudge.config.mistakes import recognise
 from ragjudge.config.templatepath import check_contained, workspace
 from ragjudge.errors import ConfigError
 
@@ -555,6 +557,23 @@ class Config(_Strict):
         default_factory=RepeatConfig, description="Re-running failing cases; `--repeat MAX/PASS_AT` overrides."
     )
     serve: ServeConfig = Field(default_factory=ServeConfig, description="`ragjudge serve`'s limits.")
+    # Where it was read from: not keys of the file, so a file cannot set them.
+    _source: str | None = PrivateAttr(None)
+    _folder: Path | None = PrivateAttr(None)
+
+    @property
+    def source(self) -> str | None:
+        """The config file it was read from (`(defaults)` when there was none); None when built in code."""
+        return self._source
+
+    @property
+    def folder(self) -> Path | None:
+        """The folder its relative paths (`cases:` ...) were resolved against; None when built in code."""
+        return self._folder
+
+    def key(self, path: str) -> str:
+        """`ragjudge.yml: gate.case`: a key named with the file it is in, for messages raised after loading."""
+        return f"{self._source}: {path}" if self._source else path
 
     def case_rules(self) -> dict[str, str]:
         return dict(DEFAULT_CASE_RULES if self.gate.case is None else self.gate.case)
@@ -566,16 +585,29 @@ class Config(_Strict):
         return rules
 
 
+_UNQUOTED_FLOOR = re.compile(r"([\w.]+):\s*(>=?\s*[-+]?\.?\d[\d.]*(?:[eE][-+]?\d+)?)")
+
+
 def format_validation_error(source: str, error: ValidationError) -> str:
     """One line per problem, naming the key path; never the offending value."""
+    return explain_validation_error(source, error)[0]
+
+
+def explain_validation_error(source: str, error: ValidationError) -> tuple[str, str | None]:
+    """The lines of `format_validation_error`, and the tip of the first newcomer mistake among them."""
     lines = []
-    for item in error.errors(include_input=False, include_url=False):
+    tip = None
+    for item in error.errors(include_url=False):
         loc = ".".join(str(p) for p in item["loc"]) or "(top level)"
+        mistake = recognise(item["loc"], item["type"], item.get("input"), echo=False)
         if item["type"] == "extra_forbidden":
             lines.append(f"{source}: unknown key {loc!r}")
+        elif mistake is not None:
+            lines.append(f"{source}: {loc}: {mistake.problem}")
+            tip = tip or mistake.tip
         else:
             lines.append(f"{source}: {loc}: {str(item['msg']).removeprefix('Value error, ')}")
-    return "\n".join(lines)
+    return "\n".join(lines), tip
 
 
 def _resolve(base: Path, path: Path | None) -> Path | None:
@@ -603,9 +635,8 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(
-            format_validation_error(source, exc), tip="see the README's config section for every key"
-        ) from None
+        message, tip = explain_validation_error(source, exc)
+        raise ConfigError(message, tip=tip or "see the README's config section for every key") from None
     register_secrets(config)
     judge = config.judge.model_copy(
         update={
@@ -619,7 +650,7 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
         if feedback is not None:
             feedback = feedback.model_copy(update={"file": _resolve(base_dir, feedback.file)})
         canary = canary.model_copy(update={"sample": _resolve(base_dir, canary.sample), "feedback": feedback})
-    return config.model_copy(
+    resolved = config.model_copy(
         update={
             "judge": judge,
             "cases": [p for p in (_resolve(base_dir, c) for c in config.cases) if p is not None],
@@ -628,6 +659,8 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
             "baseline": config.baseline.model_copy(update={"report": _resolve(base_dir, config.baseline.report)}),
         }
     )
+    resolved._source, resolved._folder = source, base_dir
+    return resolved
 
 
 def register_secrets(config: Config) -> None:
@@ -675,7 +708,12 @@ def load_config(path: Path | None) -> Config:
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         tip = None
-        if "{{" in text:
+        line = text.splitlines()[mark.line] if mark is not None and mark.line < len(text.splitlines()) else ""
+        rule = _UNQUOTED_FLOOR.search(line)
+        if rule:
+            # `pass_rate: >= 0.9` unquoted: YAML reads `>` as the start of a folded block.
+            tip = f'quote a rule that starts with ">": {rule.group(1)}: "{rule.group(2).strip()}"'
+        elif "{{" in text:
             # An unquoted `body: {"q": {{ question | tojson }}}` is a YAML mapping, and a broken one.
             tip = "quote values that hold a Jinja template: body: '{\"question\": {{ question | tojson }}}'"
         raise ConfigError(f"{target}: invalid YAML{where}: {problem}", tip=tip) from None

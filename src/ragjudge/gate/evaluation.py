@@ -77,7 +77,7 @@ def check_criteria(cases: Sequence[Case], config: Config, rules: Sequence[Rule])
         name = criterion_of(rule.metric, rule.scope)
         if name is not None and name not in known:
             raise ConfigError(
-                f"gate.{rule.scope}.{rule.metric}: {undefined(name, config.judge.criteria)}",
+                config.key(f"gate.{rule.scope}.{rule.metric}") + f": {undefined(name, config.judge.criteria)}",
                 tip="define it under judge.criteria, or inline in a case's criteria",
             )
 
@@ -90,8 +90,8 @@ def not_evaluated(cases: Sequence[Case], reason: str) -> list[CaseResult]:
 
 def run_gate(request: GateRequest) -> Report:
     config = request.config
-    case_rules = parse_rules(config.case_rules(), "case", "gate.case")
-    suite_rules = parse_rules(config.suite_rules(), "suite", "gate.suite")
+    case_rules = parse_rules(config.case_rules(), "case", config.key("gate.case"))
+    suite_rules = parse_rules(config.suite_rules(), "suite", config.key("gate.suite"))
     regression_rules(config)  # bad regression rules are exit 2 before any call
     warnings: list[str] = []
     baseline = _baseline(request, warnings)
@@ -106,7 +106,9 @@ def run_gate(request: GateRequest) -> Report:
         )
     else:
         url = endpoint_url(config, request.endpoint)
-        case_set = load_cases(list(request.cases) or config.cases, config.max_case_file_bytes)
+        from_config = not request.cases
+        paths = config.cases if from_config else list(request.cases)
+        case_set = load_cases(paths, config.max_case_file_bytes, config.folder if from_config else None)
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)

@@ -18,7 +18,7 @@ from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
 from ragjudge.report.figures import score as score_text
-from ragjudge.report.model import Report
+from ragjudge.report.model import Report, RuleBlock
 
 CHART_WIDTH = 560
 """Width of the plotting area of every chart, in SVG units."""
@@ -316,10 +316,23 @@ def case_rows(report: Report) -> list[dict[str, Any]]:
     return rows
 
 
+def case_tally(rule: RuleBlock, report: Report) -> str | None:
+    """A case rule's result as a count, `2 of 43 cases failed`; None for a suite rule.
+
+    Cases failing a case rule need not fail the gate (pass_rate may tolerate them), so the count is told
+    without the verdict's words or colours."""
+    if rule.scope != "case":
+        return None
+    if rule.value is None or not math.isfinite(rule.value):
+        return "no case failed" if rule.passed else "cases failed"
+    return f"{rule.value:.0f} of {report.suite.cases} cases failed"
+
+
 def build_view(report: Report) -> View:
     comparison = report.comparison.model_dump() if report.comparison else None
     rules: list[dict[str, Any]] = [
-        {"kind": r.scope, "metric": r.metric, "passed": r.passed, "reason": r.reason} for r in report.rules
+        {"kind": r.scope, "metric": r.metric, "passed": r.passed, "reason": r.reason, "tally": case_tally(r, report)}
+        for r in report.rules
     ]
     for rule in (comparison or {}).get("rules") or []:
         if isinstance(rule, dict):
@@ -329,6 +342,7 @@ def build_view(report: Report) -> View:
                     "metric": rule.get("metric", ""),
                     "passed": rule.get("passed"),
                     "reason": rule.get("reason", ""),
+                    "tally": None,
                 }
             )
     rows = case_rows(report)
