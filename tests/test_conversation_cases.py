@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.cases import Exchange, dedupe_key, load_cases, template_variables
+from ragjudge.cases import Exchange, dedupe_key, load_cases, rehearsal, template_variables
 from ragjudge.errors import CaseFileError
-from ragjudge.gate.pipeline import rehearsal
 from ragjudge.gate.provenance import case_set_hash
 
 

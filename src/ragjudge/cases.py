@@ -7,7 +7,7 @@ import os
 import re
 import string
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -314,6 +314,35 @@ def template_variables(case: Case) -> dict[str, Any]:
         "turn": case.turn or 1,
         "conversation_id": case.conversation_id,
     }
+
+
+class Dialogue:
+    """A conversation as it goes in one run: each turn is asked with the turns before it, as they were answered,
+    and with the conversation id the service gave last (`run`, `probe` and `canary` all step through it)."""
+
+    def __init__(self) -> None:
+        self.history: list[Exchange] = []
+        self.conversation_id: str | None = None
+
+    def ask(self, turn: Case) -> Case:
+        """The turn as it is to be asked now."""
+        return replace(turn, history=tuple(self.history), conversation_id=self.conversation_id)
+
+    def answered(self, asked: Case, answer: str, conversation_id: str | None) -> None:
+        """What the service answered `asked` (and what it called the conversation, if it said)."""
+        self.history.append(Exchange(asked.question, answer))
+        self.conversation_id = conversation_id or self.conversation_id
+
+
+def rehearsal(case: Case) -> list[Case]:
+    """The requests to render before any call: the case, or each turn of a conversation as it will be asked
+    (with the earlier questions, and empty answers standing in for the service's)."""
+    if not case.turns:
+        return [case]
+    return [
+        replace(turn, history=tuple(Exchange(t.question, "") for t in case.turns[: turn.turn - 1]))
+        for turn in case.turns
+    ]
 
 
 def dedupe_key(case: Case) -> str:

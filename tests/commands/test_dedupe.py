@@ -119,7 +119,8 @@ def test_case_without_a_question_exits_2(tmp_path, capsys):
     code, out, err = dedupe(capsys, str(path))
     assert code == 2
     assert out == ""
-    assert err == f"ragjudge: error: {path}:3: case has no question\nTip: every case needs a `question`\n"
+    tip = "Tip: every case needs a `question` (or `turns:`, each with one)\n"
+    assert err == f"ragjudge: error: {path}:3: case has no question\n{tip}"
     assert not (tmp_path / "c.deduped.yaml").exists()
 
 
@@ -142,3 +143,19 @@ def test_no_file_argument_is_a_usage_error(capsys):
     code, _, err = dedupe(capsys)
     assert code == 2
     assert "ragjudge: error: the following arguments are required: file" in err
+
+
+def test_conversations_are_duplicates_only_when_every_turn_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "- id: a\n  turns:\n    - question: 我想退货\n    - question: 那运费谁出？\n"
+        "- id: b\n  turns:\n    - question: 我想退货！\n    - question: 那运费谁出\n"
+        "- id: c\n  turns:\n    - question: 我想退货\n    - question: 发票呢？\n",
+        encoding="utf-8",
+    )
+    assert main(["dedupe", str(path)]) == 0
+    assert capsys.readouterr().out == "kept=2 dropped=1\n"
+    kept = yaml.safe_load((tmp_path / "c.deduped.yaml").read_text(encoding="utf-8"))
+    assert [c["id"] for c in kept] == ["a", "c"]

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ragjudge.cases import Case
+from ragjudge.cases import Case, Dialogue, rehearsal
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.judge.interface import Judge, Judgement
@@ -95,21 +95,38 @@ def run_sample(
     """Ask every case of both arms (interleaved); judge every reply when `judge` is given."""
     for client in clients.values():
         for case in cases:  # a template error is bad input, found before any call
-            client.render(case)
+            for asked in rehearsal(case):
+                client.render(asked)
     judged: dict[tuple[str, str], Future[Judgement | str]] = {}
     with (
         ThreadPoolExecutor(judge_concurrency, thread_name_prefix="canary-judge") as judges,
         ThreadPoolExecutor(endpoint_concurrency, thread_name_prefix="canary-call") as calls,
     ):
 
-        def call(arm: str, case: Case) -> EndpointResult:
+        def ask(arm: str, case: Case) -> EndpointResult:
             result = clients[arm].call(case)
             if result.trace is not None and judge is not None:
                 judged[(arm, case.id)] = judges.submit(_judge, judge, case, result)
             return result
 
-        futures = [(arm, case, calls.submit(call, arm, case)) for case in cases for arm in ARMS]
-        results = [(arm, case, future.result()) for arm, case, future in futures]
+        def call(arm: str, case: Case) -> list[tuple[Case, EndpointResult]]:
+            """One case's replies: a conversation's turns in order, each with this arm's own earlier answers
+            (every turn is one observation; a turn with no reply ends the conversation)."""
+            if not case.turns:
+                return [(case, ask(arm, case))]
+            asked: list[tuple[Case, EndpointResult]] = []
+            dialogue = Dialogue()
+            for turn in case.turns:
+                this = dialogue.ask(turn)
+                result = ask(arm, this)
+                asked.append((this, result))
+                if result.trace is None:
+                    break
+                dialogue.answered(this, result.trace.answer, result.trace.conversation_id)
+            return asked
+
+        futures = [(arm, calls.submit(call, arm, case)) for case in cases for arm in ARMS]
+        results = [(arm, asked, result) for arm, future in futures for asked, result in future.result()]
         observations: dict[str, list[Observation]] = {arm: [] for arm in ARMS}
         for arm, case, result in results:
             pending = judged.get((arm, case.id))

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ragjudge.cases import Case, CaseModel, load_cases, normalize_question, read_items
+from ragjudge.cases import Case, CaseModel, dedupe_key, load_cases, normalize_question, read_items
 from ragjudge.errors import CaseFileError, UsageError
 
 UNSET = "(unset)"
@@ -58,7 +58,7 @@ def duplicates(cases: Sequence[Case]) -> list[Duplicate]:
     first: dict[str, Case] = {}
     out = []
     for case in cases:
-        key = normalize_question(case.question)
+        key = dedupe_key(case)
         if key in first:
             out.append(Duplicate(case, first[key]))
         else:

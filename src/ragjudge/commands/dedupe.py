@@ -20,6 +20,20 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(handler=handle)
 
 
+def _key(data: Any) -> str | None:
+    """The normalised question, or a conversation's every question; None when there is none to compare."""
+    if not isinstance(data, dict):
+        return None
+    turns = data.get("turns")
+    questions = [t.get("question") for t in turns if isinstance(t, dict)] if isinstance(turns, list) else []
+    if not turns:
+        questions = [data.get("question")]
+    texts = [q for q in questions if isinstance(q, str) and q.strip()]
+    if not texts or len(texts) != len(questions):
+        return None
+    return "\x1f".join(normalize_question(q) for q in texts)
+
+
 def handle(args: argparse.Namespace) -> int:
     path: Path = args.file
     items = read_items(path)
@@ -27,11 +41,12 @@ def handle(args: argparse.Namespace) -> int:
     seen: set[str] = set()
     for item in items:
         data = item.data
-        question = data.get("question") if isinstance(data, dict) else None
-        if not isinstance(question, str) or not question.strip():
+        key = _key(data)
+        if key is None:
             where = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
-            raise CaseFileError(f"{where}: case has no question", tip="every case needs a `question`")
-        key = normalize_question(question)
+            raise CaseFileError(
+                f"{where}: case has no question", tip="every case needs a `question` (or `turns:`, each with one)"
+            )
         if key in seen:
             continue
         seen.add(key)

@@ -61,16 +61,13 @@ def _probe_conversation(out: TextIO, config: Config, client: Any, case: Case, se
     """Each turn in order, as `run` asks it: with the conversation so far and the service's conversation id.
 
     The worst turn's exit code; a turn whose reply cannot be read ends the conversation."""
-    from dataclasses import replace
+    from ragjudge.cases import Dialogue
 
-    from ragjudge.cases import Exchange
-
-    history: list[Exchange] = []
-    conversation_id: str | None = None
+    dialogue = Dialogue()
     worst = int(ExitCode.PASSED)
     for turn in case.turns:
         print(f"== {case.id}: turn {turn.turn} of {len(case.turns)}", file=out)
-        this = replace(turn, history=tuple(history), conversation_id=conversation_id)
+        this = dialogue.ask(turn)
         code, raw = _probe(out, config, client, this, secrets)
         worst = max(worst, code)
         trace = None
@@ -85,8 +82,7 @@ def _probe_conversation(out: TextIO, config: Config, client: Any, case: Case, se
                     f"\nturns {turn.turn + 1} to {len(case.turns)} not sent: turn {turn.turn} gave no answer", file=out
                 )
             return worst
-        history.append(Exchange(this.question, trace.answer))
-        conversation_id = trace.conversation_id or conversation_id
+        dialogue.answered(this, trace.answer, trace.conversation_id)
         if trace.conversation_id:
             print(f"  conversation_id for the next turn: {trace.conversation_id}", file=out)
         print(file=out)

@@ -93,7 +93,8 @@ def run_bias_check(
     """Reverse the passages of `n` sampled cases (the question as the claim) and count score flips."""
     from ragjudge.judge.evidence import MAX_BATCH
 
-    eligible = [r for r in results if r.endpoint.trace is not None and len(r.endpoint.trace.evidence) >= 2]
+    asked = [r for result in results for r in (result.turns or (result,))]  # a conversation's turns each count
+    eligible = [r for r in asked if r.endpoint.trace is not None and len(r.endpoint.trace.evidence) >= 2]
     picked = sample(eligible, n, seed)
     items = {
         r.case.id: BiasItem(r.case.id, r.case.question, tuple(p.text for p in r.endpoint.trace.evidence[:MAX_BATCH]))

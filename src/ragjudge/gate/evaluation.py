@@ -166,7 +166,8 @@ def run_gate(request: GateRequest) -> Report:
             bias.run(results, log, warnings)
     finally:
         log.close()
-    warnings.extend(mapping_warnings([(r.case.id, r.endpoint.trace) for r in results], config.endpoint.response))
+    replies = [(t.case.id, t.endpoint.trace) for r in results for t in (r.turns or (r,))]
+    warnings.extend(mapping_warnings(replies, config.endpoint.response))
     suite = evaluate_suite(results, case_rules, suite_rules)
     judge_info = {
         "judge": judge.name,

@@ -16,7 +16,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from ragjudge.cases import Case, Exchange
+from ragjudge.cases import Case, Dialogue, rehearsal
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.scoring import CaseResult, score_case, score_conversation
@@ -121,17 +121,6 @@ def _outcome(future: Future[_T]) -> _T | None:
                 return None
 
 
-def rehearsal(case: Case) -> list[Case]:
-    """The requests to render before any call: the case, or each turn of a conversation as it will be asked
-    (with the earlier questions, and empty answers standing in for the service's)."""
-    if not case.turns:
-        return [case]
-    return [
-        replace(turn, history=tuple(Exchange(t.question, "") for t in case.turns[: turn.turn - 1]))
-        for turn in case.turns
-    ]
-
-
 def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: EventLog) -> list[CaseResult]:
     """Evaluate every case; the result order is the case order.
 
@@ -202,18 +191,16 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
 
             A turn with no reply ends it: the next turn would be asked without the answer it follows."""
             asked: list[tuple[Case, EndpointResult]] = []
-            history: list[Exchange] = []
-            conversation_id: str | None = None
+            dialogue = Dialogue()
             for turn in case.turns:
-                this = replace(turn, history=tuple(history), conversation_id=conversation_id)
+                this = dialogue.ask(turn)
                 result = call(this)
                 if result is None:
                     return None
                 asked.append((this, result))
                 if result.trace is None:
                     break
-                history.append(Exchange(this.question, result.trace.answer))
-                conversation_id = result.trace.conversation_id or conversation_id
+                dialogue.answered(this, result.trace.answer, result.trace.conversation_id)
             return asked
 
         def scored(case: Case, reply: EndpointResult) -> CaseResult | None:

@@ -1,0 +1,47 @@
+"""A canary sample with conversations: each arm is asked every turn in order, with its own earlier answers,
+and each turn is one observation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragjudge.canary.sample import run_sample
+from ragjudge.cases import load_cases
+from ragjudge.config.model import EndpointConfig
+from ragjudge.endpoint.client import EndpointClient
+from tests.fakes.responder_server import Exchange, ResponderServer
+
+
+def test_each_arm_carries_its_own_answers_into_the_next_turn(tmp_path: Path) -> None:
+    cases_file = tmp_path / "c.yaml"
+    cases_file.write_text(
+        "- id: chat\n  turns:\n    - question: 我想退货\n    - question: 那运费谁出？\n"
+        "- id: one\n  question: 发票呢？\n",
+        encoding="utf-8",
+    )
+    cases = load_cases([cases_file]).cases
+    seen: dict[str, list[list[str]]] = {"treatment": [], "control": []}
+
+    def arm(name: str):  # type: ignore[no-untyped-def]
+        def answer(ex: Exchange) -> None:
+            messages = ex.request.json()["messages"]
+            seen[name].append([m["content"] for m in messages])
+            ex.json({"answer": f"{name} answer {len(messages)}", "retrieved": []})
+
+        return answer
+
+    config = EndpointConfig.model_validate(
+        {"body": '{"messages": {{ messages | tojson }}}', "retries": 0, "timeout_s": 5}
+    )
+    with ResponderServer(arm("treatment")) as treatment, ResponderServer(arm("control")) as control:
+        clients = {
+            "treatment": EndpointClient(config, treatment.url),
+            "control": EndpointClient(config, control.url),
+        }
+        runs = run_sample(cases, clients, None, 2, 1)
+    for name in ("treatment", "control"):
+        assert [o.case_id for o in runs[name].observations] == ["chat turn 1", "chat turn 2", "one"]
+        assert all(o.error is None for o in runs[name].observations)
+        assert sorted(seen[name]) == sorted(
+            [["我想退货"], ["我想退货", f"{name} answer 1", "那运费谁出？"], ["发票呢？"]]
+        )
