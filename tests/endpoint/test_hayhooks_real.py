@@ -208,3 +208,41 @@ def test_run_reads_the_real_streaming_chat_route_timed_to_the_first_token(
     assert all(c["trace"]["ttft_ms"] is not None for c in data["cases"])
     assert 0 < refund["trace"]["ttft_ms"] <= refund["trace"]["latency_ms"]
     assert data["suite"]["p95_ttft_ms"] is not None
+
+
+def test_a_conversation_through_the_real_streaming_chat_route(
+    ws: Path, capsys: pytest.CaptureFixture[str], hayhooks_server: RunningHayhooks
+) -> None:
+    # The whole conversation goes in `messages` every turn (hayhooks validates them as OpenAI chat messages);
+    # each turn is its own stream, timed to its first token, and the out-of-scope turn is declined in words.
+    cases = [
+        {
+            "id": "refund-then-penguins",
+            "turns": [
+                {"question": "How long do refunds take?", "must_mention": ["14 days"]},
+                {"question": "Can penguins fly?", "category": "out-of-scope"},
+            ],
+        },
+        {"id": "refund-zh", "question": "退款需要多久？"},
+    ]
+    (ws / "cases.yaml").write_text(yaml.safe_dump(cases, allow_unicode=True), encoding="utf-8")
+    endpoint = {
+        "url": f"{hayhooks_server.url}/v1/chat/completions",
+        "retries": 0,
+        "body": '{"model": "support_rag", "stream": true, "messages": {{ messages | tojson }}}',
+        "response": {"answer_delta": "choices.0.delta.content"},
+    }
+    config = {"endpoint": endpoint, "cases": ["cases.yaml"], "gate": {"suite": {"rejection_accuracy": ">= 1"}}}
+    (ws / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    before = len(hayhooks_server.openai.requests)
+    code, out, err = run(capsys, "run", "--report", "r.json")
+    assert (code, err) == (0, ""), out
+    data = json.loads((ws / "r.json").read_text(encoding="utf-8"))
+    chat = next(c for c in data["cases"] if c["id"] == "refund-then-penguins")
+    assert [(t["status"], t["trace"]["refused_by"]) for t in chat["turns"]] == [("pass", None), ("pass", "builtin")]
+    assert chat["turns"][0]["trace"]["answer"] == (
+        "Refunds are issued within 14 days of the return being received. [refund-policy]"
+    )
+    assert all(0 < t["trace"]["ttft_ms"] <= t["trace"]["latency_ms"] for t in chat["turns"])
+    # The model behind hayhooks was asked once per turn: three turns in all.
+    assert len(hayhooks_server.openai.requests) - before == 3
