@@ -64,6 +64,8 @@ class Counters:
         self.in_flight = 0
         self.started_at = time.monotonic()
         self.in_flight_max: list[int] = []
+        self.first_token_ms: list[float] = []
+        """`/chat`: per streamed reply, ms from the request's arrival to its first token's write."""
         """Judge calls in flight, the most seen in each half second since the reset."""
 
     def as_dict(self) -> dict[str, Any]:
@@ -146,8 +148,57 @@ class Handler(BaseHTTPRequestHandler):
                 counters.last_answer_at = time.time()
         elif self.path == "/v1/chat/completions":
             self._judge(json.loads(raw))
+        elif self.path == "/chat":
+            self._chat(json.loads(raw), arrived)
         else:
             self._reply(404, {"error": "not found"})
+
+    def _chat(self, body: dict[str, Any], arrived: float) -> None:
+        """An OpenAI-compatible chat service: the first token after `first_token_s`, then `tokens` more, each
+        `token_s` apart; streamed as chunks (chunked transfer encoding, keep-alive) or, without `stream`, one
+        body once the last token would have been sent."""
+        counters, cfg = self.server.counters, self.server
+        with counters.lock:
+            if counters.first_request_at is None:
+                counters.first_request_at = arrived
+            counters.rag_requests += 1
+        messages = body.get("messages") or []
+        last = str(messages[-1].get("content", "")) if messages else ""
+        words = [f"w{i} " for i in range(cfg.tokens - 1)] + [f"(turn {len(messages) // 2 + 1}: {last})"]
+        started = time.monotonic()
+        if not body.get("stream"):
+            time.sleep(cfg.first_token_s + cfg.token_s * (cfg.tokens - 1))
+            self._reply(200, {"choices": [{"message": {"content": "".join(words)}}], "references": PASSAGES})
+            with counters.lock:
+                counters.last_answer_at = time.time()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+        def send(data: Any) -> None:
+            frame = f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n".encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+            self.wfile.flush()
+
+        head = {"object": "chat.completion.chunk", "references": PASSAGES}
+        send({**head, "choices": [{"index": 0, "delta": {"role": "assistant"}}]})
+        for i, word in enumerate(words):
+            # Each token at its planned time since the request came, so sleeping's overshoot does not add up.
+            wait = started + cfg.first_token_s + i * cfg.token_s - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            if i == 0:
+                with counters.lock:
+                    counters.first_token_ms.append(round((time.monotonic() - started) * 1000, 2))
+            send({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": word}}]})
+        send({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        send("[DONE]")
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+        with counters.lock:
+            counters.last_answer_at = time.time()
 
     def _judge(self, body: dict[str, Any]) -> None:
         counters = self.server.counters
@@ -209,8 +260,16 @@ class Servers(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
 
-    def __init__(self, endpoint_s: float, judge_s: float, rate_429: float, seed: int) -> None:
+    def __init__(
+        self,
+        endpoint_s: float,
+        judge_s: float,
+        rate_429: float,
+        seed: int,
+        chat: tuple[float, int, float] = (0.2, 20, 0.01),
+    ) -> None:
         super().__init__(("127.0.0.1", 0), Handler)
+        self.first_token_s, self.tokens, self.token_s = chat
         self.endpoint_s = endpoint_s
         self.judge_s = judge_s
         self.rate_429 = rate_429
@@ -218,9 +277,14 @@ class Servers(ThreadingHTTPServer):
         self.counters = Counters()
 
 
-def launch(endpoint_ms: float, judge_ms: float, rate_429: float = 0.0) -> tuple[subprocess.Popen[str], dict[str, str]]:
-    """These servers in a process of their own (so serving costs the measured process nothing), and their URLs."""
+def launch(
+    endpoint_ms: float, judge_ms: float, rate_429: float = 0.0, chat: tuple[float, int, float] = (200.0, 20, 10.0)
+) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """These servers in a process of their own (so serving costs the measured process nothing), and their URLs.
+
+    `chat`: the `/chat` service's ms to the first token, its number of tokens, and the ms between them."""
     command = [sys.executable, __file__, "--endpoint-ms", str(endpoint_ms), "--judge-ms", str(judge_ms)]
+    command += ["--first-token-ms", str(chat[0]), "--tokens", str(chat[1]), "--token-ms", str(chat[2])]
     server = subprocess.Popen([*command, "--judge-429-rate", str(rate_429)], stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None
     urls: dict[str, str] = json.loads(server.stdout.readline())
@@ -233,10 +297,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--judge-ms", type=float, default=100.0)
     parser.add_argument("--judge-429-rate", type=float, default=0.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--first-token-ms", type=float, default=200.0)
+    parser.add_argument("--tokens", type=int, default=20)
+    parser.add_argument("--token-ms", type=float, default=10.0)
     args = parser.parse_args(argv)
-    server = Servers(args.endpoint_ms / 1000, args.judge_ms / 1000, args.judge_429_rate, args.seed)
+    chat = (args.first_token_ms / 1000, args.tokens, args.token_ms / 1000)
+    server = Servers(args.endpoint_ms / 1000, args.judge_ms / 1000, args.judge_429_rate, args.seed, chat)
     url = f"http://127.0.0.1:{server.server_address[1]}"
-    print(json.dumps({"rag": f"{url}/ask", "judge": f"{url}/v1", "stats": f"{url}/stats"}), flush=True)
+    urls = {"rag": f"{url}/ask", "chat": f"{url}/chat", "judge": f"{url}/v1", "stats": f"{url}/stats"}
+    print(json.dumps(urls), flush=True)
     server.serve_forever(poll_interval=0.2)  # until gate_bench.py terminates this process
     return 0
 
