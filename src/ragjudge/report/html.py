@@ -148,7 +148,11 @@ def _nice_step(span: float, bins: int) -> float:
 
 
 def histogram(report: Report, height: float = 150.0) -> Histogram | None:
-    latencies = [v for v in (c.first_latency_ms() for c in report.cases) if v is not None]
+    # As the suite's percentiles count them: each single case's first run, and each asked turn of a conversation.
+    firsts = [t.trace.latency_ms for c in report.cases for t in c.turns] + [
+        c.first_latency_ms() for c in report.cases if not c.turns
+    ]
+    latencies = [v for v in firsts if v is not None]
     if not latencies:
         return None
     threshold = next((r.threshold for r in report.rules if r.scope == "suite" and r.metric == "p95_latency_ms"), None)
