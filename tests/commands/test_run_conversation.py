@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.commands.test_run_end_to_end import by_id, load, run, write_config
 from tests.endpoint.test_client_stream import openai_chunk, sse
@@ -364,3 +365,23 @@ def test_the_judge_is_shown_the_conversation_so_far_once_per_answered_turn(
     assert f"Customer (turn 1): {Q_RETURN}\nAssistant (turn 1): {A_RETURN}\n" in follow_up
     (opening,) = [p for p in prompts if f"## Question\n{Q_INVOICE}\n" in p]
     assert "conversation" not in opening
+
+
+def test_against_a_baseline_timing_ratios_pair_the_turns(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The baseline streams fast; now the service is slow to its first token on every turn.
+    code, _, out = _run(ws, capsys, Service(first_token_s=0.05), "openai")
+    assert code == 0, out
+    (ws / "report.json").rename(ws / "baseline.json")
+    with _serve(Service(first_token_s=0.45), "openai") as server:
+        config = write_config(ws, server.url, CASES, case_rules=CASE_RULES, endpoint=OPENAI)
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+        data["gate"]["regression"] = {"p95_ttft_ratio": "<= 2"}
+        config.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+        outcome = run(capsys, "run", "--baseline", "baseline.json", "--report", "report.json")
+    assert outcome.code == 1, outcome.out
+    report = load(ws / "report.json")
+    (ratio,) = [d for d in report["comparison"]["deltas"] if d["metric"] == "p95_ttft_ms"]
+    assert ratio["cases"] == 5  # the four turns of the two conversations and the single case, paired turn by turn
+    assert ratio["delta"] > 2 and ratio["significant"] is True
+    (rule,) = [r for r in report["comparison"]["rules"] if r["metric"] == "p95_ttft_ratio"]
+    assert rule["passed"] is False

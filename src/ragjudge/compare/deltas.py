@@ -18,11 +18,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from ragjudge import stats
 from ragjudge.report.figures import fmt
-from ragjudge.report.model import CaseBlock, DeltaBlock
+from ragjudge.report.model import CaseBlock, DeltaBlock, TurnBlock
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20_240_601
@@ -36,6 +36,7 @@ P95_TTFT = "p95_ttft_ms"
 COST = "cost_usd"
 
 Pair = tuple[CaseBlock, CaseBlock]
+_B = TypeVar("_B", CaseBlock, CaseBlock | TurnBlock)
 """(now, baseline) for one case id in both reports."""
 
 
@@ -73,7 +74,7 @@ def _signed(value: float, digits: int) -> str:
     return "unbounded" if math.isinf(value) else f"{value:+.{digits}f}"
 
 
-def _values(pairs: Sequence[Pair], get: Callable[[CaseBlock], float | None]) -> tuple[list[float], list[float]]:
+def _values(pairs: Sequence[tuple[_B, _B]], get: Callable[[_B], float | None]) -> tuple[list[float], list[float]]:
     now: list[float] = []
     base: list[float] = []
     for a, b in pairs:
@@ -149,16 +150,32 @@ def _first_cost(case: CaseBlock) -> float | None:
     return case.trace.cost_usd
 
 
-def _ttft(case: CaseBlock) -> float | None:
+def _ttft(case: CaseBlock | TurnBlock) -> float | None:
     return case.trace.ttft_ms
+
+
+def _latency(case: CaseBlock | TurnBlock) -> float | None:
+    return case.first_latency_ms() if isinstance(case, CaseBlock) else case.trace.latency_ms
+
+
+def _replies(pairs: Sequence[Pair]) -> list[tuple[CaseBlock | TurnBlock, CaseBlock | TurnBlock]]:
+    """The pairs as the timing figures count them: a conversation in both reports is its turns, turn by turn
+    (a conversation's latency percentiles are over turns, as the suite's are)."""
+    out: list[tuple[CaseBlock | TurnBlock, CaseBlock | TurnBlock]] = []
+    for a, b in pairs:
+        if a.turns and b.turns:
+            out.extend(zip(a.turns, b.turns, strict=False))
+        else:
+            out.append((a, b))
+    return out
 
 
 def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
     if metric == P95_LATENCY:
-        now, base = _values(pairs, CaseBlock.first_latency_ms)
+        now, base = _values(_replies(pairs), _latency)
         statistic, what = stats.p95_ratio, "p95 latency"
     elif metric == P95_TTFT:
-        now, base = _values(pairs, _ttft)
+        now, base = _values(_replies(pairs), _ttft)
         statistic, what = stats.p95_ratio, "p95 time to first token"
     else:
         now, base = _values(pairs, _first_cost)
