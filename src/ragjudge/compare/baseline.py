@@ -9,7 +9,8 @@ from typing import Any
 
 from ragjudge.errors import CaseFileError
 from ragjudge.report.figures import NO_BASELINE
-from ragjudge.report.model import Report, load_report
+from ragjudge.report.model import Report
+from ragjudge.report.reading import load_report
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ from ragjudge.github.rest import GitHubClient
 from ragjudge.github.sticky import upsert
 from ragjudge.github.summary import append_summary, gate_summary, text_summary
 from ragjudge.github.workflow_commands import WorkflowLog
-from ragjudge.report.model import Report, load_report
+from ragjudge.report.model import Report
+from ragjudge.report.reading import load_report
 
 
 @dataclass(frozen=True)

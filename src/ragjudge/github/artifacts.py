@@ -24,7 +24,7 @@ import requests
 
 from ragjudge.errors import CaseFileError
 from ragjudge.github.rest import GitHubClient, GitHubError
-from ragjudge.report.model import load_report
+from ragjudge.report.reading import load_report
 
 MAX_RUNS = 200
 """Successful runs on the default branch looked at, newest first, before giving up."""
