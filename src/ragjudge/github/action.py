@@ -123,7 +123,16 @@ def find_baseline(inputs: ActionInputs, runner: RunnerEnv, scratch: Path, log: W
         return None
     where = Where(runner.repository, runner.workflow_file, runner.default_branch, name)
     client = GitHubClient(runner.api_url, inputs.github_token)
-    found = fetch_baseline(client, where, scratch / "baseline", inputs.report)
+    try:
+        found = fetch_baseline(client, where, scratch / "baseline", inputs.report)
+    except Exception as exc:  # whatever an artifact holds, the gate still runs: a baseline is optional
+        log.issue(
+            "warning",
+            f"no baseline: artifact {name!r} could not be read ({type(exc).__name__}); the gate applies its "
+            "absolute rules only",
+            "ragjudge: baseline",
+        )
+        return None
     log.issue(found.level, found.message, "ragjudge: baseline")
     return found.path
 
