@@ -151,7 +151,7 @@ def _download(url: str, seconds: float) -> bytes:
     # Not cut short by a stop: like the API calls around it, only time ends it.
     with deadline.limit(seconds, stoppable=False) as limit:
         try:
-            with session.get(url, timeout=seconds, stream=True, allow_redirects=False) as response:
+            with session.get(url, timeout=seconds, stream=True) as response:
                 if response.status_code != 200:
                     raise BaselineError(f"download from storage failed: HTTP {response.status_code}")
                 data = _read_capped(response)
