@@ -363,3 +363,146 @@ def test_a_mapping_that_resolved_in_another_shard_is_not_warned_of_by_the_merge(
     full, merged = load(tmp_path / "full.json"), load(tmp_path / "m.json")
     assert [w for w in full["warnings"] if w.startswith("endpoint.")] == []
     assert [w for w in merged["warnings"] if w.startswith("endpoint.")] == []
+
+
+# --- reading the shards: every report file is input from outside -------------------------------------------
+
+
+def _offline_shards(out: Path, count: int = 2) -> list[Path]:
+    """`count` shard reports over recorded traces and the offline judge (no service): quick to make and edit."""
+    lines = [
+        {"id": f"t{k}", "question": f"Q {k}?", "answer": "Refunds take 5 days.", "latencyMs": 50.0 + k}
+        for k in range(8)
+    ]
+    traces = out / "traces.jsonl"
+    traces.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    config = out / "ragjudge.yml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "endpoint": {"url": "http://127.0.0.1:9/ask"},
+                "judge": {"provider": "offline"},
+                "gate": {"suite": {"pass_rate": ">= 0.5", "p95_latency_ms": "<= 3000"}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    paths = [out / f"s{i}.json" for i in range(1, count + 1)]
+    for i, path in enumerate(paths, 1):
+        argv = ["run", "--config", str(config), "--traces", str(traces), "--shard", f"{i}/{count}", "--report"]
+        assert main([*argv, str(path)]) == 0
+    return paths
+
+
+def _edited(path: Path, edit: Any, name: str) -> Path:
+    data = load(path)
+    edit(data)
+    target = path.with_name(name)
+    target.write_text(json.dumps(data), encoding="utf-8")  # json.dumps writes NaN and Infinity as Python reads them
+    return target
+
+
+def _merge_outputs(tmp_path: Path, *parts: Path) -> int:
+    outputs = ["--report", str(tmp_path / "m.json"), "--html", str(tmp_path / "m.html")]
+    return main(["merge", *map(str, parts), *outputs, "--junit", str(tmp_path / "m.xml")])
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [
+        ("case_set_hash", "e" * 64, "eeeeeeeeeeee… -> "),
+        ("rules_hash", "f" * 64, "ffffffffffff… -> "),
+        ("git_commit", "0" * 40, "000000000000… -> "),
+        ("judge_fingerprint", "gpt-4o", "model gpt-4o -> offline-lexi…)"),
+    ],
+)
+def test_shards_that_disagree_on_their_provenance_are_exit_2_naming_the_field_and_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: Any, shown: str
+) -> None:
+    s1, s2 = _offline_shards(tmp_path)
+
+    def edit(data: dict[str, Any]) -> None:
+        if key == "judge_fingerprint":
+            data["provenance"][key]["model"] = value
+        else:
+            data["provenance"][key] = value
+
+    other = _edited(s1, edit, "s1-other.json")
+    assert _merge_outputs(tmp_path, other, s2) == 2
+    err = capsys.readouterr().err
+    assert f"ragjudge: error: {s2}: provenance.{key} differs from {other}'s ({shown}" in err
+    assert "Tip: merge the reports of one run: every shard on the same commit, case files, rules and judge" in err
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_shards_that_agree_merge_and_keep_the_common_provenance(tmp_path: Path) -> None:
+    s1, s2 = _offline_shards(tmp_path)
+    assert _merge_outputs(tmp_path, s1, s2) == 0
+    merged = load(tmp_path / "m.json")
+    assert merged["provenance"]["case_set_hash"] == load(s2)["provenance"]["case_set_hash"]
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "why"),
+    [
+        (("trace", "latency_ms"), float("nan"), "nan is not a number a report holds"),
+        (("metrics", "latency_ms"), float("inf"), "inf is not a number a report holds"),
+        (("trace", "latency_ms"), -1e308, "-1e+308 is out of range (a report's figures are within ±1e+15)"),
+        (("trace", "latency_ms"), -5.0, "-5 is negative"),
+        (("trace", "latency_ms"), "12", "Input should be a valid number"),
+        (("judge", "cost_usd"), "x", "expected a number or null, got a string"),
+        (("judge", "tokens"), float("nan"), "nan is not a number a report holds"),
+        (("judge", "calls"), -3, "-3 is negative"),
+    ],
+)
+def test_odd_numbers_in_a_shard_are_exit_2_naming_the_file_and_field_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: tuple[str, str], value: Any, why: str
+) -> None:
+    s1, s2 = _offline_shards(tmp_path)
+
+    def edit(data: dict[str, Any]) -> None:
+        data["cases"][1][where[0]][where[1]] = value
+
+    bad = _edited(s1, edit, "s1-bad.json")
+    assert _merge_outputs(tmp_path, bad, s2) == 2
+    err = capsys.readouterr().err
+    assert f"ragjudge: error: {bad}: not a ragjudge report: cases.1.{where[0]}.{where[1]}: {why}\n" in err
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("m.")] == []
+
+
+def test_a_shard_nested_deep_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, s2 = _offline_shards(tmp_path)
+    for depth in (990, 100_000):
+        deep = tmp_path / f"deep{depth}.json"
+        deep.write_text('{"verdict": "pass", "x": ' + "[" * depth + "]" * depth + "}", encoding="utf-8")
+        assert _merge_outputs(tmp_path, deep, s2) == 2
+        assert f"ragjudge: error: {deep}: not a ragjudge report: nested more than 64 deep" in capsys.readouterr().err
+
+
+def test_a_shard_over_50_mb_is_exit_2_without_reading_it_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, s2 = _offline_shards(tmp_path)
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as file:
+        file.truncate(2 * 1024**3)  # 2 GiB, sparse: was a MemoryError (exit 3)
+    assert _merge_outputs(tmp_path, huge, s2) == 2
+    err = capsys.readouterr().err
+    assert f"ragjudge: error: {huge}: over 50 MB, more than any ragjudge report" in err
+
+
+def test_no_output_is_written_when_one_fails_to_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragjudge.report import html
+
+    s1, s2 = _offline_shards(tmp_path)
+
+    def broken(report: object) -> str:
+        raise ValueError("cannot convert float NaN to integer")
+
+    monkeypatch.setattr(html, "render_html", broken)
+    assert _merge_outputs(tmp_path, s1, s2) == 3
+    assert "internal error: ValueError" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()  # was written first, saying pass
+    assert not (tmp_path / "m.xml").exists()

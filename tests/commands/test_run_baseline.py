@@ -461,3 +461,115 @@ def test_case_set_and_rules_hashes_match_across_runs(scenario: Scenario) -> None
     }
     assert len(hashes) == 1
     assert scenario.same.report["comparison"]["notices"] == []
+
+
+# --- a baseline file is input from outside: bounded, and its provenance checked -----------------------------
+
+
+def _offline_run(out: Path, *extra: str, must_mention: str | None = None, name: str = "now") -> tuple[int, Path]:
+    """`ragjudge run` over recorded traces and the offline judge; the report's path."""
+    lines = []
+    for k in range(6):
+        line: dict[str, Any] = {"id": f"t{k}", "question": f"Q {k}?", "answer": "Refunds take 5 days."}
+        if k == 0 and must_mention is not None:
+            line["must_mention"] = [must_mention]
+        lines.append({**line, "latencyMs": 50.0 + k})
+    traces = out / f"{name}.jsonl"
+    traces.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    config = out / "ragjudge.yml"
+    config.write_text(
+        yaml.safe_dump({"endpoint": {"url": "http://127.0.0.1:9/ask"}, "judge": {"provider": "offline"}}),
+        encoding="utf-8",
+    )
+    report = out / f"{name}.json"
+    argv = ["run", "--config", str(config), "--traces", str(traces), "--report", str(report), *extra]
+    return main(argv), report
+
+
+def _baseline(out: Path, edit: Any = None) -> Path:
+    code, path = _offline_run(out, name="base")
+    assert code == 0
+    if edit is not None:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        edit(data)
+        path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_a_baseline_of_another_case_set_under_the_same_ids_is_a_notice(tmp_path: Path) -> None:
+    base = _baseline(tmp_path)
+    comment = tmp_path / "comment.md"
+    code, now = _offline_run(tmp_path, "--baseline", str(base), "--comment-file", str(comment), must_mention="5 days")
+    assert code == 0
+    report = json.loads(now.read_text(encoding="utf-8"))
+    base_hash = json.loads(base.read_text(encoding="utf-8"))["provenance"]["case_set_hash"]
+    assert report["provenance"]["case_set_hash"] != base_hash
+    expected = (
+        f"the case set differs from the baseline's (case_set_hash {base_hash[:12]} -> "
+        f"{report['provenance']['case_set_hash'][:12]}) under the same ids"
+    )
+    [notice] = [n for n in report["comparison"]["notices"] if n.startswith("the case set differs")]
+    assert notice.startswith(expected)
+    assert "under the same ids" in comment.read_text(encoding="utf-8")
+
+
+def test_the_same_case_set_has_no_such_notice(tmp_path: Path) -> None:
+    base = _baseline(tmp_path)
+    code, now = _offline_run(tmp_path, "--baseline", str(base))
+    assert code == 0
+    notices = json.loads(now.read_text(encoding="utf-8"))["comparison"]["notices"]
+    assert not any("case set" in n for n in notices)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "why"),
+    [
+        ("git_commit", 1234567, "expected a string or null, got a number"),
+        ("git_ref", ["main"], "expected a string or null, got an array"),
+        ("judge_fingerprint", "offline", "expected an object or null, got a string"),
+        ("created_at", "yesterday", "'yesterday' is not an ISO 8601 time"),
+    ],
+)
+def test_a_baseline_whose_provenance_lies_is_exit_2_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, value: Any, why: str
+) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["provenance"][key] = value
+
+    base = _baseline(tmp_path, edit)
+    html = tmp_path / "r.html"
+    code, _ = _offline_run(tmp_path, "--baseline", str(base), "--html", str(html))
+    assert code == 2
+    assert f"ragjudge: error: {base}: not a ragjudge report: provenance.{key}: {why}" in capsys.readouterr().err
+
+
+def test_a_baseline_from_the_future_is_a_notice_and_has_no_age(tmp_path: Path) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["provenance"]["created_at"] = "2999-01-01T00:00:00+00:00"
+
+    base = _baseline(tmp_path, edit)
+    code, now = _offline_run(tmp_path, "--baseline", str(base), "--html", str(tmp_path / "r.html"))
+    assert code == 0
+    comparison = json.loads(now.read_text(encoding="utf-8"))["comparison"]
+    assert comparison["baseline"]["age_days"] is None  # was -355,046 days
+    [notice] = [n for n in comparison["notices"] if "after this report" in n]
+    assert notice.startswith("the baseline (") and " is dated 2999-01-01T00:00:00+00:00, after this report (" in notice
+    assert notice.endswith("): its age is unknown (a runner's clock is wrong, or the file was edited)")
+    assert not any("records no creation time" in n for n in comparison["notices"])
+
+
+def test_a_baseline_nested_deep_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = tmp_path / "deep.json"
+    base.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    code, _ = _offline_run(tmp_path, "--baseline", str(base))
+    assert code == 2
+    assert f"ragjudge: error: {base}: not a ragjudge report: nested more than 64 deep" in capsys.readouterr().err
+
+
+def test_a_baseline_over_50_mb_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = tmp_path / "huge.json"
+    with base.open("wb") as file:
+        file.truncate(2 * 1024**3)  # sparse
+    code, _ = _offline_run(tmp_path, "--baseline", str(base))
+    assert code == 2
+    assert f"ragjudge: error: {base}: over 50 MB, more than any ragjudge report" in capsys.readouterr().err

@@ -80,3 +80,32 @@ def test_label_and_age() -> None:
         "3 days old",
         "40 days old",
     ]
+
+
+def test_the_age_of_a_baseline_from_the_future_is_unknown_and_a_clock_skew_is_age_0() -> None:
+    from datetime import UTC, datetime
+
+    from ragjudge.compare.baseline import identity
+
+    now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    future = identity(report([C("a")], created_at="2999-01-01T00:00:00+00:00"), None, now)
+    assert future["age_days"] is None and future["created_at"] == "2999-01-01T00:00:00+00:00"
+    skewed = identity(report([C("a")], created_at="2026-12-01T12:03:00+00:00"), None, now)
+    assert skewed["age_days"] == 0.0  # 3 minutes ahead: two runners' clocks, not a forged file
+    past = identity(report([C("a")], created_at="2026-11-29T12:00:00+00:00"), None, now)
+    assert past["age_days"] == 2.0
+
+
+def test_a_baseline_with_a_numeric_commit_or_a_string_fingerprint_is_bad_input(tmp_path: Path) -> None:
+    for key, value, why in (
+        ("git_commit", 5, "provenance.git_commit: expected a string or null, got a number"),
+        ("judge_fingerprint", "x", "provenance.judge_fingerprint: expected an object or null, got a string"),
+    ):
+        data = json.loads(report([C("a")]).model_dump_json())
+        data["provenance"][key] = value
+        path = tmp_path / f"{key}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        with pytest.raises(CaseFileError) as caught:
+            load_baseline(path)
+        assert caught.value.message == f"{path}: not a ragjudge report: {why}"
+        assert caught.value.exit_code == ExitCode.BAD_INPUT

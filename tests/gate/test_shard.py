@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
+from ragjudge.cli import main
 from ragjudge.errors import UsageError
 from ragjudge.gate.shard import Shard, parse_shard, shard_of
 
@@ -22,8 +24,23 @@ def test_parse() -> None:
 def test_bad_shard_is_a_usage_error_saying_what_to_write(text: str) -> None:
     with pytest.raises(UsageError) as caught:
         parse_shard(text)
-    assert caught.value.message == f"--shard {text!r}: expected i/n with 1 <= i <= n"
+    assert caught.value.message == f"--shard {text!r}: expected i/n with 1 <= i <= n <= 999999"
     assert caught.value.tip is not None and "--shard 2/3" in caught.value.tip
+
+
+def test_a_shard_count_of_5000_digits_is_a_usage_error_not_a_value_error() -> None:
+    # int() refuses 4,300 digits and more with ValueError: it was exit 3 (internal error).
+    text = "1/" + "7" * 5000
+    with pytest.raises(UsageError) as caught:
+        parse_shard(text)
+    assert caught.value.message == f"--shard {text[:40] + '…'!r}: expected i/n with 1 <= i <= n <= 999999"
+    assert parse_shard("999999/999999") == Shard(999999, 999999)
+
+
+def test_a_huge_shard_is_exit_2_from_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    config = Path(__file__).resolve().parents[2] / "examples" / "ragjudge.yml"
+    assert main(["run", "--config", str(config), "--shard", "1/" + "9" * 5000]) == 2
+    assert "expected i/n with 1 <= i <= n <= 999999" in capsys.readouterr().err
 
 
 def test_the_partition_is_complete_and_disjoint() -> None:

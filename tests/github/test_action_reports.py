@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from ragjudge.github import artifacts
 from tests.fakes.github_server import FakeArtifactStorage, FakeGitHub
 from tests.github.runner import REPO, TOKEN, ActionRunner
-from tests.github.test_baseline import report_zip
+from tests.github.test_baseline import report_zip, zipped
 from tests.github.workspace import FAILING_IDS
 
 BASELINE = "ragjudge-baseline"
@@ -130,3 +131,33 @@ def test_merge_mode_without_reports_or_with_a_glob_matching_nothing_exits_2(runn
     assert run.code == 2 and "input `reports`: 'nowhere/*.json' matches no file" in run.stderr
     run = runner.run(config="fail.yml", reports="a.json", comment="never")
     assert run.code == 2 and "input `reports` does not apply to mode gate" in run.stderr
+
+
+def test_a_baseline_nested_100000_deep_is_a_warning_and_the_gate_runs(
+    runner: ActionRunner, fake_github: FakeGitHub, storage: FakeArtifactStorage
+) -> None:
+    runner.env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/rag-gate.yml@refs/pull/7/merge"
+    deep = b"[" * 100_000 + b"]" * 100_000
+    fake_github.add_workflow_run(artifacts=((BASELINE, zipped({"ragjudge-report.json": deep}), False),))
+    run = runner.run(config="fail.yml", baseline_artifact=BASELINE, comment="never")
+    assert run.code == 1  # the gate ran, on its absolute rules
+    [warning] = [w for w in run.commands("warning") if "baseline" in w]
+    assert warning.endswith("baseline-report.json: not a ragjudge report: nested more than 64 deep")
+    report = json.loads((runner.workspace / "ragjudge-report.json").read_text(encoding="utf-8"))
+    assert report["comparison"] is None
+
+
+def test_any_failure_reading_a_baseline_is_a_warning_and_the_gate_runs(
+    runner: ActionRunner, fake_github: FakeGitHub, storage: FakeArtifactStorage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner.env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/rag-gate.yml@refs/pull/7/merge"
+    fake_github.add_workflow_run(artifacts=((BASELINE, report_zip("main"), False),))
+
+    def broken(*args: object) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(artifacts, "fetch_baseline", broken)
+    run = runner.run(config="fail.yml", baseline_artifact=BASELINE, comment="never")
+    assert run.code == 1
+    [warning] = [w for w in run.commands("warning") if "baseline" in w]
+    assert "no baseline: artifact 'ragjudge-baseline' could not be read (MemoryError); the gate applies its " in warning

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import io
 import json
+import time
+import tracemalloc
 import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ragjudge.github.artifacts import MAX_RUNS, Where, fetch_baseline
+from ragjudge.github import artifacts
+from ragjudge.github.artifacts import MAX_RUNS, BaselineError, Where, fetch_baseline
 from ragjudge.github.rest import GitHubClient
 from tests.fakes.github_server import FakeArtifactStorage, FakeGitHub
+from tests.fakes.raw_server import DripServer
 from tests.report.samples import sample_report
 
 TOKEN = "ghs_BaselineToken0123456789abcdef"
@@ -176,3 +181,130 @@ def test_not_a_report_or_not_a_zip_is_a_warning(gh: FakeGitHub, tmp_path: Path) 
     path, message = fetch(gh, tmp_path)
     assert path is None
     assert message == "warning: no baseline: artifact 'ragjudge-baseline': the download is not a zip archive"
+
+
+def lying_zip(name: str, size: int, declared: int) -> bytes:
+    """A zip of `size` zero bytes whose local and central headers both say `declared` bytes (a zip bomb's trick)."""
+    data = bytearray(zipped({name: bytes(size)}))
+    local = data.index(b"PK\x03\x04")
+    central = data.index(b"PK\x01\x02")
+    data[local + 22 : local + 26] = declared.to_bytes(4, "little")
+    data[central + 24 : central + 28] = declared.to_bytes(4, "little")
+    return bytes(data)
+
+
+def test_a_zip_whose_headers_lie_about_the_size_is_cut_at_the_limit(
+    gh: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(artifacts, "MAX_REPORT_BYTES", 1024 * 1024)
+    bomb = lying_zip("ragjudge-report.json", 40 * 1024 * 1024, declared=1000)
+    assert len(bomb) < 100_000
+    gh.add_workflow_run(artifacts=((NAME, bomb, False),))
+    tracemalloc.start()
+    try:
+        path, message = fetch(gh, tmp_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert path is None
+    assert message == (
+        "warning: no baseline: artifact 'ragjudge-baseline': ragjudge-report.json inflates to over 1 MB "
+        "(the archive says 1000 bytes)"
+    )
+    assert peak < 8 * 1024 * 1024  # the 40 MB are never inflated whole (zipfile's read inflates them at once)
+
+
+def test_inflating_stops_one_chunk_past_the_limit() -> None:
+    bomb = lying_zip("r.json", 10 * 1024 * 1024, declared=10)
+    with zipfile.ZipFile(io.BytesIO(bomb)) as archive:
+        [info] = archive.infolist()
+    read: list[int] = []
+    real = zlib.decompressobj
+
+    class Counting:
+        def __init__(self, wbits: int) -> None:
+            self._inner = real(wbits)
+
+        def decompress(self, data: bytes, max_length: int = 0) -> bytes:
+            out = self._inner.decompress(data, max_length)
+            read.append(len(out))
+            return out
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._inner, name)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(zlib, "decompressobj", Counting)
+        with pytest.raises(BaselineError) as caught:
+            artifacts.inflate(bomb, info, limit=100_000)
+    assert caught.value.message == "r.json inflates to over 100000 bytes (the archive says 10 bytes)"
+    assert 100_000 < sum(read) <= 100_000 + artifacts.CHUNK  # read stops at the limit, plus one chunk at most
+
+
+def test_an_honest_member_is_inflated_and_checked() -> None:
+    data = zipped({"r.json": b'{"a": 1}' * 1000})
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        [info] = archive.infolist()
+    assert artifacts.inflate(data, info, limit=10_000) == b'{"a": 1}' * 1000
+    with pytest.raises(BaselineError) as caught:
+        artifacts.inflate(data, info, limit=7_999)
+    assert caught.value.message.startswith("r.json inflates to over 7999 bytes")
+
+
+def test_an_archive_url_on_another_host_never_gets_the_token(gh: FakeGitHub, tmp_path: Path) -> None:
+    gh.add_workflow_run(artifacts=((NAME, report_zip("r"), False),))
+    assert gh.storage is not None
+    [artifact] = next(iter(gh.artifacts.values()))
+    artifact["archive_download_url"] = f"{gh.storage.url}/blob/{artifact['id']}?sig=s"
+    path, message = fetch(gh, tmp_path)
+    assert path is None
+    assert message == (
+        f"warning: no baseline: GET {gh.storage.url}/blob/{artifact['id']}: not on the API's origin {gh.origin}"
+    )
+    assert gh.storage.requests == []  # nothing at all went there with the token
+
+
+def test_a_redirect_to_another_host_drops_the_token_and_the_download_works(gh: FakeGitHub, tmp_path: Path) -> None:
+    assert gh.storage is not None
+    gh.storage.blobs["x"] = b'{"default_branch": "main"}'
+    gh.fail_next("GET", 307, headers={"Location": f"{gh.storage.url}/blob/x?sig=s"}, path_contains="/repos/o/r")
+    client = GitHubClient(gh.url, TOKEN, sleep=lambda s: None)
+    assert client.request("GET", "repos/o/r") == {"default_branch": "main"}
+    [download] = gh.storage.requests
+    assert "authorization" not in download.headers
+    assert not any(TOKEN in value for value in download.headers.values())
+
+
+def test_a_download_dripped_a_byte_a_second_ends_within_the_timeout(gh: FakeGitHub, tmp_path: Path) -> None:
+    gh.add_workflow_run(artifacts=((NAME, report_zip("r"), False),))
+    body = b"x" * 30
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/zip\r\nContent-Length: 30\r\n\r\n"
+    with DripServer(body, every_s=1.0, prefix=head) as drip:
+        gh.storage = drip  # type: ignore[assignment]  # the 302 now points at the dripping server
+        client = GitHubClient(gh.url, TOKEN, sleep=lambda s: None, timeout_s=2.0)
+        started = time.monotonic()
+        found = fetch_baseline(client, Where(REPO, "rag-gate.yml", "main", NAME), tmp_path / "b", "r.json")
+        elapsed = time.monotonic() - started
+    assert found.path is None
+    assert found.message == (
+        "no baseline: artifact 'ragjudge-baseline': download from storage failed: not complete within 2 s"
+    )
+    assert elapsed < 4.0  # was 29 s: a byte a second never trips a per-read timeout
+    assert drip.requests == 1
+
+
+def test_a_report_nested_100000_deep_is_a_warning_not_a_recursion_error(gh: FakeGitHub, tmp_path: Path) -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    gh.add_workflow_run(artifacts=((NAME, zipped({"ragjudge-report.json": deep}), False),))
+    path, message = fetch(gh, tmp_path)
+    assert path is None
+    assert message.startswith("warning: no baseline: artifact 'ragjudge-baseline': ")
+    assert message.endswith("baseline-report.json: not a ragjudge report: nested more than 64 deep")
+
+
+def test_a_run_reply_not_shaped_like_githubs_is_a_warning(gh: FakeGitHub, tmp_path: Path) -> None:
+    gh.add_workflow_run(artifacts=((NAME, report_zip("r"), False),))
+    del gh.workflow_runs[0]["id"]
+    path, message = fetch(gh, tmp_path)
+    assert path is None
+    assert message == "warning: no baseline: unexpected API reply (KeyError: 'id')"

@@ -13,7 +13,8 @@ from tests.fakes.reports import make_report
 from ragjudge.errors import CaseFileError, ExitCode
 from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.offline import OfflineJudge
-from ragjudge.report.model import PASSAGE_CHARS, PassageBlock, Report, load_report, redact, write_report
+from ragjudge.report.model import PASSAGE_CHARS, PassageBlock, Report, redact, write_report
+from ragjudge.report.reading import load_report
 from ragjudge.rules import Rule
 
 # The contract; the names never change within schema_version 1.

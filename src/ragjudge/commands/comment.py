@@ -18,7 +18,7 @@ from ragjudge import masking
 from ragjudge.errors import UsageError
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.markdown import render_comment
-from ragjudge.report.model import load_report
+from ragjudge.report.reading import load_report
 
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 

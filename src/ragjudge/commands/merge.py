@@ -35,7 +35,7 @@ def handle(args: argparse.Namespace) -> int:
     from ragjudge.compare import baseline_for, compare_with_baseline, regression_rules
     from ragjudge.config.model import load_config
     from ragjudge.gate.merge_shards import ShardReport, merge_reports
-    from ragjudge.report.model import load_report
+    from ragjudge.report.reading import load_report
 
     config = load_config(args.config)
     regression_rules(config)  # bad regression rules are exit 2 before anything is read

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ragjudge.endpoint.decoding import MAX_DEPTH, TooDeep, loads_bounded
 from ragjudge.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
@@ -119,7 +120,11 @@ def _probe(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[
         print(_indent(mask(json.dumps(streamed, indent=2, ensure_ascii=False)[:BODY_CHARS], secrets)), file=out)
         data = streamed
     if not isinstance(data, dict):
-        kind = "not JSON" if data is _NOT_JSON else f"a JSON {type(data).__name__}, not an object"
+        kind = f"a JSON {type(data).__name__}, not an object"
+        if data is _NOT_JSON:
+            kind = "not JSON"
+        elif data is _TOO_DEEP:
+            kind = f"nested more than {MAX_DEPTH} deep"
         print(f"\nresult: the reply is {kind}: ragjudge reads JSON objects", file=out)
         return int(ExitCode.GATE_FAILED), raw
     return _show_mapping(out, client, raw, data, config.endpoint.response, case.id, secrets), raw
@@ -211,12 +216,13 @@ def _show_request(
 
 
 _NOT_JSON: Any = object()
+_TOO_DEEP: Any = object()
 
 
 def _pretty_text(text: str) -> str:
     try:
-        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
-    except json.JSONDecodeError:
+        return json.dumps(loads_bounded(text), indent=2, ensure_ascii=False)
+    except (json.JSONDecodeError, TooDeep):
         return text
 
 
@@ -232,10 +238,12 @@ def _show_reply(out: TextIO, raw: RawReply, secrets: tuple[str, ...]) -> Any:
     print(f"  content type: {raw.content_type or '(none)'}, {raw.size} bytes, {raw.elapsed_ms:.0f} ms", file=out)
     text = raw.body.decode("utf-8", errors="replace")
     try:
-        data = json.loads(text)
+        data = loads_bounded(text)
         shown = json.dumps(data, indent=2, ensure_ascii=False)
     except json.JSONDecodeError:
         data, shown = _NOT_JSON, text
+    except TooDeep:
+        data, shown = _TOO_DEEP, text
     if len(shown) > BODY_CHARS:
         shown = shown[:BODY_CHARS] + f"\n… ({len(shown) - BODY_CHARS} more characters not shown)"
     print("  body:", file=out)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import CaseFileError
 from ragjudge.report.figures import NO_BASELINE
-from ragjudge.report.model import Report, load_report
+from ragjudge.report.model import Report
+from ragjudge.report.reading import load_report
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,15 @@ def parse_time(text: object) -> datetime | None:
     return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
+CLOCK_SKEW = timedelta(minutes=5)
+"""A baseline dated up to this far after the report is a clock difference between runners (age 0); later than
+that it is from the future: its age is unknown (null) and the comparison says so."""
+
+
+def from_the_future(when: datetime | None, now: datetime) -> bool:
+    return when is not None and when - now > CLOCK_SKEW
+
+
 def created_at(report: Report) -> datetime | None:
     return parse_time(report.provenance.get("created_at")) or parse_time(report.generated_at)
 
@@ -67,7 +77,9 @@ def created_at(report: Report) -> datetime | None:
 def identity(report: Report, path: Path | None, now: datetime) -> dict[str, Any]:
     """The `comparison.baseline` block: {commit, ref, created_at, age_days, path}."""
     when = created_at(report)
-    age = round((now - when).total_seconds() / 86400, 2) if when is not None else None
+    age = None
+    if when is not None and not from_the_future(when, now):
+        age = max(0.0, round((now - when).total_seconds() / 86400, 2))
     return {
         "commit": report.provenance.get("git_commit"),
         "ref": report.provenance.get("git_ref"),

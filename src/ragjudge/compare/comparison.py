@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ragjudge.compare.baseline import created_at, identity
+from ragjudge.compare.baseline import created_at, from_the_future, identity
 from ragjudge.compare.deltas import Pair, Settings, all_deltas
 from ragjudge.compare.outcome import CHANGES, baseline_view, change_of
 from ragjudge.compare.regression import decide, figure_of, regression_rules, verdict_with
@@ -81,7 +81,15 @@ def compare_with_baseline(
     notices: list[str] = []
     age = block["age_days"]
     max_age = config.baseline.max_age_days
-    if age is not None and age > max_age:
+    dated = created_at(baseline)
+    if from_the_future(dated, moment):
+        assert dated is not None
+        notices.append(
+            f"the baseline ({name}) is dated {dated.isoformat(timespec='seconds')}, after this report "
+            f"({moment.isoformat(timespec='seconds')}): its age is unknown (a runner's clock is wrong, or the file "
+            "was edited)"
+        )
+    elif age is not None and age > max_age:
         notices.append(
             f"the baseline ({name}) is {age_words(age)}, older than baseline.max_age_days ({max_age:g}): "
             "changes merged since then count as this change's"
@@ -93,6 +101,13 @@ def compare_with_baseline(
             f"the case set changed: compared on the {len(pairs)} case(s) in both reports"
             + (f"; new: {_listed(new_cases)}" if new_cases else "")
             + (f"; removed: {_listed(removed)}" if removed else "")
+        )
+    base_set, now_set = baseline.provenance.get("case_set_hash"), report.provenance.get("case_set_hash")
+    if base_set and now_set and base_set != now_set and not (new_cases or removed):
+        notices.append(
+            f"the case set differs from the baseline's (case_set_hash {str(base_set)[:12]} -> {str(now_set)[:12]}) "
+            "under the same ids: a question, an expected answer or a check changed, so a case may pass or fail "
+            "because of its case, not the endpoint"
         )
     base_rules, now_rules = baseline.provenance.get("rules_hash"), report.provenance.get("rules_hash")
     if base_rules and now_rules and base_rules != now_rules:

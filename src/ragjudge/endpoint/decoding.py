@@ -5,6 +5,10 @@ Python's `json` keeps the last of two equal keys without a word, and accepts
 every cost rule compare false in silence, so a non-finite number anywhere in the
 reply is a case error naming its field; a duplicate key is a warning on the case
 (which value counted is then the last one, as in most JSON parsers).
+
+`loads_bounded` is the reader for every other JSON from outside (saved reports, a baseline, the
+reply `probe` shows): nesting past `MAX_DEPTH` is refused with a sentence, never a RecursionError
+in whatever walks the data next.
 """
 
 from __future__ import annotations
@@ -15,6 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 MAX_WARNINGS = 5
+MAX_DEPTH = 64
+"""Nesting a report or a reply may have: ragjudge's own reports are under 10 deep."""
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than allowed."""
 
 
 @dataclass(frozen=True)
@@ -70,3 +80,26 @@ def non_finite(node: Any) -> tuple[str, float] | None:
         elif isinstance(node, list):
             stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in reversed(list(enumerate(node))))
     return None
+
+
+def loads_bounded(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """`text` as JSON, nested at most `max_depth` deep; raises `json.JSONDecodeError` or `TooDeep`."""
+    try:
+        data = json.loads(text)
+    except RecursionError:  # the parser's own limit, far past ours
+        raise TooDeep(f"nested more than {max_depth} deep") from None
+    if depth_over(data, max_depth):
+        raise TooDeep(f"nested more than {max_depth} deep")
+    return data
+
+
+def depth_over(node: Any, max_depth: int) -> bool:
+    """Whether `node` nests lists and objects more than `max_depth` deep (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(node, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth >= max_depth:
+                return True
+            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return False

@@ -44,7 +44,7 @@ def merge_reports(parts: Sequence[ShardReport]) -> Report:
     first = parts[0].report
     update: dict[str, Any] = {}
     if first.provenance:
-        # The shards hash the whole case set and share commit, rules and judge: the first one's stands for all.
+        # The shards agree on case set, rules, judge and commit (`_check_agreement`): the first one's stands for all.
         update["provenance"] = first.provenance
     merged = Report(
         verdict=result.verdict,
@@ -65,6 +65,7 @@ def _check_shards(parts: Sequence[ShardReport]) -> None:
                 f"{part.path}: this run was interrupted ({part.report.interrupted.reason})",
                 tip="rerun that shard to the end before merging: a merge of part of the cases would gate on them",
             )
+    _check_agreement(parts)
     sharded = [p for p in parts if p.report.shard is not None]
     if not sharded:
         return
@@ -100,6 +101,34 @@ def _check_shards(parts: Sequence[ShardReport]) -> None:
             f"the shards ran different case sets: {got} cases in the reports, totals {sorted(totals)}",
             tip="run every shard on the same commit and case files",
         )
+
+
+AGREED = ("case_set_hash", "rules_hash", "judge_fingerprint", "git_commit")
+"""What every part must record alike: the merged report claims one case set, rule set, judge and commit."""
+
+
+def _check_agreement(parts: Sequence[ShardReport]) -> None:
+    first = parts[0]
+    for part in parts[1:]:
+        for key in AGREED:
+            mine, theirs = part.report.provenance.get(key), first.report.provenance.get(key)
+            if mine != theirs:
+                raise CaseFileError(
+                    f"{part.path}: provenance.{key} differs from {first.path}'s ({_difference(theirs, mine)})",
+                    tip="merge the reports of one run: every shard on the same commit, case files, rules and judge",
+                )
+
+
+def _difference(first: Any, other: Any) -> str:
+    if isinstance(first, dict) and isinstance(other, dict):
+        keys = sorted(k for k in set(first) | set(other) if first.get(k) != other.get(k))
+        return ", ".join(f"{k} {_short(first.get(k))} -> {_short(other.get(k))}" for k in keys[:5])
+    return f"{_short(first)} -> {_short(other)}"
+
+
+def _short(value: Any) -> str:
+    text = "none" if value is None else str(value)
+    return text[:12] + "…" if len(text) > 13 else text
 
 
 def _warnings(parts: Sequence[ShardReport]) -> list[str]:

@@ -17,7 +17,8 @@ from ragjudge.errors import UsageError
 
 T = TypeVar("T")
 
-_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_SHARD = re.compile(r"^\s*(\d{1,6})\s*/\s*(\d{1,6})\s*$")
+"""At most 6 digits each: a million shards is past any CI matrix, and Python refuses int() of 4,300 digits."""
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,10 @@ def shard_of(case_id: str, count: int) -> int:
 def parse_shard(text: str) -> Shard:
     """`2/3` -> Shard(2, 3); anything else is a usage error saying what to write."""
     match = _SHARD.match(text)
+    shown = text if len(text) <= 40 else text[:40] + "…"
     if not match or not 1 <= int(match.group(1)) <= int(match.group(2)):
         raise UsageError(
-            f"--shard {text!r}: expected i/n with 1 <= i <= n",
+            f"--shard {shown!r}: expected i/n with 1 <= i <= n <= 999999",
             tip="e.g. --shard 2/3 for the second of three shards (in a matrix: --shard ${{ matrix.shard }}/3)",
         )
     return Shard(int(match.group(1)), int(match.group(2)))

@@ -31,7 +31,8 @@ from ragjudge.github.rest import GitHubClient
 from ragjudge.github.sticky import upsert
 from ragjudge.github.summary import append_summary, gate_summary, text_summary
 from ragjudge.github.workflow_commands import WorkflowLog
-from ragjudge.report.model import Report, load_report
+from ragjudge.report.model import Report
+from ragjudge.report.reading import load_report
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,16 @@ def find_baseline(inputs: ActionInputs, runner: RunnerEnv, scratch: Path, log: W
         return None
     where = Where(runner.repository, runner.workflow_file, runner.default_branch, name)
     client = GitHubClient(runner.api_url, inputs.github_token)
-    found = fetch_baseline(client, where, scratch / "baseline", inputs.report)
+    try:
+        found = fetch_baseline(client, where, scratch / "baseline", inputs.report)
+    except Exception as exc:  # whatever an artifact holds, the gate still runs: a baseline is optional
+        log.issue(
+            "warning",
+            f"no baseline: artifact {name!r} could not be read ({type(exc).__name__}); the gate applies its "
+            "absolute rules only",
+            "ragjudge: baseline",
+        )
+        return None
     log.issue(found.level, found.message, "ragjudge: baseline")
     return found.path
 

@@ -4,8 +4,11 @@ The newest artifact called NAME, not expired, from a successful run of the same 
 the default branch. Workflow runs come newest first (paginated; at most `MAX_RUNS` are looked at);
 each run's artifacts are listed by name (paginated too). The archive endpoint answers 302 to blob
 storage on another host: that URL is fetched with a bare session, so the token never leaves the API
-host. The zip is read in memory with size limits (nothing is extracted by path), and the report in
-it must load as a ragjudge report.
+host (an `archive_download_url` on another host is refused, never called with the token), and under
+one deadline for the whole download (a server that drips a byte a second cannot hold the step). The zip
+is read in memory with size limits (nothing is extracted by path): the report is inflated a chunk at a
+time and counted as it comes, whatever sizes the archive's headers declare. The report in it must
+load as a ragjudge report (`report/reading.py`: bounded in size and depth, its fields checked).
 
 Nothing found, or any failure on the way, never fails the step: the gate then runs without a
 baseline (the absolute rules still apply), and the reason is a notice (nothing to compare with yet)
@@ -15,7 +18,9 @@ or a warning (something is wrong: a token without `actions: read`, a broken arti
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -24,13 +29,15 @@ import requests
 
 from ragjudge.errors import CaseFileError
 from ragjudge.github.rest import GitHubClient, GitHubError
-from ragjudge.report.model import load_report
+from ragjudge.report.reading import MAX_REPORT_BYTES, load_report
+from ragjudge.transport import deadline
+from ragjudge.transport.sessions import watched_session
 
 MAX_RUNS = 200
 """Successful runs on the default branch looked at, newest first, before giving up."""
 MAX_ZIP_BYTES = 100 * 1024 * 1024
-MAX_REPORT_BYTES = 50 * 1024 * 1024
 BASELINE_FILE = "baseline-report.json"
+CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,10 @@ def fetch_baseline(client: GitHubClient, where: Where, dest_dir: Path, report_na
         return BaselineFetch(None, f"no baseline: {exc.message}{tip}", "warning")
     except (CaseFileError, BaselineError) as exc:
         return BaselineFetch(None, f"no baseline: artifact {where.name!r}: {exc.message}", "warning")
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # a reply not shaped like GitHub's
+        return BaselineFetch(
+            None, f"no baseline: unexpected API reply ({type(exc).__name__}: {str(exc)[:200]})", "warning"
+        )
     sha = str(run.get("head_sha", ""))[:7]
     return BaselineFetch(
         path,
@@ -124,15 +135,8 @@ def find_artifact(client: GitHubClient, where: Where, branch: str) -> tuple[dict
 
 
 def download_report(client: GitHubClient, artifact: dict[str, Any], dest_dir: Path, report_name: str) -> Path:
-    storage_url = client.redirect(str(artifact["archive_download_url"]))
-    # A bare request: no Authorization, no session headers. The storage URL carries its own signature.
-    try:
-        with requests.get(storage_url, timeout=client.timeout_s, stream=True) as response:
-            if response.status_code != 200:
-                raise BaselineError(f"download from storage failed: HTTP {response.status_code}")
-            data = _read_capped(response)
-    except requests.RequestException as exc:
-        raise BaselineError(f"download from storage failed: {type(exc).__name__}") from None
+    storage_url = client.redirect(str(artifact.get("archive_download_url", "")))
+    data = _download(storage_url, client.timeout_s)
     text = _report_in(data, report_name)
     dest_dir.mkdir(parents=True, exist_ok=True)
     path = dest_dir / BASELINE_FILE
@@ -140,9 +144,31 @@ def download_report(client: GitHubClient, artifact: dict[str, Any], dest_dir: Pa
     return path
 
 
+def _download(url: str, seconds: float) -> bytes:
+    """The archive from storage: a bare session (no Authorization, no session headers; the storage URL carries
+    its own signature), at most `MAX_ZIP_BYTES`, all within `seconds`."""
+    session = watched_session(trust_env=True)
+    # Not cut short by a stop: like the API calls around it, only time ends it.
+    with deadline.limit(seconds, stoppable=False) as limit:
+        try:
+            with session.get(url, timeout=seconds, stream=True) as response:
+                if response.status_code != 200:
+                    raise BaselineError(f"download from storage failed: HTTP {response.status_code}")
+                data = _read_capped(response)
+        except requests.RequestException as exc:
+            if limit.fired is not None:
+                raise BaselineError(f"download from storage failed: not complete within {seconds:g} s") from None
+            raise BaselineError(f"download from storage failed: {type(exc).__name__}") from None
+        finally:
+            session.close()
+        if limit.fired is not None:  # a body cut short can look whole
+            raise BaselineError(f"download from storage failed: not complete within {seconds:g} s")
+    return data
+
+
 def _read_capped(response: requests.Response) -> bytes:
     chunks, size = [], 0
-    for chunk in response.iter_content(1 << 16):
+    for chunk in response.iter_content(CHUNK):
         size += len(chunk)
         if size > MAX_ZIP_BYTES:
             raise BaselineError(f"the archive is over {MAX_ZIP_BYTES // (1024 * 1024)} MB")
@@ -154,7 +180,7 @@ def _report_in(data: bytes, report_name: str) -> bytes:
     """The report inside the zip: the member named like the `report` input, else its only JSON file."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
         raise BaselineError("the download is not a zip archive") from None
     with archive:
         files = [i for i in archive.infolist() if not i.is_dir()]
@@ -169,7 +195,50 @@ def _report_in(data: bytes, report_name: str) -> bytes:
         info = candidates[0]
         if info.file_size > MAX_REPORT_BYTES:
             raise BaselineError(f"{info.filename} is over {MAX_REPORT_BYTES // (1024 * 1024)} MB")
+        return inflate(data, info, MAX_REPORT_BYTES)
+
+
+def inflate(data: bytes, info: zipfile.ZipInfo, limit: int) -> bytes:
+    """The member's bytes, inflated `CHUNK` at a time and counted: past `limit` bytes actually produced it stops,
+    whatever the headers declare (zipfile's own read inflates a member in one call, a bomb whole)."""
+    name = info.filename
+    if info.flag_bits & 0x1:
+        raise BaselineError(f"{name}: encrypted in the archive")
+    start = _data_start(data, info)
+    out = bytearray()
+    if info.compress_type == zipfile.ZIP_STORED:
+        out += data[start : start + min(info.compress_size, limit + 1)]
+    elif info.compress_type == zipfile.ZIP_DEFLATED:
+        inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+        pos = start
         try:
-            return archive.read(info)
-        except (zipfile.BadZipFile, OSError, RuntimeError) as exc:
-            raise BaselineError(f"{info.filename}: cannot read it from the archive ({exc})") from None
+            while not inflater.eof and len(out) <= limit:
+                piece = inflater.unconsumed_tail or data[pos : pos + CHUNK]
+                if not inflater.unconsumed_tail:
+                    if not piece:
+                        raise BaselineError(f"{name}: cannot read it from the archive (the data ends early)")
+                    pos += len(piece)
+                out += inflater.decompress(piece, CHUNK)
+        except zlib.error as exc:
+            raise BaselineError(f"{name}: cannot read it from the archive ({exc})") from None
+    else:
+        raise BaselineError(f"{name}: compression method {info.compress_type} (only deflate and stored are read)")
+    if len(out) > limit:
+        raise BaselineError(f"{name} inflates to over {_size(limit)} (the archive says {info.file_size} bytes)")
+    if len(out) != info.file_size or zlib.crc32(out) != info.CRC:
+        raise BaselineError(f"{name}: cannot read it from the archive (its size or checksum is not the header's)")
+    return bytes(out)
+
+
+def _data_start(data: bytes, info: zipfile.ZipInfo) -> int:
+    """Where the member's data begins: after its local header, whose name and extra field have their own lengths."""
+    offset = info.header_offset
+    header = data[offset : offset + 30]
+    if len(header) < 30 or header[:4] != b"PK\x03\x04":
+        raise BaselineError(f"{info.filename}: cannot read it from the archive (no local header)")
+    name_length, extra_length = struct.unpack("<HH", header[26:30])
+    return int(offset + 30 + name_length + extra_length)
+
+
+def _size(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit} bytes"

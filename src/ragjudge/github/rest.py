@@ -40,7 +40,11 @@ class GitHubError(RagjudgeError):
 
 
 class GitHubClient:
-    """Calls `api_url` with a token; the token goes in the Authorization header and nowhere else."""
+    """Calls `api_url` with a token; the token goes in the Authorization header, to `api_url`'s origin only.
+
+    Every call is checked before it is sent (a URL from a reply, e.g. an artifact's `archive_download_url`, may
+    name any host), and a redirect to another origin is followed without the header (as `requests` does).
+    """
 
     def __init__(
         self,
@@ -95,6 +99,7 @@ class GitHubClient:
             if url is not None and not urls.same_origin(url, self.api_url):
                 # Never send the token to another host, whatever a Link header says.
                 raise GitHubError(f"pagination link leaves {urls.origin(self.api_url)}: {urls.origin(url)}")
+            # (`_send` checks every URL too; this message names where the URL came from.)
 
     def redirect(self, path: str) -> str:
         """Where a download endpoint redirects to (GitHub answers 302 to its blob storage). The caller fetches
@@ -108,6 +113,9 @@ class GitHubClient:
     def _send(
         self, method: str, url: str, body: Any, params: dict[str, Any] | None, allow_redirects: bool = True
     ) -> requests.Response:
+        if not urls.same_origin(url, self.api_url):
+            # The token is for the API: a URL from a reply that names another host is never called with it.
+            raise GitHubError(f"{method} {urls.public_url(url)}: not on the API's origin {urls.origin(self.api_url)}")
         attempt = 0
         while True:
             attempt += 1

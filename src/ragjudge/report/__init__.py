@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from ragjudge.report.model import Report, load_report
+from ragjudge.report.model import Report
+from ragjudge.report.reading import load_report
 
 __all__ = ["Report", "load_report"]

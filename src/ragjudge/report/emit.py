@@ -61,22 +61,28 @@ class Outputs:
 
 
 def emit(report: Report, out: Outputs) -> int:
-    """Write the outputs and print the summary; the exit code follows the verdict."""
-    if out.report is not None:
-        write_report(report, out.report)
+    """Render every output, then write them and print the summary; the exit code follows the verdict.
+
+    Nothing is written before all have rendered: a renderer that fails leaves no report behind that says `pass`.
+    """
+    texts: list[tuple[Path, str]] = []
     if out.comment is not None:
         from ragjudge.report.markdown import render_comment  # imported late: Jinja is needed only here
 
         comment = render_comment(report, out.template, report_path=str(out.report) if out.report else None)
-        write_text(out.comment, comment)
+        texts.append((out.comment, comment))
     if out.junit is not None:
         from ragjudge.report.junit import render_junit
 
-        write_text(out.junit, render_junit(report))
+        texts.append((out.junit, render_junit(report)))
     if out.html is not None:
         from ragjudge.report.html import render_html
 
-        write_text(out.html, render_html(report))
+        texts.append((out.html, render_html(report)))
+    if out.report is not None:
+        write_report(report, out.report)
+    for path, text in texts:
+        write_text(path, text)
     print_summary(report, sys.stdout)
     return int(exit_code_for(report.verdict))
 

@@ -7,10 +7,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge import __version__, masking
-from ragjudge.errors import CaseFileError
 
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 
@@ -324,8 +323,8 @@ class ComparisonBlock(_Model):
 
     baseline: dict[str, Any]
     """{commit, ref, created_at, age_days, path}: the baseline's git commit and ref (null when it recorded none),
-    when it was made (ISO 8601), its age in days (to 0.01) at this report's creation, null when undated, and the
-    file it was read from."""
+    when it was made (ISO 8601), its age in days (to 0.01) at this report's creation, null when undated or dated
+    more than 5 minutes after this report, and the file it was read from."""
     judge_comparable: bool
     """Whether the judge fingerprints match; when not (or one report has none), judge-based deltas are shown,
     not gated."""
@@ -346,8 +345,8 @@ class ComparisonBlock(_Model):
     rules: list[RuleBlock] = Field(default_factory=list)
     """The regression rules' outcomes (scope `regression`)."""
     notices: list[str] = Field(default_factory=list)
-    """What limits the comparison, in sentences: an old or undated baseline, a changed case set, different
-    rules, a different judge."""
+    """What limits the comparison, in sentences: an old, undated or future-dated baseline, a changed case set
+    (other ids, or the same ids under another `case_set_hash`), different rules, a different judge."""
     confidence: float = 0.95
     """Two-sided level of every interval (1 - gate.significance)."""
 
@@ -461,21 +460,3 @@ def json_chunks(model: BaseModel) -> Iterator[str]:
             # '{\n  "name": value\n}' -> '  "name": value'
             yield model.model_dump_json(include={name}, indent=2)[2:-2] + end
     yield "}\n"
-
-
-def load_report(path: Path) -> Report:
-    """Read a report back (for `ragjudge comment`); errors name the file."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CaseFileError(f"{path}: report file not found", tip="pass the file written by --report") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CaseFileError(f"{path}: not a JSON report ({exc})") from None
-    if isinstance(data, dict) and data.get("kind") == "canary":
-        raise CaseFileError(f"{path}: this is a canary report; use `ragjudge canary` to render it")
-    try:
-        return Report.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors(include_input=False, include_url=False)[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise CaseFileError(f"{path}: not a ragjudge report: {loc}: {first['msg']}") from None

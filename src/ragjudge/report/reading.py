@@ -1,0 +1,178 @@
+"""Reading a saved report back: the one reader of report files (`merge`, `--baseline`, `comment`, the action).
+
+A report file is input from outside (a shard's job, an artifact of another run), so it is bounded and
+checked before anything computes with it: at most `MAX_REPORT_BYTES`, nested at most `MAX_DEPTH` deep,
+every number finite and within `MAX_MAGNITUDE`, the typed fields of their type (no `"12"` for 12), the
+untyped figures `merge` adds up (a judge's usage, each run's) numbers, latencies and counts not negative,
+and the provenance fields of the types `compare` reads. Any failure is bad input (exit 2) naming the file
+and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragjudge.endpoint.decoding import MAX_DEPTH, TooDeep, loads_bounded
+from ragjudge.errors import CaseFileError
+from ragjudge.report.model import Report
+
+MAX_REPORT_BYTES = 50 * 1024 * 1024
+"""A report file (or a report inside an artifact) larger than this is refused: 10,000 cases take a few MB."""
+MAX_MAGNITUDE = 1e15
+"""No figure in a report is larger than this (1e15 ms is 31,000 years): beyond it a sum overflows to infinity."""
+
+_JUDGE_FIGURES = ("faithfulness", "cost_usd", "calls", "cache_hits", "tokens")
+_RUN_FIGURES = ("latency_ms", "cost_usd", "judge_calls", "judge_tokens", "judge_cost_usd", "judge_cache_hits")
+_BIAS_FIGURES = ("calls", "tokens", "cost_usd")
+_NOT_NEGATIVE = {"latency_ms", "calls", "cache_hits", "tokens", "judge_calls", "judge_tokens", "judge_cache_hits"}
+_TEXT_PROVENANCE = (
+    "ragjudge_version",
+    "created_at",
+    "git_commit",
+    "git_ref",
+    "case_set_hash",
+    "rules_hash",
+    "endpoint",
+)
+
+
+def load_report(path: Path) -> Report:
+    """The report at `path`; raises CaseFileError (exit 2) naming the file, and the field when one is wrong."""
+    data = _read_json(path)
+    if isinstance(data, dict) and data.get("kind") == "canary":
+        raise CaseFileError(f"{path}: this is a canary report; use `ragjudge canary` to render it")
+    problem = _odd_number(data)
+    if problem is None:
+        try:
+            # Strict: a report ragjudge wrote has numbers where numbers go; "12" is a file someone edited.
+            report = Report.model_validate(data, strict=True)
+        except ValidationError as exc:
+            first = exc.errors(include_input=False, include_url=False)[0]
+            problem = (".".join(str(p) for p in first["loc"]), str(first["msg"]))
+        else:
+            problem = _saved_figures(report) or _provenance(report.provenance)
+            if problem is None:
+                return report
+    where, what = problem
+    raise CaseFileError(
+        f"{path}: not a ragjudge report: {where}: {what}",
+        tip="pass a report written by `ragjudge run --report` (or `merge`), unedited",
+    )
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with path.open("rb") as file:
+            raw = file.read(MAX_REPORT_BYTES + 1)
+    except FileNotFoundError:
+        raise CaseFileError(f"{path}: report file not found", tip="pass the file written by --report") from None
+    except IsADirectoryError:
+        raise CaseFileError(f"{path}: a folder, not a report file", tip="pass the file written by --report") from None
+    except OSError as exc:
+        raise CaseFileError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    if len(raw) > MAX_REPORT_BYTES:
+        raise CaseFileError(
+            f"{path}: over {MAX_REPORT_BYTES // (1024 * 1024)} MB, more than any ragjudge report",
+            tip="pass the file written by --report",
+        )
+    try:
+        return loads_bounded(raw.decode("utf-8"), MAX_DEPTH)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CaseFileError(f"{path}: not a JSON report ({exc})") from None
+    except TooDeep as exc:
+        raise CaseFileError(f"{path}: not a ragjudge report: {exc}") from None
+
+
+def _odd_number(node: Any) -> tuple[str, str] | None:
+    """The first NaN, infinity or number past `MAX_MAGNITUDE` anywhere in the data, and why."""
+    stack: list[tuple[Any, str]] = [(node, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, float) and not math.isfinite(node):
+            return path or "(the file)", f"{node} is not a number a report holds"
+        if isinstance(node, int | float) and not isinstance(node, bool) and abs(node) > MAX_MAGNITUDE:
+            return path or "(the file)", f"{node:g} is out of range (a report's figures are within ±{MAX_MAGNITUDE:g})"
+        if isinstance(node, dict):
+            stack.extend((v, f"{path}.{k}" if path else str(k)) for k, v in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in reversed(list(enumerate(node))))
+    return None
+
+
+def _figure(value: Any, where: str, key: str) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return where, f"expected a number or null, got {_json_type(value)}"
+    if key in _NOT_NEGATIVE and value < 0:
+        return where, f"{value:g} is negative"
+    return None
+
+
+def _figures(block: Any, keys: tuple[str, ...], where: str) -> tuple[str, str] | None:
+    if not isinstance(block, dict):
+        return None
+    for key in keys:
+        if (problem := _figure(block.get(key), f"{where}.{key}", key)) is not None:
+            return problem
+    return None
+
+
+def _saved_figures(report: Report) -> tuple[str, str] | None:
+    """The untyped figures `merge` adds up (the judge's usage, each run's), and latencies, checked."""
+    bias = (report.suite.model_extra or {}).get("position_bias")
+    if (problem := _figures(bias, _BIAS_FIGURES, "suite.position_bias")) is not None:
+        return problem
+    for n, case in enumerate(report.cases):
+        where = f"cases.{n}"
+        trace = case.trace
+        for key, value in (
+            ("latency_ms", trace.latency_ms),
+            ("ttft_ms", trace.ttft_ms),
+            ("server_latency_ms", trace.server_latency_ms),
+        ):
+            if value is not None and value < 0:
+                return f"{where}.trace.{key}", f"{value:g} is negative"
+        latency = case.metrics.get("latency_ms")
+        if latency is not None and latency < 0:
+            return f"{where}.metrics.latency_ms", f"{latency:g} is negative"
+        if (problem := _figures(case.judge, _JUDGE_FIGURES, f"{where}.judge")) is not None:
+            return problem
+        for k, run in enumerate(case.runs):
+            if (problem := _figures(run, _RUN_FIGURES, f"{where}.runs.{k}")) is not None:
+                return problem
+    return None
+
+
+def _provenance(provenance: dict[str, Any]) -> tuple[str, str] | None:
+    """The fields `compare` and the renderers read, of the types they read them as."""
+    for key in _TEXT_PROVENANCE:
+        value = provenance.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"provenance.{key}", f"expected a string or null, got {_json_type(value)}"
+    fingerprint = provenance.get("judge_fingerprint")
+    if fingerprint is not None and not isinstance(fingerprint, dict):
+        return "provenance.judge_fingerprint", f"expected an object or null, got {_json_type(fingerprint)}"
+    created = provenance.get("created_at")
+    if created:
+        try:
+            datetime.fromisoformat(created)
+        except ValueError:
+            return "provenance.created_at", f"{created[:40]!r} is not an ISO 8601 time"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
