@@ -19,6 +19,7 @@ from typing import Any
 from ragjudge.canary.release import CanaryOutcome, CanaryRequest, run_canary
 from ragjudge.config.model import CanaryConfig, Config, FeedbackConfig
 from ragjudge.errors import ConfigError, ExitCode, RagjudgeError
+from ragjudge.serve.origins import check_named_urls, endpoint_origins, fill, keeps_headers
 from ragjudge.serve.state import Analysis, AnalysisSpec
 
 Runner = Callable[[CanaryRequest], CanaryOutcome]
@@ -47,40 +48,47 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _fill(template: str | None, spec: AnalysisSpec) -> str | None:
-    # Plain replacement, not str.format: a URL may hold other braces.
-    if not template:
-        return None
-    return template.replace("{name}", spec.name).replace("{namespace}", spec.namespace)
-
-
 def _fill_feedback(feedback: FeedbackConfig, spec: AnalysisSpec) -> FeedbackConfig:
     """`{name}`/`{namespace}` in the feedback URL and PromQL queries: one config serves many canaries."""
     if feedback.url is not None:
-        return feedback.model_copy(update={"url": _fill(feedback.url, spec)})
+        return feedback.model_copy(update={"url": fill(feedback.url, spec)})
     if feedback.prometheus is not None:
         prom = feedback.prometheus
         queries = ("treatment_dislikes", "treatment_responses", "control_dislikes", "control_responses")
-        filled = prom.model_copy(update={q: _fill(getattr(prom, q), spec) for q in queries})
+        filled = prom.model_copy(update={q: fill(getattr(prom, q), spec) for q in queries})
         return feedback.model_copy(update={"prometheus": filled})
     return feedback
 
 
 def canary_request(config: Config, spec: AnalysisSpec) -> CanaryRequest:
-    """The `ragjudge canary` request for this canary: URLs filled in, per-canary overrides applied."""
+    """The `ragjudge canary` request for this canary: URLs filled in, per-canary overrides applied, and the
+    configured headers kept only for the origins they were configured for (origins.py)."""
     canary = config.canary or CanaryConfig()
-    treatment = spec.treatment or _fill(canary.treatment, spec)
-    control = spec.control or _fill(canary.control, spec)
+    treatment = spec.treatment or fill(canary.treatment, spec)
+    control = spec.control or fill(canary.control, spec)
+    home = endpoint_origins(config, spec)
+    without_headers = frozenset(
+        arm
+        for arm, named in (("treatment", spec.treatment), ("control", spec.control))
+        if named is not None and not keeps_headers(named, home)
+    )
     feedback = canary.feedback
     if spec.feedback_url is not None:
-        # The configured headers go with a URL source (e.g. a token for the metrics service).
-        headers = feedback.headers if feedback is not None and feedback.url else {}
-        feedback = FeedbackConfig(url=spec.feedback_url, headers=headers)
+        # The configured headers (e.g. a token for the metrics service) go only where they were configured for.
+        configured = fill(feedback.url, spec) if feedback is not None else None
+        same = feedback is not None and configured is not None and keeps_headers(spec.feedback_url, (configured,))
+        feedback = FeedbackConfig(url=spec.feedback_url, headers=feedback.headers if same and feedback else {})
     elif feedback is not None:
         feedback = _fill_feedback(feedback, spec)
     if feedback is not canary.feedback:
         config = config.model_copy(update={"canary": canary.model_copy(update={"feedback": feedback})})
-    return CanaryRequest(config=config, treatment=treatment, control=control, sample_size=spec.sample_size)
+    return CanaryRequest(
+        config=config,
+        treatment=treatment,
+        control=control,
+        sample_size=spec.sample_size,
+        without_headers=without_headers,
+    )
 
 
 def check_urls(config: Config, request: CanaryRequest, needs_arms: bool) -> None:
@@ -153,6 +161,7 @@ class Registry:
 
         Raises ConfigError (the request cannot be analysed: HTTP 400) or Busy (HTTP 429).
         """
+        check_named_urls(self.config, spec)
         request = canary_request(self.config, spec)
         check_urls(self.config, request, self.needs_arms)
         with self._lock:

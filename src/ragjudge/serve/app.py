@@ -115,9 +115,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
         if isinstance(body, str):
-            payload, ctype = body.encode("utf-8"), "text/plain; charset=utf-8"
+            payload, ctype = body.encode("utf-8", "replace"), "text/plain; charset=utf-8"
         else:
-            payload, ctype = json.dumps(body, ensure_ascii=False).encode("utf-8"), "application/json"
+            payload, ctype = json.dumps(body, ensure_ascii=False).encode("utf-8", "replace"), "application/json"
         self.send_response(status)
         headers = {"Content-Type": ctype, **headers}
         for name, value in headers.items():
@@ -150,9 +150,8 @@ class Handler(BaseHTTPRequestHandler):
             return True
         given = self.headers.get("Authorization", "")
         scheme, _, value = given.partition(" ")
-        expected = token.encode("utf-8")
-        header_ok = hmac.compare_digest(value.strip().encode("utf-8"), expected) and scheme.lower() == "bearer"
-        extra_ok = extra is not None and hmac.compare_digest(extra.encode("utf-8"), expected)
+        header_ok = _same_secret(value.strip(), token) and scheme.lower() == "bearer"
+        extra_ok = extra is not None and _same_secret(extra, token)
         return header_ok or extra_ok
 
     def _require_token(self, as_text: bool = False, extra: str | None = None) -> None:
@@ -232,6 +231,11 @@ class Handler(BaseHTTPRequestHandler):
             }
         )
         return answer.status, answer.text, headers
+
+
+def _same_secret(given: str, expected: str) -> bool:
+    """Constant-time; any text compares (a lone surrogate cannot be encoded strictly: it was a 500)."""
+    return hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode("utf-8", "replace"))
 
 
 def _allow(method: str, allowed: str, as_text: bool = False) -> None:
