@@ -1,5 +1,6 @@
 """The analyses the service runs: started in the background, one running per canary name, at most
-`serve.max_concurrent` at once, the latest `serve.keep` remembered per name.
+`serve.max_concurrent` at once, the latest `serve.keep` remembered per name, at most `serve.max_names`
+names (a new one drops the name whose last analysis finished longest ago; one running is never dropped).
 
 Each analysis is `ragjudge canary` itself (`run_canary`): the same config, statistics and report.
 """
@@ -35,6 +36,16 @@ class Busy(Exception):
     def __init__(self, retry_after_s: int) -> None:
         super().__init__(f"{retry_after_s}")
         self.retry_after_s = retry_after_s
+
+
+class NamesFull(Exception):
+    """`serve.max_names` names are kept and every one has an analysis running: HTTP 503."""
+
+    def __init__(self, max_names: int) -> None:
+        super().__init__(
+            f"{max_names} canary names are kept (serve.max_names) and each has an analysis running; "
+            "retry once one finishes"
+        )
 
 
 @dataclass(frozen=True)
@@ -159,7 +170,7 @@ class Registry:
     def start(self, spec: AnalysisSpec) -> Started:
         """Start an analysis, or return the one running for this name.
 
-        Raises ConfigError (the request cannot be analysed: HTTP 400) or Busy (HTTP 429).
+        Raises ConfigError (the request cannot be analysed: HTTP 400), Busy (HTTP 429) or NamesFull (HTTP 503).
         """
         check_named_urls(self.config, spec)
         request = canary_request(self.config, spec)
@@ -173,6 +184,8 @@ class Registry:
             running = self._running_locked()
             if len(running) >= self.config.serve.max_concurrent:
                 raise Busy(self._retry_after_locked(running))
+            if spec.name not in self._by_name and len(self._by_name) >= self.config.serve.max_names:
+                self._forget_oldest_locked()
             analysis = Analysis(
                 id=f"{spec.name}-{next(self._ids)}",
                 spec=spec,
@@ -188,6 +201,21 @@ class Registry:
         self._log({"event": "analysis_started", **_ids(analysis)})
         thread.start()
         return Started(analysis, created=True)
+
+    def _forget_oldest_locked(self) -> None:
+        """Drop the name whose last analysis finished longest ago, with its counters; raises NamesFull."""
+        finished = {
+            name: max(a.finished or 0.0 for a in runs)
+            for name, runs in self._by_name.items()
+            if all(a.status != "running" for a in runs)
+        }
+        if not finished:
+            raise NamesFull(self.config.serve.max_names)
+        oldest = min(finished, key=lambda name: finished[name])
+        del self._by_name[oldest]
+        for arm in ("treatment", "control"):
+            self._requests.pop((oldest, arm), None)
+        self._log({"event": "name_forgotten", "name": oldest, "max_names": self.config.serve.max_names})
 
     def _retry_after_locked(self, running: list[Analysis]) -> int:
         """Seconds until the oldest running analysis should be done, judged by the last one that finished."""

@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlsplit
 
 from ragjudge.errors import RagjudgeError
 from ragjudge.serve import flagger
-from ragjudge.serve.analyses import Busy, Registry
+from ragjudge.serve.analyses import Busy, NamesFull, Registry
 from ragjudge.serve.bodies import MAX_BODY_BYTES, AnalysisBody, BadRequest, FlaggerPayload, parse_json, validate
 from ragjudge.serve.exposition import CONTENT_TYPE, exposition
 from ragjudge.serve.state import view
@@ -199,6 +199,8 @@ class Handler(BaseHTTPRequestHandler):
             started = registry.start(body.spec())
         except Busy as busy:
             return 429, _busy(busy, as_text=False), {"Retry-After": str(busy.retry_after_s)}
+        except NamesFull as full:
+            return 503, {"error": str(full)}, {}
         except RagjudgeError as exc:
             return 400, {"error": _message(exc)}, {}
         return (202 if started.created else 200), view(started.analysis), {}
