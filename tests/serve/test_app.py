@@ -124,6 +124,15 @@ def test_flagger_may_send_the_token_in_metadata(service: Service) -> None:
     assert requests.post(f"{service.url}/flagger/pre-rollout", json=wrong, timeout=5).status_code == 401
 
 
+def test_confirm_promotion_while_the_analysis_runs_is_403(service: Service) -> None:
+    payload = {"name": "rag", "namespace": "prod", "checksum": "c1", "metadata": {"token": TOKEN}}
+    assert service.post("/flagger/pre-rollout", payload).status_code == 200
+    # Flagger holds the promotion on any non-2xx: the status is the decision, the text only its reason.
+    reply = service.post("/flagger/confirm-promotion", payload)
+    assert (reply.status_code, reply.text) == (403, "analysis running")
+    assert service.get("/v1/analyses/rag").json()["status"] == "running"
+
+
 def test_the_token_is_never_logged(service: Service) -> None:
     service.post("/v1/analyses", {"name": "rag", "namespace": "prod"})
     requests.post(
