@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ragjudge.config.model import Config, load_config
+from ragjudge.errors import ConfigError, ExitCode
 from tests.canary.files import write_config, write_sample
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
 from tests.fakes.arms import faithful_reply
@@ -148,3 +149,16 @@ def test_allowed_hosts_names_the_hosts_callers_may_use(tmp_path: Path, home: Rec
         assert svc.post("/v1/analyses", body).status_code == 202
         svc.wait_done("rag")
     assert attacker.authorizations() == [None] * 4
+
+
+@pytest.mark.parametrize("entry", ["rag:8080", "http://rag/", "a b", "user@rag"])
+def test_an_allowed_host_with_a_port_scheme_or_path_is_a_config_error(tmp_path: Path, entry: str) -> None:
+    path = tmp_path / "ragjudge.yml"
+    path.write_text(f"serve:\n  allowed_hosts: ['{entry}']\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert caught.value.exit_code == ExitCode.BAD_INPUT
+    assert caught.value.message == (
+        f"{path}: serve.allowed_hosts: {entry!r} is not a host name without a port "
+        "(give e.g. rag.prod.svc or *.svc.cluster.local)"
+    )
