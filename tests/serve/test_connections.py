@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ragjudge.serve.lobby import Lobby
 from tests.serve.service import Held, Service, running_service, small_config
 
 TOKEN = "connections-token-8e3b"
@@ -96,16 +97,23 @@ def test_connections_past_the_pool_and_its_queue_are_503_and_the_threads_stay_fi
         _fill_the_pool(service)
 
 
+def started(service: Service) -> socket.socket:
+    """A connection that has begun its request and not finished it: it holds a thread until its deadline."""
+    sock = connect(service)
+    sock.sendall(b"GET /healthz HTTP/1.0\r\n")
+    return sock
+
+
 def _fill_the_pool(service: Service) -> None:
     before = threading.active_count()
-    idle = [connect(service) for _ in range(4)]  # two held by the pool's threads, two waiting
+    idle = [started(service) for _ in range(4)]  # two held by the pool's threads, two waiting
     try:
-        time.sleep(0.1)
+        time.sleep(0.2)
         refused = exchange(service, b"GET /healthz HTTP/1.0\r\n\r\n")
         assert refused.startswith(b"HTTP/1.0 503 Service Unavailable\r\n")
         assert b"Retry-After: 1\r\n" in refused
         assert refused.endswith(b'{"error": "too many connections (serve.max_connections is 2); retry later"}')
-        many = [connect(service) for _ in range(40)]
+        many = [started(service) for _ in range(20)] + [connect(service) for _ in range(20)]
         time.sleep(0.1)
         assert threading.active_count() == before
         assert len([t for t in threading.enumerate() if t.name.startswith("serve-connection-")]) == 2
@@ -132,3 +140,50 @@ def test_two_content_lengths_are_400(service: Service) -> None:
     reply = exchange(service, head + b'{"name": "a"}')
     assert reply.startswith(b"HTTP/1.0 400 ")
     assert reply.endswith(b"Content-Length is not a number (plain digits, given once)")
+
+
+def test_idle_connections_wait_in_the_lobby_and_do_not_hold_the_threads(service: Service) -> None:
+    # Sockets that send nothing cost no thread: the pool (2 threads here) still serves at once.
+    before = threading.active_count()
+    idle = [connect(service) for _ in range(200)]
+    try:
+        time.sleep(0.1)
+        started_at = time.monotonic()
+        assert exchange(service, b"GET /healthz HTTP/1.0\r\n\r\n").startswith(b"HTTP/1.0 200 OK\r\n")
+        assert time.monotonic() - started_at < DEADLINE_S
+        assert threading.active_count() == before
+        # ... and at the read deadline they are closed, without an answer.
+        time.sleep(DEADLINE_S + 0.3)
+        for sock in idle[:5]:
+            assert read_all(sock) == b""
+    finally:
+        for sock in idle:
+            sock.close()
+
+
+def test_a_full_lobby_closes_the_connection_that_waited_longest() -> None:
+    dropped: list[socket.socket] = []
+    ready: list[socket.socket] = []
+    lobby = Lobby(30.0, lambda sock, address, deadline: ready.append(sock), dropped.append, capacity=2)
+    pairs = [socket.socketpair() for _ in range(4)]
+    try:
+        for ours, _ in pairs[:3]:
+            lobby.add(ours, "peer")
+            time.sleep(0.05)
+        deadline = time.monotonic() + 5
+        while not dropped and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert dropped == [pairs[0][0]]
+        # A connection that speaks is handed on, and makes room of its own.
+        pairs[1][1].sendall(b"G")
+        while not ready and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ready == [pairs[1][0]]
+        lobby.add(pairs[3][0], "peer")
+        time.sleep(0.1)
+        assert dropped == [pairs[0][0]]
+    finally:
+        lobby.close()
+        for a, b in pairs:
+            a.close()
+            b.close()

@@ -538,8 +538,8 @@ class ServeConfig(_Strict):
         32,
         ge=1,
         le=1024,
-        description="Connections served at once by a fixed pool of threads; as many again wait, and one more is "
-        "answered HTTP 503 at once.",
+        description="Connections served at once by a fixed pool of threads (once they have sent bytes; idle ones "
+        "wait apart); as many again wait, and one more is answered HTTP 503 at once.",
     )
     read_timeout_s: float = Field(
         10.0,

@@ -31,6 +31,7 @@ from ragjudge.serve import flagger
 from ragjudge.serve.analyses import Busy, NamesFull, Registry
 from ragjudge.serve.bodies import MAX_BODY_BYTES, AnalysisBody, BadRequest, FlaggerPayload, parse_json, validate
 from ragjudge.serve.exposition import CONTENT_TYPE, exposition
+from ragjudge.serve.lobby import Lobby, default_capacity
 from ragjudge.serve.state import view
 
 # A body over the limit is still read (up to this much) before the 400, so the client sees the answer
@@ -52,10 +53,10 @@ class _Deadline(io.RawIOBase):
     thread for ever; here the head and body together get `serve.read_timeout_s`.
     """
 
-    def __init__(self, sock: socket.socket, seconds: float) -> None:
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
         super().__init__()
         self._sock = sock
-        self._deadline = time.monotonic() + seconds
+        self._deadline = deadline
 
     def readable(self) -> bool:
         return True
@@ -69,7 +70,8 @@ class _Deadline(io.RawIOBase):
 
 
 class ServeServer(HTTPServer):
-    """One listening socket, and a fixed pool of `serve.max_connections` threads serving connections.
+    """One listening socket, a lobby for connections that have sent nothing yet (lobby.py), and a fixed
+    pool of `serve.max_connections` threads serving the ones that have.
 
     As many again may wait for a thread; past that a connection is answered 503 at once and closed,
     so no number of clients (or idle sockets) grows the threads or the memory without bound.
@@ -93,10 +95,14 @@ class ServeServer(HTTPServer):
         # Connections held (served or waiting): counted here rather than by the queue's size, which
         # would also refuse while a free thread has not yet picked up a waiting connection.
         self._slots = threading.BoundedSemaphore(2 * limits.max_connections)
-        self._waiting: queue.Queue[tuple[socket.socket, Any] | None] = queue.Queue()
-        self._workers: list[threading.Thread] = []  # a failed bind calls server_close() from within __init__
+        self._waiting: queue.Queue[tuple[socket.socket, Any, float] | None] = queue.Queue()
+        self._local = threading.local()
+        # A failed bind calls server_close() from within __init__: nothing to stop yet.
+        self._workers: list[threading.Thread] = []
+        self._lobby: Lobby | None = None
         super().__init__(address, Handler)
         # Started once the socket is bound: a port in use leaves no threads behind.
+        self._lobby = Lobby(self.read_timeout_s, self._ready, self.shutdown_request, default_capacity())
         self._workers = [
             threading.Thread(target=self._work, name=f"serve-connection-{i + 1}", daemon=True)
             for i in range(limits.max_connections)
@@ -105,10 +111,20 @@ class ServeServer(HTTPServer):
             worker.start()
 
     def process_request(self, request: Any, client_address: Any) -> None:
+        assert self._lobby is not None
+        self._lobby.add(request, client_address)
+
+    def _ready(self, request: socket.socket, client_address: Any, deadline: float) -> None:
+        """The connection has sent its first bytes: a thread serves it, or it is refused."""
         if self._slots.acquire(blocking=False):
-            self._waiting.put((request, client_address))
+            self._waiting.put((request, client_address, deadline))
         else:
             self._refuse(request)
+
+    def read_deadline(self) -> float:
+        """The deadline of the connection this thread serves (monotonic clock)."""
+        deadline: float = self._local.deadline
+        return deadline
 
     def _refuse(self, request: socket.socket) -> None:
         message = json.dumps(
@@ -131,7 +147,7 @@ class ServeServer(HTTPServer):
             item = self._waiting.get()
             if item is None:
                 return
-            request, client_address = item
+            request, client_address, self._local.deadline = item
             try:
                 self.finish_request(request, client_address)
             except Exception:
@@ -142,6 +158,8 @@ class ServeServer(HTTPServer):
 
     def server_close(self) -> None:
         super().server_close()
+        if self._lobby is not None:
+            self._lobby.close()
         while True:  # the connections still waiting are closed, not served
             try:
                 item = self._waiting.get_nowait()
@@ -184,7 +202,8 @@ class Handler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.rfile.close()
-        self.rfile = io.BufferedReader(_Deadline(self.connection, self.server.read_timeout_s))
+        # The deadline counts from the connection's arrival, its time in the lobby included.
+        self.rfile = io.BufferedReader(_Deadline(self.connection, self.server.read_deadline()))
 
     def do_GET(self) -> None:
         self._handle("GET")
