@@ -137,6 +137,9 @@ class ServeServer(HTTPServer):
         try:
             request.settimeout(0.5)  # a fresh socket's send buffer takes this at once; never wait on a client
             request.sendall(head + message)
+            # What the client sent, read off: closing on unread bytes resets the connection, answer and all.
+            request.setblocking(False)
+            request.recv(65536)
         except OSError:
             pass
         self.shutdown_request(request)
