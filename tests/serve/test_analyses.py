@@ -41,16 +41,32 @@ def test_name_and_namespace_fill_urls_and_queries(tmp_path: Path) -> None:
     assert config.canary is not None and config.canary.treatment == canary["treatment"]
 
 
-def test_feedback_url_override_keeps_the_configured_headers(tmp_path: Path) -> None:
+def test_feedback_url_override_keeps_the_configured_headers_only_on_their_origin(tmp_path: Path) -> None:
     canary = {"feedback": {"url": "http://metrics/{name}.json", "headers": {"Authorization": "Bearer m-token"}}}
     config = load_config(write_config(tmp_path / "ragjudge.yml", canary))
     default = canary_request(config, AnalysisSpec("rag", "prod"))
     assert default.config.canary is not None and default.config.canary.feedback is not None
     assert default.config.canary.feedback.url == "http://metrics/rag.json"
-    override = canary_request(config, AnalysisSpec("rag", "prod", feedback_url="http://other/counts.json"))
-    assert override.config.canary is not None and override.config.canary.feedback is not None
-    assert override.config.canary.feedback.url == "http://other/counts.json"
-    assert override.config.canary.feedback.headers == {"Authorization": "Bearer m-token"}
+    same = canary_request(config, AnalysisSpec("rag", "prod", feedback_url="http://metrics/other/counts.json"))
+    assert same.config.canary is not None and same.config.canary.feedback is not None
+    assert same.config.canary.feedback.url == "http://metrics/other/counts.json"
+    assert same.config.canary.feedback.headers == {"Authorization": "Bearer m-token"}
+    # Another host, or the same host on another port: no token.
+    for url in ("http://other/counts.json", "http://metrics:8080/rag.json", "https://metrics/rag.json"):
+        moved = canary_request(config, AnalysisSpec("rag", "prod", feedback_url=url))
+        assert moved.config.canary is not None and moved.config.canary.feedback is not None
+        assert (moved.config.canary.feedback.url, moved.config.canary.feedback.headers) == (url, {})
+
+
+def test_endpoint_headers_stay_off_a_caller_named_arm_on_another_origin(tmp_path: Path) -> None:
+    canary = {"treatment": "http://{name}-canary.{namespace}/ask", "control": "http://{name}-primary.{namespace}/ask"}
+    config = load_config(write_config(tmp_path / "ragjudge.yml", canary))
+    assert canary_request(config, AnalysisSpec("rag", "prod")).without_headers == frozenset()
+    # The configured origins, named by the caller: headers go.
+    named = AnalysisSpec("rag", "prod", treatment="http://rag-canary.prod/v2/ask", control="http://rag-primary.prod/a")
+    assert canary_request(config, named).without_headers == frozenset()
+    moved = AnalysisSpec("rag", "prod", treatment="http://rag-canary.prod:81/ask", control="http://rag-primary.prod/a")
+    assert canary_request(config, moved).without_headers == frozenset({"treatment"})
 
 
 def test_sample_size_asks_the_first_n_and_warns_when_the_sample_is_smaller(tmp_path: Path) -> None:

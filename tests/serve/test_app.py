@@ -66,10 +66,17 @@ def test_post_starts_one_analysis_per_name(service: Service, held: Held) -> None
     assert set(done) >= {"name", "status", "verdict", "reasons", "metrics", "started_at", "finished_at", "checksum"}
 
 
-def test_urls_in_the_body_override_the_config(service: Service, held: Held) -> None:
-    body = {"name": "rag", "namespace": "prod", "treatment": "http://t.example/ask", "control": "http://c.example/ask"}
-    assert service.post("/v1/analyses", body).status_code == 202
-    assert (held.requests[0].treatment, held.requests[0].control) == ("http://t.example/ask", "http://c.example/ask")
+def test_urls_in_the_body_override_the_config(tmp_path: Path, held: Held) -> None:
+    config = small_config(tmp_path, allowed_hosts=["t.example", "*.c.example"])
+    with running_service(config, runner=held.runner) as svc:
+        body = {
+            "name": "rag",
+            "namespace": "prod",
+            "treatment": "http://t.example/ask",
+            "control": "http://x.c.example/a",
+        }
+        assert svc.post("/v1/analyses", body).status_code == 202
+    assert (held.requests[0].treatment, held.requests[0].control) == ("http://t.example/ask", "http://x.c.example/a")
 
 
 def test_unknown_name_is_404(service: Service) -> None:
@@ -115,6 +122,15 @@ def test_flagger_may_send_the_token_in_metadata(service: Service) -> None:
     assert (reply.status_code, reply.text) == (200, "analysis rag-1 started for checksum c1")
     wrong = {**payload, "metadata": {"token": "nope"}}
     assert requests.post(f"{service.url}/flagger/pre-rollout", json=wrong, timeout=5).status_code == 401
+
+
+def test_confirm_promotion_while_the_analysis_runs_is_403(service: Service) -> None:
+    payload = {"name": "rag", "namespace": "prod", "checksum": "c1", "metadata": {"token": TOKEN}}
+    assert service.post("/flagger/pre-rollout", payload).status_code == 200
+    # Flagger holds the promotion on any non-2xx: the status is the decision, the text only its reason.
+    reply = service.post("/flagger/confirm-promotion", payload)
+    assert (reply.status_code, reply.text) == (403, "analysis running")
+    assert service.get("/v1/analyses/rag").json()["status"] == "running"
 
 
 def test_the_token_is_never_logged(service: Service) -> None:
@@ -263,3 +279,37 @@ def test_rollout_hook_retries_an_errored_analysis_at_once(service: Service, held
     )
     assert service.wait_done("rag")["verdict"] == "promote"
     assert service.post("/flagger/confirm-promotion", payload).status_code == 200
+
+
+# --------------------------------------------------------------------------- hostile bodies: never a 500
+
+
+def test_a_lone_surrogate_token_is_401_not_500(service: Service) -> None:
+    body = b'{"name": "rag", "namespace": "prod", "metadata": {"token": "\\ud800"}}'
+    reply = requests.post(f"{service.url}/flagger/rollout", data=body, timeout=5)
+    assert (reply.status_code, reply.text) == (401, "missing or wrong bearer token (Authorization: Bearer <token>)")
+
+
+def test_a_lone_surrogate_in_a_field_is_400(service: Service) -> None:
+    reply = service.post("/v1/analyses", b'{"name": "rag\\udfff"}')
+    assert reply.status_code == 400
+    assert reply.json()["error"].startswith("request body: name: String should match pattern")
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/flagger/rollout", b"[" * 60_000),
+        ("/v1/analyses", b'{"name": ' + b"[" * 30_000 + b'"rag"' + b"]" * 30_000 + b"}"),
+        ("/flagger/pre-rollout", b'{"name": "rag", "namespace": "p", "metadata": ' + b'{"a": ' * 33 + b"1" + b"}" * 34),
+    ],
+)
+def test_deep_nesting_is_400(service: Service, path: str, body: bytes) -> None:
+    reply = service.post(path, body)
+    assert reply.status_code == 400
+    assert "the body nests lists or objects deeper than 32 levels" in reply.text
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting(service: Service) -> None:
+    reply = service.post("/v1/analyses", {"name": "rag", "checksum": "[[[[" * 40 + '\\"{{{{' * 8})
+    assert reply.status_code == 202

@@ -8,9 +8,13 @@ from collections.abc import Iterator
 
 import pytest
 
+from ragjudge.config.model import Config
+from ragjudge.errors import ConfigError
+from ragjudge.serve.origins import check_named_urls
+from ragjudge.serve.state import AnalysisSpec
 from tests.canary.files import write_feedback
 from tests.fakes.cluster import Cluster, standard_arms
-from tests.serve.service import Service, manifest, resolver, running_service, serve_config
+from tests.serve.service import Service, example_config, manifest, resolver, running_service, serve_config
 from tests.serve.standins import StandInArgo, measure
 
 TOKEN = "argo-test-token-77c1"
@@ -83,3 +87,17 @@ def test_web_provider_without_the_token_is_an_error(service: Service, cluster: C
     argo = StandInArgo(template, args, resolver(service.url, cluster.url))
     status, body = argo.fetch("ragjudge-verdict")
     assert (status, body) == (401, {"error": "missing or wrong bearer token (Authorization: Bearer <token>)"})
+
+
+def test_the_example_config_allows_the_urls_the_example_template_sends() -> None:
+    template = manifest("argo-analysistemplate.yaml", "AnalysisTemplate", "ragjudge-web")
+    start = {m["name"]: m for m in template["spec"]["metrics"]}["ragjudge-start"]["provider"]["web"]["jsonBody"]
+    config = Config.model_validate(example_config())
+    spec = AnalysisSpec("rag", "prod", treatment=_args(start["treatment"]), control=_args(start["control"]))
+    check_named_urls(config, spec)  # raises when a host is not allowed
+    with pytest.raises(ConfigError, match=r"the control URL's host 'rag-stable\.other\.svc\.cluster\.local' is not in"):
+        check_named_urls(config, AnalysisSpec("rag", "prod", control=_args(start["control"], namespace="other")))
+
+
+def _args(value: str, namespace: str = "prod") -> str:
+    return value.replace("{{args.name}}", "rag").replace("{{args.namespace}}", namespace)

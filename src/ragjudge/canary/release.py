@@ -36,6 +36,9 @@ class CanaryRequest:
     """`--feedback FILE`: replaces `canary.feedback`."""
     sample_size: int | None = None
     """Ask only the first N questions of `canary.sample` (`ragjudge serve`'s per-canary override)."""
+    without_headers: frozenset[str] = frozenset()
+    """Arms called without `endpoint.headers`: `ragjudge serve` names those whose URL a caller chose on
+    another origin than the configured ones, so the credentials never follow a caller's URL."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,10 @@ def _run_arms(
     }
     case_set = load_cases([canary.sample], config.max_case_file_bytes)
     cases = case_set.cases if request.sample_size is None else case_set.cases[: request.sample_size]
-    clients = {arm: EndpointClient(config.endpoint, urls[arm]) for arm in ARMS}
+    bare = config.endpoint.model_copy(update={"headers": {}})
+    clients = {
+        arm: EndpointClient(bare if arm in request.without_headers else config.endpoint, urls[arm]) for arm in ARMS
+    }
     judge = make_judge(config.judge) if any(r.metric == FAITHFULNESS for r in rules) else None
     runs = run_sample(cases, clients, judge, config.endpoint.concurrency, config.judge.concurrency)
     if deadline.stopped():

@@ -1,5 +1,6 @@
 """The analyses the service runs: started in the background, one running per canary name, at most
-`serve.max_concurrent` at once, the latest `serve.keep` remembered per name.
+`serve.max_concurrent` at once, the latest `serve.keep` remembered per name, at most `serve.max_names`
+names (a new one drops the name whose last analysis finished longest ago; one running is never dropped).
 
 Each analysis is `ragjudge canary` itself (`run_canary`): the same config, statistics and report.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from ragjudge.canary.release import CanaryOutcome, CanaryRequest, run_canary
 from ragjudge.config.model import CanaryConfig, Config, FeedbackConfig
 from ragjudge.errors import ConfigError, ExitCode, RagjudgeError
+from ragjudge.serve.origins import check_named_urls, endpoint_origins, fill, keeps_headers
 from ragjudge.serve.state import Analysis, AnalysisSpec
 
 Runner = Callable[[CanaryRequest], CanaryOutcome]
@@ -36,6 +38,16 @@ class Busy(Exception):
         self.retry_after_s = retry_after_s
 
 
+class NamesFull(Exception):
+    """`serve.max_names` names are kept and every one has an analysis running: HTTP 503."""
+
+    def __init__(self, max_names: int) -> None:
+        super().__init__(
+            f"{max_names} canary names are kept (serve.max_names) and each has an analysis running; "
+            "retry once one finishes"
+        )
+
+
 @dataclass(frozen=True)
 class Started:
     analysis: Analysis
@@ -47,40 +59,47 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _fill(template: str | None, spec: AnalysisSpec) -> str | None:
-    # Plain replacement, not str.format: a URL may hold other braces.
-    if not template:
-        return None
-    return template.replace("{name}", spec.name).replace("{namespace}", spec.namespace)
-
-
 def _fill_feedback(feedback: FeedbackConfig, spec: AnalysisSpec) -> FeedbackConfig:
     """`{name}`/`{namespace}` in the feedback URL and PromQL queries: one config serves many canaries."""
     if feedback.url is not None:
-        return feedback.model_copy(update={"url": _fill(feedback.url, spec)})
+        return feedback.model_copy(update={"url": fill(feedback.url, spec)})
     if feedback.prometheus is not None:
         prom = feedback.prometheus
         queries = ("treatment_dislikes", "treatment_responses", "control_dislikes", "control_responses")
-        filled = prom.model_copy(update={q: _fill(getattr(prom, q), spec) for q in queries})
+        filled = prom.model_copy(update={q: fill(getattr(prom, q), spec) for q in queries})
         return feedback.model_copy(update={"prometheus": filled})
     return feedback
 
 
 def canary_request(config: Config, spec: AnalysisSpec) -> CanaryRequest:
-    """The `ragjudge canary` request for this canary: URLs filled in, per-canary overrides applied."""
+    """The `ragjudge canary` request for this canary: URLs filled in, per-canary overrides applied, and the
+    configured headers kept only for the origins they were configured for (origins.py)."""
     canary = config.canary or CanaryConfig()
-    treatment = spec.treatment or _fill(canary.treatment, spec)
-    control = spec.control or _fill(canary.control, spec)
+    treatment = spec.treatment or fill(canary.treatment, spec)
+    control = spec.control or fill(canary.control, spec)
+    home = endpoint_origins(config, spec)
+    without_headers = frozenset(
+        arm
+        for arm, named in (("treatment", spec.treatment), ("control", spec.control))
+        if named is not None and not keeps_headers(named, home)
+    )
     feedback = canary.feedback
     if spec.feedback_url is not None:
-        # The configured headers go with a URL source (e.g. a token for the metrics service).
-        headers = feedback.headers if feedback is not None and feedback.url else {}
-        feedback = FeedbackConfig(url=spec.feedback_url, headers=headers)
+        # The configured headers (e.g. a token for the metrics service) go only where they were configured for.
+        configured = fill(feedback.url, spec) if feedback is not None else None
+        same = feedback is not None and configured is not None and keeps_headers(spec.feedback_url, (configured,))
+        feedback = FeedbackConfig(url=spec.feedback_url, headers=feedback.headers if same and feedback else {})
     elif feedback is not None:
         feedback = _fill_feedback(feedback, spec)
     if feedback is not canary.feedback:
         config = config.model_copy(update={"canary": canary.model_copy(update={"feedback": feedback})})
-    return CanaryRequest(config=config, treatment=treatment, control=control, sample_size=spec.sample_size)
+    return CanaryRequest(
+        config=config,
+        treatment=treatment,
+        control=control,
+        sample_size=spec.sample_size,
+        without_headers=without_headers,
+    )
 
 
 def check_urls(config: Config, request: CanaryRequest, needs_arms: bool) -> None:
@@ -151,8 +170,9 @@ class Registry:
     def start(self, spec: AnalysisSpec) -> Started:
         """Start an analysis, or return the one running for this name.
 
-        Raises ConfigError (the request cannot be analysed: HTTP 400) or Busy (HTTP 429).
+        Raises ConfigError (the request cannot be analysed: HTTP 400), Busy (HTTP 429) or NamesFull (HTTP 503).
         """
+        check_named_urls(self.config, spec)
         request = canary_request(self.config, spec)
         check_urls(self.config, request, self.needs_arms)
         with self._lock:
@@ -164,6 +184,8 @@ class Registry:
             running = self._running_locked()
             if len(running) >= self.config.serve.max_concurrent:
                 raise Busy(self._retry_after_locked(running))
+            if spec.name not in self._by_name and len(self._by_name) >= self.config.serve.max_names:
+                self._forget_oldest_locked()
             analysis = Analysis(
                 id=f"{spec.name}-{next(self._ids)}",
                 spec=spec,
@@ -179,6 +201,21 @@ class Registry:
         self._log({"event": "analysis_started", **_ids(analysis)})
         thread.start()
         return Started(analysis, created=True)
+
+    def _forget_oldest_locked(self) -> None:
+        """Drop the name whose last analysis finished longest ago, with its counters; raises NamesFull."""
+        finished = {
+            name: max(a.finished or 0.0 for a in runs)
+            for name, runs in self._by_name.items()
+            if all(a.status != "running" for a in runs)
+        }
+        if not finished:
+            raise NamesFull(self.config.serve.max_names)
+        oldest = min(finished, key=lambda name: finished[name])
+        del self._by_name[oldest]
+        for arm in ("treatment", "control"):
+            self._requests.pop((oldest, arm), None)
+        self._log({"event": "name_forgotten", "name": oldest, "max_names": self.config.serve.max_names})
 
     def _retry_after_locked(self, running: list[Analysis]) -> int:
         """Seconds until the oldest running analysis should be done, judged by the last one that finished."""

@@ -14,20 +14,24 @@ Errors are JSON `{"error": "..."}` (plain text for Flagger, which shows the body
 from __future__ import annotations
 
 import hmac
+import io
 import json
+import queue
+import socket
 import sys
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ragjudge.errors import RagjudgeError
 from ragjudge.serve import flagger
-from ragjudge.serve.analyses import Busy, Registry
+from ragjudge.serve.analyses import Busy, NamesFull, Registry
 from ragjudge.serve.bodies import MAX_BODY_BYTES, AnalysisBody, BadRequest, FlaggerPayload, parse_json, validate
 from ragjudge.serve.exposition import CONTENT_TYPE, exposition
+from ragjudge.serve.lobby import Lobby, default_capacity
 from ragjudge.serve.state import view
 
 # A body over the limit is still read (up to this much) before the 400, so the client sees the answer
@@ -42,8 +46,37 @@ def json_log(event: dict[str, Any]) -> None:
     print(json.dumps(record, ensure_ascii=False), file=sys.stderr, flush=True)
 
 
-class ServeServer(ThreadingHTTPServer):
-    daemon_threads = True
+class _Deadline(io.RawIOBase):
+    """A connection's reads, each bounded by what is left of one deadline for the whole request.
+
+    A socket timeout alone bounds each read, so a client dripping a byte a second would hold its
+    thread for ever; here the head and body together get `serve.read_timeout_s`.
+    """
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._sock = sock
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("read deadline")
+        self._sock.settimeout(left)
+        return self._sock.recv_into(buffer)
+
+
+class ServeServer(HTTPServer):
+    """One listening socket, a lobby for connections that have sent nothing yet (lobby.py), and a fixed
+    pool of `serve.max_connections` threads serving the ones that have.
+
+    As many again may wait for a thread; past that a connection is answered 503 at once and closed,
+    so no number of clients (or idle sockets) grows the threads or the memory without bound.
+    """
+
     request_queue_size = 64
 
     def __init__(
@@ -56,7 +89,90 @@ class ServeServer(ThreadingHTTPServer):
         self.registry = registry
         self.token = token
         self.log = log
+        limits = registry.config.serve
+        self.max_connections = limits.max_connections
+        self.read_timeout_s = limits.read_timeout_s
+        # Connections held (served or waiting): counted here rather than by the queue's size, which
+        # would also refuse while a free thread has not yet picked up a waiting connection.
+        self._slots = threading.BoundedSemaphore(2 * limits.max_connections)
+        self._waiting: queue.Queue[tuple[socket.socket, Any, float] | None] = queue.Queue()
+        self._local = threading.local()
+        # A failed bind calls server_close() from within __init__: nothing to stop yet.
+        self._workers: list[threading.Thread] = []
+        self._lobby: Lobby | None = None
         super().__init__(address, Handler)
+        # Started once the socket is bound: a port in use leaves no threads behind.
+        self._lobby = Lobby(self.read_timeout_s, self._ready, self.shutdown_request, default_capacity())
+        self._workers = [
+            threading.Thread(target=self._work, name=f"serve-connection-{i + 1}", daemon=True)
+            for i in range(limits.max_connections)
+        ]
+        for worker in self._workers:
+            worker.start()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        assert self._lobby is not None
+        self._lobby.add(request, client_address)
+
+    def _ready(self, request: socket.socket, client_address: Any, deadline: float) -> None:
+        """The connection has sent its first bytes: a thread serves it, or it is refused."""
+        if self._slots.acquire(blocking=False):
+            self._waiting.put((request, client_address, deadline))
+        else:
+            self._refuse(request)
+
+    def read_deadline(self) -> float:
+        """The deadline of the connection this thread serves (monotonic clock)."""
+        deadline: float = self._local.deadline
+        return deadline
+
+    def _refuse(self, request: socket.socket) -> None:
+        message = json.dumps(
+            {"error": f"too many connections (serve.max_connections is {self.max_connections}); retry later"}
+        ).encode("utf-8")
+        head = (
+            "HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+            f"Content-Length: {len(message)}\r\nConnection: close\r\n\r\n"
+        ).encode("ascii")
+        try:
+            request.settimeout(0.5)  # a fresh socket's send buffer takes this at once; never wait on a client
+            request.sendall(head + message)
+            # What the client sent, read off: closing on unread bytes resets the connection, answer and all.
+            request.setblocking(False)
+            request.recv(65536)
+        except OSError:
+            pass
+        self.shutdown_request(request)
+        self.log({"event": "connection_refused", "max_connections": self.max_connections})
+
+    def _work(self) -> None:
+        while True:
+            item = self._waiting.get()
+            if item is None:
+                return
+            request, client_address, self._local.deadline = item
+            try:
+                self.finish_request(request, client_address)
+            except Exception:
+                self.handle_error(request, client_address)
+            finally:
+                self.shutdown_request(request)
+                self._slots.release()
+
+    def server_close(self) -> None:
+        super().server_close()
+        if self._lobby is not None:
+            self._lobby.close()
+        while True:  # the connections still waiting are closed, not served
+            try:
+                item = self._waiting.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                self.shutdown_request(item[0])
+                self._slots.release()
+        for _ in self._workers:
+            self._waiting.put(None)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that hangs up mid-answer is routine for a service: one log line, not a traceback.
@@ -85,6 +201,12 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "ragjudge-serve"
 
     # ------------------------------------------------------------------ plumbing
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()
+        # The deadline counts from the connection's arrival, its time in the lobby included.
+        self.rfile = io.BufferedReader(_Deadline(self.connection, self.server.read_deadline()))
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -115,9 +237,11 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
         if isinstance(body, str):
-            payload, ctype = body.encode("utf-8"), "text/plain; charset=utf-8"
+            payload, ctype = body.encode("utf-8", "replace"), "text/plain; charset=utf-8"
         else:
-            payload, ctype = json.dumps(body, ensure_ascii=False).encode("utf-8"), "application/json"
+            payload, ctype = json.dumps(body, ensure_ascii=False).encode("utf-8", "replace"), "application/json"
+        # Writing is bounded too: a client that stops reading does not keep the thread.
+        self.connection.settimeout(self.server.read_timeout_s)
         self.send_response(status)
         headers = {"Content-Type": ctype, **headers}
         for name, value in headers.items():
@@ -129,19 +253,30 @@ class Handler(BaseHTTPRequestHandler):
     def _body(self, as_text: bool) -> Any:
         if self.headers.get("Transfer-Encoding"):
             raise _Reply(400, _error("send the body with a Content-Length, not chunked", as_text))
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            raise _Reply(400, _error("Content-Length is not a number", as_text)) from None
+        given = self.headers.get_all("Content-Length") or ["0"]
+        # Plain ASCII digits only: int() also takes "1_0", "+10", " 10" and "²" would fail it.
+        if len(given) > 1 or not (given[0].isascii() and given[0].isdigit()):
+            raise _Reply(400, _error("Content-Length is not a number (plain digits, given once)", as_text))
+        length = int(given[0])
         if length > MAX_BODY_BYTES:
             if length <= _DRAIN_BYTES:
-                self.rfile.read(length)
+                self._read(length, as_text)
             raise _Reply(400, _error(f"the body is {length} bytes; the limit is {MAX_BODY_BYTES} (64 kB)", as_text))
-        raw = self.rfile.read(length) if length > 0 else b""
+        raw = self._read(length, as_text) if length > 0 else b""
         try:
             return parse_json(raw)
         except BadRequest as exc:
             raise _Reply(400, _error(str(exc), as_text)) from None
+
+    def _read(self, length: int, as_text: bool) -> bytes:
+        try:
+            return self.rfile.read(length)
+        except TimeoutError:
+            self.close_connection = True
+            seconds = f"{self.server.read_timeout_s:g}"
+            raise _Reply(
+                408, _error(f"the body did not arrive within {seconds} s (serve.read_timeout_s)", as_text)
+            ) from None
 
     def _authorised(self, extra: str | None = None) -> bool:
         """The bearer token (or, for Flagger, `metadata.token`), compared in constant time."""
@@ -150,9 +285,8 @@ class Handler(BaseHTTPRequestHandler):
             return True
         given = self.headers.get("Authorization", "")
         scheme, _, value = given.partition(" ")
-        expected = token.encode("utf-8")
-        header_ok = hmac.compare_digest(value.strip().encode("utf-8"), expected) and scheme.lower() == "bearer"
-        extra_ok = extra is not None and hmac.compare_digest(extra.encode("utf-8"), expected)
+        header_ok = _same_secret(value.strip(), token) and scheme.lower() == "bearer"
+        extra_ok = extra is not None and _same_secret(extra, token)
         return header_ok or extra_ok
 
     def _require_token(self, as_text: bool = False, extra: str | None = None) -> None:
@@ -200,6 +334,8 @@ class Handler(BaseHTTPRequestHandler):
             started = registry.start(body.spec())
         except Busy as busy:
             return 429, _busy(busy, as_text=False), {"Retry-After": str(busy.retry_after_s)}
+        except NamesFull as full:
+            return 503, {"error": str(full)}, {}
         except RagjudgeError as exc:
             return 400, {"error": _message(exc)}, {}
         return (202 if started.created else 200), view(started.analysis), {}
@@ -232,6 +368,11 @@ class Handler(BaseHTTPRequestHandler):
             }
         )
         return answer.status, answer.text, headers
+
+
+def _same_secret(given: str, expected: str) -> bool:
+    """Constant-time; any text compares (a lone surrogate cannot be encoded strictly: it was a 500)."""
+    return hmac.compare_digest(given.encode("utf-8", "replace"), expected.encode("utf-8", "replace"))
 
 
 def _allow(method: str, allowed: str, as_text: bool = False) -> None:

@@ -1,4 +1,6 @@
-"""Request bodies: at most 64 kB of JSON, validated with pydantic; unknown fields are errors.
+"""Request bodies: at most 64 kB of JSON, nested at most 32 deep, validated with pydantic; unknown fields
+are errors. Lone surrogates (`"\\ud800"`, valid JSON but not text) become U+FFFD as the body is read, so
+nothing after it (a token comparison, a log line, an error echoing a field) meets a string it cannot encode.
 
 `POST /v1/analyses` takes `{"name", "namespace", "treatment", "control", "checksum"}`; Flagger's
 webhooks send `{"name", "namespace", "phase", "checksum", "metadata"}`, and `metadata` (a map of
@@ -9,6 +11,7 @@ strings, set per webhook in the Canary) may hold `sample_size`, `feedback_url`, 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -18,6 +21,9 @@ from ragjudge.config.model import format_validation_error
 from ragjudge.serve.state import AnalysisSpec
 
 MAX_BODY_BYTES = 64 * 1024
+MAX_DEPTH = 32
+"""Lists and objects inside each other; Flagger's payload needs 2. Deeper is refused before parsing, which
+recurses (60 kB of `[` was a RecursionError, a 500)."""
 NAME_PATTERN = r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$"
 METADATA_KEYS = ("sample_size", "feedback_url", "treatment", "control", "token")
 
@@ -96,14 +102,47 @@ class FlaggerPayload(_Body):
 _M = TypeVar("_M", bound=_Body)
 
 
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _too_deep(text: str) -> bool:
+    """Whether brackets outside strings nest deeper than MAX_DEPTH (a linear scan, no recursion)."""
+    depth = 0
+    for match in _STRING_OR_BRACKET.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif token in "]}":
+            depth -= 1
+    return False
+
+
+def _safe(value: Any) -> Any:
+    """Strings with lone surrogates replaced by U+FFFD, all the way down (the depth is bounded already)."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_safe(v) for v in value]
+    if isinstance(value, dict):
+        return {_safe(k): _safe(v) for k, v in value.items()}
+    return value
+
+
 def parse_json(raw: bytes) -> Any:
     """The body as JSON, or BadRequest naming the problem (never echoing the body)."""
     if not raw:
         raise BadRequest("the request has no body; send a JSON object")
     try:
-        return json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise BadRequest("the body is not UTF-8") from None
+    if _too_deep(text):
+        raise BadRequest(f"the body nests lists or objects deeper than {MAX_DEPTH} levels")
+    try:
+        return _safe(json.loads(text))
     except json.JSONDecodeError as exc:
         raise BadRequest(f"the body is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
 

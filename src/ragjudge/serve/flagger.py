@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from ragjudge.errors import ConfigError
-from ragjudge.serve.analyses import Busy, Registry
+from ragjudge.serve.analyses import Busy, NamesFull, Registry
 from ragjudge.serve.state import Analysis, AnalysisSpec
 
 HOOKS = ("pre-rollout", "rollout", "confirm-promotion", "rollback")
@@ -55,6 +55,8 @@ def _start(registry: Registry, spec: AnalysisSpec) -> HookAnswer:
         started = registry.start(spec)
     except Busy as busy:
         return HookAnswer(429, "too many analyses running; try again later", busy.retry_after_s)
+    except NamesFull as full:
+        return HookAnswer(503, str(full))
     analysis = started.analysis
     if started.created:
         return HookAnswer(200, f"analysis {analysis.id} started for {_revision(spec)}")
@@ -86,7 +88,7 @@ def rollout(registry: Registry, spec: AnalysisSpec, reanalyse_s: float) -> HookA
     )
     if running is None and stale and (latest is None or latest.status != "running"):
         started = _start(registry, spec)
-        note = " (no capacity for a fresh analysis now)" if started.status == 429 else f"; {started.text}"
+        note = " (no capacity for a fresh analysis now)" if started.status in (429, 503) else f"; {started.text}"
     if finished is not None and finished.verdict == "rollback":
         return HookAnswer(500, f"{describe(finished)}{note}")
     if finished is None:
