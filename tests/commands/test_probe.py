@@ -489,3 +489,23 @@ def test_the_refusal_decision_is_shown_once(ws: Path, capsys: pytest.CaptureFixt
         "  refused: no field (tried refused); declines are decided from the answer, see `declined` below",
         "  declined: yes (by builtin); confidence: (none)",
     ]
+
+
+def test_a_malformed_input_schema_still_gives_a_usable_body(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = json.dumps({"type": "object", "required": "question", "properties": {"question": {"type": "string"}}})
+    error = json.dumps({"detail": [{"type": "missing", "loc": ["input"], "msg": "Field required"}]})
+
+    def reply(request: bytes) -> bytes:
+        if request.startswith(b"GET /rag/input_schema "):
+            return http_reply(schema.encode("utf-8"))
+        return http_reply(error.encode("utf-8"), status="422 Unprocessable Entity")
+
+    with RawServer(reply) as server:
+        configure(ws, server.url + "/rag/invoke")
+        code, out, _ = probe(capsys)
+    assert code == 1
+    assert hints(out) == [
+        '  hint: the chain\'s input schema (GET /rag/input_schema) is {"type":"object","required":"question",'
+        '"properties":{"question":{"type":"string"}}}: set endpoint.body to something like '
+        '\'{"input": {"question": {{ question | tojson }}}}\''
+    ]

@@ -101,7 +101,9 @@ def _input_example(schema: dict[str, Any]) -> str | None:
     properties = schema.get("properties")
     if not isinstance(properties, dict) or not properties:
         return None
-    required = [str(k) for k in schema.get("required", []) if isinstance(k, str)] or [str(k) for k in properties]
+    listed = schema.get("required")
+    required = [k for k in listed if isinstance(k, str)] if isinstance(listed, list) else []
+    required = required or [str(k) for k in properties]
     strings = [k for k in required if isinstance(properties.get(k), dict) and properties[k].get("type") == "string"]
     named = [k for k in _QUESTION_NAMES if k in strings]
     field = (named or strings or required)[0]
