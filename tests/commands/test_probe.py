@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 import yaml
 
 from ragjudge.cli import main
-from tests.fakes.framework_servers import FrameworkServer
+from tests.fakes.framework_servers import FrameworkServer, doc_hash
 from tests.fakes.rag import closed_port_url
 from tests.fakes.raw_server import RawServer, http_reply
 
@@ -72,7 +73,7 @@ def test_an_unmapped_hayhooks_reply_gets_a_suggested_mapping(ws: Path, capsys: p
     assert section(out, "mapping") == [
         "mapping (endpoint.response)",
         "  answer: nothing (tried answer): did you mean result.answer_builder.answers.0.data?",
-        "  refused: nothing (tried refused)",
+        "  refused: no field (tried refused); declines are decided from the answer, see `declined` below",
         "  confidence: nothing (tried confidence)",
         "  retrieved: nothing (tried retrieved, sources, contexts): did you mean "
         "result.answer_builder.answers.0.documents?",
@@ -117,7 +118,7 @@ def test_the_suggested_mapping_maps_cleanly(ws: Path, capsys: pytest.CaptureFixt
         "  declined: no; confidence: (none)",
         "  passages: 2",
         '    [1] id doc-refund-1 · title Refunds · text "Refunds are paid back to the original card within 5 working '
-        'days."',
+        'days of the return …"',
         '    [2] id doc-ship-2 · title Shipping · text "Shipping is free for orders over 99 yuan."',
         "  citations: (none)",
         section(out, "read as")[7],  # the measured latency varies
@@ -225,38 +226,107 @@ def test_an_endpoint_that_is_not_http_is_exit_2(ws: Path, capsys: pytest.Capture
     assert err == ("ragjudge: error: --endpoint: must be an http:// or https:// URL with a host (found a ftp:// URL)\n")
 
 
-def test_langserve_hints_lead_to_the_nested_input_and_never_repeat(
-    ws: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # Each hint, followed as written, must move the user on: LangServe's `input` is an object.
-    def hints(out: str) -> list[str]:
-        return [line for line in out.splitlines() if line.startswith("  hint: ")]
+def hints(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("  hint: ")]
 
+
+LANGSERVE_SCHEMA_HINT = (
+    '  hint: the chain\'s input schema (GET /rag/input_schema) is {"properties":{"question":{"title":"Question",'
+    '"type":"string"}},"required":["question"],"title":"Question","type":"object"}: set endpoint.body to something '
+    'like \'{"input": {"question": {{ question | tojson }}}}\''
+)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [None, '{"input": {{ question | tojson }}}', '{"input": {"query": {{ question | tojson }}}}'],
+    ids=["no-body", "input-a-string", "input-without-question"],
+)
+def test_a_langserve_422_quotes_the_chains_input_schema(ws: Path, capsys: pytest.CaptureFixture[str], body) -> None:
+    # LangServe's own 422s (loc ["input"], [] and ["question"], as langserve 0.3.3 sends them) all lead to the
+    # body its input_schema route asks for, in one step.
     with FrameworkServer("langserve") as server:
-        configure(ws, server.url)
+        configure(ws, server.url, **({"body": body} if body else {}))
         code, out, _ = probe(capsys, "--case", "refund")
         assert code == 1
-        assert hints(out) == [
-            "  hint: the server wants a body field 'input': set endpoint.body to something like "
-            "'{\"input\": {{ question | tojson }}}'"
-        ]
-        configure(ws, server.url, body='{"input": {{ question | tojson }}}')
-        code, out, _ = probe(capsys, "--case", "refund")
-        assert code == 1
-        assert hints(out) == [
-            "  hint: the server wants body field 'input' to be an object of the fields it takes (a LangServe "
-            'route lists them at .../input_schema): e.g. \'{"input": {"question": {{ question | tojson }}}}\''
-        ]
-        configure(ws, server.url, body='{"input": {"query": {{ question | tojson }}}}')
-        code, out, _ = probe(capsys, "--case", "refund")
-        assert hints(out) == [
-            "  hint: the server wants a body field 'input.question': set endpoint.body to something like "
-            '\'{"input": {"question": {{ question | tojson }}}}\''
-        ]
+        assert hints(out) == [LANGSERVE_SCHEMA_HINT]
         configure(ws, server.url, body='{"input": {"question": {{ question | tojson }}}}')
         code, out, _ = probe(capsys, "--case", "refund")
     assert "  status: 200 OK" in out.splitlines()
-    assert hints(out) == [] or all("body field" not in h for h in hints(out))
+    assert [h for h in hints(out) if "body" in h] == []
+
+
+@pytest.mark.parametrize(
+    ("detail", "hint"),
+    [
+        (
+            {"type": "missing", "loc": ["input"], "msg": "Field required"},
+            "the server wants a body field 'input': set endpoint.body to something like "
+            "'{\"input\": {{ question | tojson }}}'",
+        ),
+        (
+            {"type": "model_type", "loc": [], "msg": "Input should be a valid dictionary or instance of Question"},
+            "the server wants body field 'input' to be an object of the fields it takes (a LangServe route lists "
+            'them at .../input_schema): e.g. \'{"input": {"question": {{ question | tojson }}}}\'',
+        ),
+        (
+            {"type": "missing", "loc": ["question"], "msg": "Field required"},
+            "the server wants a body field 'input.question': set endpoint.body to something like "
+            '\'{"input": {"question": {{ question | tojson }}}}\'',
+        ),
+    ],
+    ids=["input-missing", "input-not-an-object", "question-missing"],
+)
+def test_langserve_422s_outside_body_get_hints_without_a_schema_route(
+    ws: Path, capsys: pytest.CaptureFixture[str], detail: dict[str, Any], hint: str
+) -> None:
+    body = json.dumps({"detail": [detail]}).encode("utf-8")
+    head = b"HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    not_found = (
+        b'HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 22\r\n\r\n{"detail":"Not Found"}'
+    )
+    with RawServer(lambda request: not_found if request.startswith(b"GET") else head % len(body) + body) as server:
+        configure(ws, server.url + "/rag/invoke")
+        code, out, _ = probe(capsys)
+    assert code == 1
+    assert hints(out) == [f"  hint: {hint}"]
+
+
+def test_a_404_on_the_bare_langserve_path_points_at_invoke(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FrameworkServer("langserve") as server:
+        configure(ws, f"{server.base}/rag", body='{"input": {"question": {{ question | tojson }}}}')
+        code, out, _ = probe(capsys, "--case", "refund")
+    assert code == 1
+    assert out.splitlines()[-3:] == [
+        '  the server said: {"detail":"Not Found"}',
+        "  hint: /rag is not a route, but GET /rag/input_schema answers as a LangServe chain does: POST to "
+        "/rag/invoke (set endpoint.url to end in /rag/invoke)",
+        "  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx",
+    ]
+
+
+def test_a_404_elsewhere_gets_no_langserve_hint(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FrameworkServer("fastapi") as server:
+        configure(ws, f"{server.base}/nope")
+        code, out, _ = probe(capsys, "--question", "q")
+    assert code == 1
+    assert hints(out) == []
+
+
+def test_a_500_says_the_service_failed_not_the_request(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = b"Internal Server Error"
+    reply = b"HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 21\r\n\r\n" + body
+    with RawServer(lambda _request: reply) as server:
+        configure(ws, server.url + "/rag/invoke")
+        code, out, _ = probe(capsys)
+    assert code == 1
+    assert out.splitlines()[-3:] == [
+        f"result: HTTP 500 from POST {server.url}/rag/invoke",
+        "  the server said: Internal Server Error",
+        "  the service failed while answering (a 5xx is its own error, not a malformed request): its logs say why; "
+        "probe again once it answers",
+    ]
+    assert "fix the request" not in out
 
 
 def _sse_reply(events: list[str]) -> bytes:
@@ -284,3 +354,158 @@ def test_a_cut_stream_is_an_endpoint_error_in_probe(ws: Path, capsys: pytest.Cap
         code, out, _err = probe(capsys)
     assert "\nresult: endpoint error: stream ended before its end (1 events, 4 characters)\n" in out
     assert code == 1
+
+
+def test_a_big_reply_is_read_whole_as_a_run_reads_it(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Ten long passages: 73,617 bytes, over the 64 KiB that an error reply's excerpt is cut at.
+    sources = [{"id": f"doc-{i}", "title": f"T{i}", "text": "Refunds take five days. " * 300} for i in range(10)]
+    reply = {"answer": "Refunds take five days.", "sources": sources, "pad": ""}
+    reply["pad"] = "x" * (73_617 - len(json.dumps(reply).encode("utf-8")))
+    body = json.dumps(reply).encode("utf-8")
+    assert len(body) == 73_617
+    with RawServer(lambda _request: http_reply(body)) as server:
+        configure(ws, server.url)
+        code, out, _ = probe(capsys, "--question", "How long do refunds take?")
+    assert section(out, "reply")[2].startswith("  content type: application/json, 73617 bytes, ")
+    assert "  passages: 10" in out.splitlines()
+    assert out.endswith("\nresult: the reply maps cleanly\n")
+    assert code == 0
+
+
+def test_a_success_over_max_response_bytes_is_an_endpoint_error(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = json.dumps({"answer": "a" * 5000}).encode("utf-8")
+    with RawServer(lambda _request: http_reply(body)) as server:
+        configure(ws, server.url, max_response_bytes=4096)
+        code, _, err = probe(capsys, "--question", "q")
+    assert (code, err) == (3, "ragjudge: error: endpoint error: reply over 4096 bytes\n")
+
+
+def test_with_only_a_url_probe_sends_a_sample_question(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FrameworkServer("fastapi") as server:
+        (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": {"url": server.url}}), encoding="utf-8")
+        code, out, err = probe(capsys)
+        assert server.bodies == [{"question": "What can you help me with?"}]
+    assert out.startswith(
+        'question: "What can you help me with?" (a sample: no --question, --case or `cases:` given)\n'
+    )
+    assert (code, err) == (0, "")
+
+
+def test_a_case_id_without_cases_is_exit_2(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": {"url": "http://127.0.0.1:9/ask"}}), encoding="utf-8")
+    code, out, err = probe(capsys, "--case", "refund")
+    assert (code, out) == (2, "")
+    assert err == "ragjudge: error: --case refund: the config lists no `cases:`\nTip: pass --question TEXT instead\n"
+
+
+def configure_case(folder: Path, url: str, case: dict[str, Any], **endpoint: Any) -> None:
+    (folder / "cases.yaml").write_text(yaml.safe_dump([case], allow_unicode=True), encoding="utf-8")
+    config = {"endpoint": {"url": url, **endpoint}, "cases": ["cases.yaml"]}
+    (folder / "ragjudge.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+
+
+REFUND_CASE = {"id": "refund", "question": "How long do refunds take?", "golden_context_ids": ["doc-refund-1"]}
+
+
+def test_golden_ids_not_among_the_passage_ids_are_named_with_where_they_are(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    response = {k: v for k, v in HAYHOOKS_RESPONSE.items() if k != "retrieved_id"}
+    with FrameworkServer("hayhooks") as server:
+        configure_case(ws, server.url, REFUND_CASE, body='{"query": {{ question | tojson }}}', response=response)
+        code, out, _ = probe(capsys)
+    assert code == 1
+    warnings = [line for line in out.splitlines() if line.startswith("  warning: ")]
+    assert warnings == [
+        "  warning: none of case refund's golden_context_ids (doc-refund-1) is among the passage ids read "
+        f"({doc_hash('doc-refund-1')[:19]}…, {doc_hash('doc-ship-2')[:19]}…), so context_recall is 0; the golden "
+        "ids are at meta.doc_id inside each passage: map endpoint.response.retrieved_id: meta.doc_id"
+    ]
+    assert "result: the reply maps cleanly" not in out
+
+
+def test_a_reply_without_passages_for_a_case_with_golden_ids_is_named(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # LangServe drops `context` when the chain's output type is inferred: only the answer comes back.
+    reply = json.dumps({"output": "Refunds take 5 working days.", "metadata": {"run_id": str(uuid.UUID(int=7))}})
+    with RawServer(lambda _request: http_reply(reply.encode("utf-8"))) as server:
+        configure_case(ws, server.url + "/rag/invoke", REFUND_CASE, response={"answer": "output"})
+        code, out, _ = probe(capsys)
+    assert code == 1
+    assert [line for line in out.splitlines() if line.startswith("  warning: ")] == [
+        "  warning: case refund has golden_context_ids (doc-refund-1) but the reply carries no passages, so "
+        "context_recall fails: map endpoint.response.retrieved to the passage list (a LangServe chain whose output "
+        "type is inferred leaves `context` out of the reply: return the documents); the reply holds no golden id "
+        "anywhere: check the ids in your cases against your documents' ids"
+    ]
+
+
+def test_an_echoed_question_as_the_answer_is_a_probe_warning(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    response = {**HAYHOOKS_RESPONSE, "answer": "result.answer_builder.answers.0.query"}
+    with FrameworkServer("hayhooks") as server:
+        configure_case(ws, server.url, REFUND_CASE, body='{"query": {{ question | tojson }}}', response=response)
+        code, out, _ = probe(capsys)
+    assert code == 1
+    assert [line for line in out.splitlines() if line.startswith("  warning: ")] == [
+        "  warning: endpoint.response.answer reads the echoed question (result.answer_builder.answers.0.query): "
+        "did you mean result.answer_builder.answers.0.data?"
+    ]
+    assert "    answer: result.answer_builder.answers.0.data" in section(out, "suggested mapping")
+
+
+OPENAI_REPLY = {
+    "id": "chatcmpl-9xQ2bW1kZq7t3LmN0pRsTuVw",
+    "object": "chat.completion",
+    "created": 1767225600,
+    "model": "gpt-4o-mini",
+    "choices": [{"index": 0, "message": {"role": "assistant", "content": "Five days."}, "finish_reason": "stop"}],
+}
+
+
+def test_an_openai_completion_gets_the_message_content_not_its_id(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    body = json.dumps(OPENAI_REPLY).encode("utf-8")
+    with RawServer(lambda _request: http_reply(body)) as server:
+        configure(ws, server.url)
+        code, out, _ = probe(capsys, "--question", "q")
+        assert section(out, "mapping")[1] == (
+            "  answer: nothing (tried answer): did you mean choices.0.message.content?"
+        )
+        configure(ws, server.url, response={"answer": "id"})
+        code, out, _ = probe(capsys, "--question", "q")
+    assert code == 1
+    assert [line for line in out.splitlines() if line.startswith("  warning: ")] == [
+        "  warning: endpoint.response.answer reads an id (a UUID, a hex hash or a completion id), not text (id): "
+        "did you mean choices.0.message.content?"
+    ]
+
+
+def test_the_refusal_decision_is_shown_once(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with FrameworkServer("hayhooks") as server:
+        configure(ws, server.url, body='{"query": {{ question | tojson }}}', response=HAYHOOKS_RESPONSE)
+        _, out, _ = probe(capsys, "--case", "stocks")
+    lines = out.splitlines()
+    assert [line for line in lines if "refused" in line or "declined" in line] == [
+        "  refused: no field (tried refused); declines are decided from the answer, see `declined` below",
+        "  declined: yes (by builtin); confidence: (none)",
+    ]
+
+
+def test_a_malformed_input_schema_still_gives_a_usable_body(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = json.dumps({"type": "object", "required": "question", "properties": {"question": {"type": "string"}}})
+    error = json.dumps({"detail": [{"type": "missing", "loc": ["input"], "msg": "Field required"}]})
+
+    def reply(request: bytes) -> bytes:
+        if request.startswith(b"GET /rag/input_schema "):
+            return http_reply(schema.encode("utf-8"))
+        return http_reply(error.encode("utf-8"), status="422 Unprocessable Entity")
+
+    with RawServer(reply) as server:
+        configure(ws, server.url + "/rag/invoke")
+        code, out, _ = probe(capsys)
+    assert code == 1
+    assert hints(out) == [
+        '  hint: the chain\'s input schema (GET /rag/input_schema) is {"type":"object","required":"question",'
+        '"properties":{"question":{"type":"string"}}}: set endpoint.body to something like '
+        '\'{"input": {"question": {{ question | tojson }}}}\''
+    ]

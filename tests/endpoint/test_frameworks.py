@@ -223,3 +223,71 @@ def test_refusal_judge_with_the_offline_judge_is_a_warning(ws: Path, capsys: pyt
         "refusals were decided by the refused field, empty answers and phrases only; set judge.provider: openai "
         "to use it"
     ]
+
+
+def test_hash_ids_are_a_run_warning_naming_the_stable_id(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    endpoint = {"body": QUERY_BODY, "response": dict(ENDPOINTS["hayhooks"]["response"])}
+    del endpoint["response"]["retrieved_id"]
+    with FrameworkServer("hayhooks") as server:
+        configure(ws, server.url, endpoint)
+        run(capsys, "run", "--report", "r.json")
+    assert report(ws)["warnings"] == [
+        "passage ids in 4 replies look like content hashes (64 hex characters; cases refund-en, damaged, refund-zh, "
+        "declined): golden_context_ids never match them; a stable id is at meta.doc_id: map "
+        "endpoint.response.retrieved_id: meta.doc_id"
+    ]
+
+
+def test_an_echoed_question_is_a_run_warning_naming_the_cases_and_the_path(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    endpoint = {"body": QUERY_BODY, "response": dict(ENDPOINTS["hayhooks"]["response"])}
+    endpoint["response"]["answer"] = "result.answer_builder.answers.0.query"
+    with FrameworkServer("hayhooks") as server:
+        configure(ws, server.url, endpoint)
+        run(capsys, "run", "--report", "r.json")
+    assert report(ws)["warnings"] == [
+        "endpoint.response.answer reads the echoed question (result.answer_builder.answers.0.query) in 7 of 7 "
+        "replies (cases refund-en, damaged, refund-zh, weather, stocks and 2 more): did you mean "
+        "result.answer_builder.answers.0.data?"
+    ]
+
+
+def test_an_id_as_the_answer_is_a_run_warning(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    endpoint = {"body": QUERY_BODY, "response": {"answer": "metadata.run_id", "retrieved": "output.context"}}
+    endpoint["body"] = ENDPOINTS["langserve"]["body"]
+    with FrameworkServer("langserve") as server:
+        configure(ws, server.url, endpoint)
+        run(capsys, "run", "--report", "r.json")
+    warnings = report(ws)["warnings"]
+    assert (
+        "endpoint.response.answer reads an id (a UUID, a hex hash or a completion id), not text (metadata.run_id) in 7 "
+        "of 7 replies (cases refund-en, damaged, refund-zh, weather, stocks and 2 more): did you mean output.answer?"
+    ) in warnings
+
+
+def test_a_passage_as_the_answer_in_most_replies_makes_those_cases_errors(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = [c for c in CASES if c.get("golden_context_ids")]  # each retrieves documents
+    (ws / "cases.yaml").write_text(yaml.safe_dump(cases, allow_unicode=True), encoding="utf-8")
+    endpoint = {"body": QUERY_BODY, "response": dict(ENDPOINTS["hayhooks"]["response"])}
+    endpoint["response"]["answer"] = "result.answer_builder.answers.0.documents.0.content"
+    with FrameworkServer("hayhooks") as server:
+        configure(ws, server.url, endpoint)
+        code, _, _ = run(capsys, "run", "--report", "r.json")
+    data = report(ws)
+    reason = (
+        "endpoint.response.answer reads a retrieved passage, not the generated answer "
+        "(result.answer_builder.answers.0.documents.0.content) in 4 of 4 replies: a mapping error, not an answer: "
+        "did you mean result.answer_builder.answers.0.data?"
+    )
+    assert {c["id"]: (c["status"], c["failed_conditions"]) for c in data["cases"]} == {
+        c["id"]: ("error", [reason]) for c in cases
+    }
+    assert code != 0
+    assert (
+        "endpoint.response.answer reads a retrieved passage, not the generated answer "
+        "(result.answer_builder.answers.0.documents.0.content) in 4 of 4 replies (cases refund-en, damaged, "
+        "refund-zh, declined): did you mean result.answer_builder.answers.0.data?"
+    ) in data["warnings"]

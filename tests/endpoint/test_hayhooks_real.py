@@ -246,3 +246,48 @@ def test_a_conversation_through_the_real_streaming_chat_route(
     assert all(0 < t["trace"]["ttft_ms"] <= t["trace"]["latency_ms"] for t in chat["turns"])
     # The model behind hayhooks was asked once per turn: three turns in all.
     assert len(hayhooks_server.openai.requests) - before == 3
+
+
+def test_probes_first_suggestion_on_the_plain_route_is_the_generated_answer(
+    ws: Path, capsys: pytest.CaptureFixture[str], hayhooks_server: RunningHayhooks
+) -> None:
+    # The wrapper runs the pipeline with include_outputs_from={"retriever"}: the retriever's documents come
+    # first in the reply, and their text must not be taken for the answer.
+    body = '{"query": {{ question | tojson }}}'
+    config = {"endpoint": {"url": f"{hayhooks_server.url}/support_rag/run", "retries": 0, "body": body}}
+    (ws / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    code, out, _ = run(capsys, "probe", "--question", "How long do refunds take?")
+    assert code == 1
+    mapping = out.split("\nmapping (endpoint.response)\n", 1)[1].splitlines()
+    assert mapping[0] == "  answer: nothing (tried answer): did you mean result.answer_builder.answers.0.data?"
+    assert mapping[3] == (
+        "  retrieved: nothing (tried retrieved, sources, contexts): did you mean "
+        "result.answer_builder.answers.0.documents?"
+    )
+    suggested = out.split("\nsuggested mapping:", 1)[1].splitlines()
+    assert suggested[2:5] == [
+        "    answer: result.answer_builder.answers.0.data",
+        "    retrieved: result.answer_builder.answers.0.documents",
+        "    retrieved_id: meta.doc_id",
+    ]
+    # Pasted as it is, the suggestion maps cleanly, and the first case's golden id is among the passage ids.
+    endpoint = {**config["endpoint"], "response": dict(line.strip().split(": ", 1) for line in suggested[2:5])}
+    (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": endpoint, "cases": ["cases.yaml"]}), encoding="utf-8")
+    code, out, _ = run(capsys, "probe")
+    assert out.endswith("\nresult: the reply maps cleanly\n"), out
+    assert code == 0
+
+
+def test_probe_names_the_retriever_text_mapped_as_the_answer(
+    ws: Path, capsys: pytest.CaptureFixture[str], hayhooks_server: RunningHayhooks
+) -> None:
+    endpoint = readme_hayhooks_endpoint(f"{hayhooks_server.url}/support_rag/run")
+    endpoint["response"] = {**endpoint["response"], "answer": "result.retriever.documents.0.content"}
+    (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": endpoint, "cases": ["cases.yaml"]}), encoding="utf-8")
+    code, out, _ = run(capsys, "probe", "--case", "refund-en")
+    assert code == 1
+    assert (
+        "  warning: endpoint.response.answer reads a retrieved passage, not the generated answer "
+        "(result.retriever.documents.0.content): did you mean result.answer_builder.answers.0.data?"
+    ) in out.splitlines()
+    assert "    answer: result.answer_builder.answers.0.data" in out.splitlines()

@@ -28,7 +28,10 @@ from typing import Any
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
 
 DOCS: dict[str, tuple[str, str]] = {
-    "doc-refund-1": ("Refunds", "Refunds are paid back to the original card within 5 working days."),
+    "doc-refund-1": (
+        "Refunds",
+        "Refunds are paid back to the original card within 5 working days of the return arriving.",
+    ),
     "doc-refund-3": ("Damaged goods", "Refunds for damaged goods need a photo of the damage."),
     "doc-ship-2": ("Shipping", "Shipping is free for orders over 99 yuan."),
     "doc-zh-refund": ("退款", "退款将在5个工作日内退回原支付卡。"),
@@ -136,17 +139,31 @@ def _missing(field: str, body: Any) -> dict[str, Any]:
 
 
 def _langserve_422(body: Any) -> dict[str, Any]:
-    """LangServe's 422s (pydantic v2 on the chain's input schema): `input` missing, not an object, or
-    an object without `question`."""
+    """LangServe 0.3's 422s, as a real server (langserve 0.3.3, pydantic 2) sends them: it validates the body
+    itself, so `loc` is relative to the body (`["input"]`) or to the chain's input (`["question"]`, and `[]`
+    when the input is not an object)."""
     if not isinstance(body, dict) or "input" not in body:
-        return _missing("input", body)
+        return {"detail": [{"type": "missing", "loc": ["input"], "msg": "Field required", "input": body}]}
     given = body["input"]
     if not isinstance(given, dict):
-        error = {"type": "dict_type", "loc": ["body", "input"], "msg": "Input should be a valid dictionary"}
-        return {"detail": [{**error, "input": given}]}
-    return {
-        "detail": [{"type": "missing", "loc": ["body", "input", "question"], "msg": "Field required", "input": given}]
-    }
+        error = {
+            "type": "model_type",
+            "loc": [],
+            "msg": "Input should be a valid dictionary or instance of Question",
+            "input": given,
+            "ctx": {"class_name": "Question"},
+        }
+        return {"detail": [error]}
+    return {"detail": [{"type": "missing", "loc": ["question"], "msg": "Field required", "input": given}]}
+
+
+LANGSERVE_INPUT_SCHEMA = {
+    "properties": {"question": {"title": "Question", "type": "string"}},
+    "required": ["question"],
+    "title": "Question",
+    "type": "object",
+}
+"""What a real LangServe route answers on `GET /rag/input_schema` for a chain typed `input_type=Question`."""
 
 
 @dataclass(frozen=True)
@@ -205,6 +222,8 @@ class FrameworkServer(LoopbackServer):
             return list(self._bodies)
 
     def handle(self, req: Incoming) -> Outgoing:
+        if self.kind == "langserve" and req.method == "GET" and req.raw_path == "/rag/input_schema":
+            return _json(200, LANGSERVE_INPUT_SCHEMA)
         if req.method != "POST":
             return Outgoing(501, f"Unsupported method ({req.method!r})")
         if req.raw_path != self.shape.path:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ragjudge.commands.probe_golden import golden_warnings
 from ragjudge.endpoint.decoding import MAX_DEPTH, TooDeep, loads_bounded
 from ragjudge.errors import ExitCode, UsageError
 
@@ -26,6 +26,10 @@ BODY_CHARS = 4000
 """How much of the pretty-printed reply body is shown."""
 TEXT_CHARS = 100
 """How much of an answer or a passage's text is shown."""
+
+SAMPLE_QUESTION = "What can you help me with?"
+"""Sent when neither --question nor --case is given and the config lists no cases: any service answers it."""
+_SAMPLE_ORIGIN = "sample question"
 
 _SECRET_HEADER_WORDS = ("auth", "key", "token", "secret", "cookie", "password", "signature")
 
@@ -53,6 +57,8 @@ def handle(args: argparse.Namespace) -> int:
     if config.judge.api_key is not None:
         secrets = (*secrets, config.judge.api_key.get_secret_value())
     out = sys.stdout
+    if case.origin == _SAMPLE_ORIGIN:
+        print(f"question: {json.dumps(case.question)} (a sample: no --question, --case or `cases:` given)\n", file=out)
     if case.turns:
         return _probe_conversation(out, config, client, case, secrets)
     return _probe(out, config, client, case, secrets)[0]
@@ -97,17 +103,7 @@ def _probe(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[
     raw = client.fetch_once(rendered_url, body)  # EvaluationError (exit 3) when unreachable
     data = _show_reply(out, raw, secrets)
     if raw.status >= 400:
-        from ragjudge.endpoint.client import error_excerpt, mask
-        from ragjudge.transport.urls import public_url
-
-        said = mask(error_excerpt(raw.body), secrets)
-        print(f"\nresult: HTTP {raw.status} from {config.endpoint.method} {public_url(rendered_url)}", file=out)
-        if said:
-            print(f"  the server said: {said}", file=out)
-        for hint in _body_hints(data):
-            print(f"  hint: {hint}", file=out)
-        print("  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx", file=out)
-        return int(ExitCode.GATE_FAILED), raw
+        return _show_http_error(out, client, config, rendered_url, raw, data, secrets), raw
     try:
         streamed = client.assembled(raw)
     except ValueError as exc:
@@ -127,47 +123,34 @@ def _probe(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[
             kind = f"nested more than {MAX_DEPTH} deep"
         print(f"\nresult: the reply is {kind}: ragjudge reads JSON objects", file=out)
         return int(ExitCode.GATE_FAILED), raw
-    return _show_mapping(out, client, raw, data, config.endpoint.response, case.id, secrets), raw
+    return _show_mapping(out, client, raw, data, config.endpoint.response, case, secrets), raw
 
 
-# FastAPI on pydantic 2 says `missing` and `dict_type`; on pydantic 1 (FastAPI before 0.100, still common)
-# `value_error.missing` and `type_error.dict`.
-_MISSING_TYPES = frozenset({"missing", "value_error.missing"})
-_OBJECT_TYPES = frozenset({"dict_type", "model_type", "model_attributes_type", "type_error.dict"})
+def _show_http_error(
+    out: TextIO, client: Any, config: Config, url: str, raw: RawReply, data: Any, secrets: tuple[str, ...]
+) -> int:
+    from ragjudge.commands.probe_hints import body_hints, route_hints
+    from ragjudge.endpoint.client import error_excerpt, mask
+    from ragjudge.transport.urls import public_url
 
-
-def _body_example(path: Sequence[str]) -> str:
-    """`{"a": {"b": {{ question | tojson }}}}` for the path a.b: a body template that puts the question there."""
-    text = "{{ question | tojson }}"
-    for name in reversed(path):
-        text = "{" + json.dumps(name) + ": " + text + "}"
-    return text
-
-
-def _body_hints(data: Any) -> list[str]:
-    """What a FastAPI 422 (`{"detail": [{"type", "loc": ["body", ...]}]}`) says the body lacks, as hints.
-
-    A missing field may be nested (LangServe's `input.question`); a field that must be an object (LangServe's
-    `input`, the chain's input schema) gets the likeliest shape, with where to look for the real one.
-    """
-    detail = data.get("detail") if isinstance(data, dict) else None
-    hints = []
-    for item in detail if isinstance(detail, list) else []:
-        loc = item.get("loc") if isinstance(item, dict) else None
-        if not isinstance(loc, list) or len(loc) < 2 or loc[0] != "body":
-            continue
-        path = [str(part) for part in loc[1:]]
-        where = ".".join(path)
-        if item.get("type") in _MISSING_TYPES:
-            hints.append(
-                f"the server wants a body field {where!r}: set endpoint.body to something like '{_body_example(path)}'"
-            )
-        elif item.get("type") in _OBJECT_TYPES:
-            hints.append(
-                f"the server wants body field {where!r} to be an object of the fields it takes (a LangServe "
-                f"route lists them at .../input_schema): e.g. '{_body_example([*path, 'question'])}'"
-            )
-    return hints
+    said = mask(error_excerpt(raw.body), secrets)
+    print(f"\nresult: HTTP {raw.status} from {config.endpoint.method} {public_url(url)}", file=out)
+    if said:
+        print(f"  the server said: {said}", file=out)
+    hints = body_hints(data, url, client) if raw.status == 422 else []
+    if raw.status == 404:
+        hints = route_hints(url, client)
+    for hint in hints:
+        print(f"  hint: {mask(hint, secrets)}", file=out)
+    if raw.status >= 500:
+        print(
+            "  the service failed while answering (a 5xx is its own error, not a malformed request): its logs say "
+            "why; probe again once it answers",
+            file=out,
+        )
+    else:
+        print("  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx", file=out)
+    return int(ExitCode.GATE_FAILED)
 
 
 def _pick_case(config: Config, question: str | None, case_id: str | None) -> Case:
@@ -178,9 +161,9 @@ def _pick_case(config: Config, question: str | None, case_id: str | None) -> Cas
             raise UsageError("--question: the question is empty")
         return Case("probe", question, None, (), None, True, (), (), None, None, (), "--question")
     if not config.cases:
-        raise UsageError(
-            "no question to send", tip="pass --question TEXT, or list case files under `cases:` and pass --case ID"
-        )
+        if case_id is not None:
+            raise UsageError(f"--case {case_id}: the config lists no `cases:`", tip="pass --question TEXT instead")
+        return Case("probe", SAMPLE_QUESTION, None, (), None, True, (), (), None, None, (), _SAMPLE_ORIGIN)
     cases = load_cases(config.cases).cases
     if case_id is None:
         return cases[0]
@@ -276,17 +259,18 @@ _FIND: dict[str, tuple[str, ...]] = {
     "cost_usd": ("cost_usd", "costUsd", "cost"),
     "latency_ms": ("latency_ms", "latencyMs", "latency", "duration_ms", "elapsed_ms"),
 }
-_ID_NAMES = ("doc_id", "document_id", "docId", "source_id", "id_", "file_name", "source", "id")
+_ANSWER_WARNING = "endpoint.response.answer reads"
 _TEXT_NAMES = ("text", "content", "page_content", "excerpt", "chunk")
 
 
-def _hint(key: str, data: dict[str, Any]) -> str | None:
-    from ragjudge.endpoint.reply import find_named, suggest
+def _hint(key: str, data: dict[str, Any], question: str) -> str | None:
+    from ragjudge.endpoint.reply import find_named
+    from ragjudge.endpoint.suggestion import suggest
 
     if key == "answer":
-        return suggest(data, "", "text")
+        return suggest(data, "", "answer", question)
     if key == "retrieved":
-        return suggest(data, "", "passages")
+        return suggest(data, "", "passages", question)
     if key == "citations":
         return None
     return find_named(data, _FIND[key])
@@ -298,9 +282,10 @@ def _show_mapping(
     raw: RawReply,
     data: dict[str, Any],
     mapping: ResponseMapping,
-    case_id: str,
+    case: Case,
     secrets: tuple[str, ...],
 ) -> int:
+    from ragjudge.endpoint.answer_check import describe_flag, did_you_mean, is_certain
     from ragjudge.endpoint.coverage import mapping_warnings
     from ragjudge.endpoint.reply import DEFAULT_KEYS, ReplyShapeError, is_missing, locate
 
@@ -314,22 +299,45 @@ def _show_mapping(
         if is_missing(value):
             tried = f"mapped to {mapped}" if mapped else "tried " + ", ".join(DEFAULT_KEYS[key])
             line = f"  {key}: nothing ({tried})"
-            hint = _hint(key, data)
+            hint = _hint(key, data, case.question)
             if hint and hint != mapped:
                 line += f": did you mean {hint}?"
                 suggested[key] = hint
+            elif key == "refused" and not mapped:
+                # Not a failure: most services have no such flag. The decision is shown once, under "read as".
+                line = f"  {key}: no field ({tried}); declines are decided from the answer, see `declined` below"
             print(line, file=out)
             continue
         print(f"  {key} ({path}): {_describe_value(value)}", file=out)
     _passage_hints(out, data, mapping, suggested)
     try:
-        trace = client.read(raw)
+        trace = client.read(raw, case.question)
     except (ReplyShapeError, ValueError) as exc:
         _suggest_yaml(out, mapping, suggested)
         print(f"\nresult: mapping error: {exc}", file=out)
         return int(ExitCode.GATE_FAILED)
     _show_trace(out, trace)
-    warnings = mapping_warnings([(case_id, trace)], mapping)
+    warnings = [
+        w for w in mapping_warnings([(case.id, trace)], mapping) if not w.startswith("endpoint.response.answer")
+    ]
+    flag = trace.read.answer_flag
+    if flag is not None and is_certain(flag):
+        warnings.insert(0, describe_flag(flag) + did_you_mean(flag))
+        if flag.hint:
+            suggested["answer"] = flag.hint
+    elif flag is not None:
+        # One reply quoting a passage may be an extractive service; a run errs when most replies do.
+        print(
+            f"  note: {describe_flag(flag)}: fine for a service that quotes passages; when most replies do, "
+            "a run makes those cases errors (a mapping mistake)"
+            + (f"; did you mean {flag.hint}?" if flag.hint else ""),
+            file=out,
+        )
+    golden = golden_warnings(case, trace, data, mapping)
+    if golden:
+        # Said once: the golden-id warning names the same fix, for this case's own ids.
+        warnings = [w for w in warnings if not w.startswith("passage ids in ")]
+    warnings += golden
     for w in warnings:
         print(f"  warning: {w}", file=out)
     _suggest_yaml(out, mapping, suggested)
@@ -369,6 +377,7 @@ def _show_trace(out: TextIO, trace: Trace) -> None:
 def _passage_hints(out: TextIO, data: dict[str, Any], mapping: ResponseMapping, suggested: dict[str, str]) -> None:
     """Per-passage paths are relative to one passage: suggest them from the first one."""
     from ragjudge.endpoint.reply import DEFAULT_KEYS, dig, find_named, locate
+    from ragjudge.endpoint.suggestion import ID_NAMES, looks_like_id
 
     retrieved, _ = locate(data, mapping, "retrieved")
     if not isinstance(retrieved, list) and "retrieved" in suggested:
@@ -378,9 +387,9 @@ def _passage_hints(out: TextIO, data: dict[str, Any], mapping: ResponseMapping, 
         return
     if not mapping.retrieved_id:
         default_id = next((first[k] for k in DEFAULT_KEYS["retrieved_id"] if first.get(k) is not None), None)
-        hashed = isinstance(default_id, str) and _looks_hashed(default_id)
+        hashed = isinstance(default_id, str) and looks_like_id(default_id)
         if default_id is None or hashed:
-            better = find_named({k: v for k, v in first.items() if not (hashed and k == "id")}, _ID_NAMES)
+            better = find_named({k: v for k, v in first.items() if not (hashed and k == "id")}, ID_NAMES)
             if better:
                 why = "passage ids look like content hashes" if hashed else "passages carry no id ragjudge knows"
                 print(f"  hint: {why}; the document id may be at {better} (retrieved_id)", file=out)
@@ -395,10 +404,6 @@ def _passage_hints(out: TextIO, data: dict[str, Any], mapping: ResponseMapping, 
         if better and better != suggested.get("retrieved_id"):
             print(f"  hint: the passages' title may be at {better} (retrieved_title)", file=out)
             suggested["retrieved_title"] = better
-
-
-def _looks_hashed(value: str) -> bool:
-    return len(value) >= 32 and all(c in "0123456789abcdef-" for c in value.lower())
 
 
 def _suggest_yaml(out: TextIO, mapping: ResponseMapping, suggested: dict[str, str]) -> None:

@@ -29,6 +29,7 @@ from ragjudge import masking
 from ragjudge.cases import Case, template_variables
 from ragjudge.config.model import EndpointConfig
 from ragjudge.endpoint import stream
+from ragjudge.endpoint.answer_check import check_answer
 from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
@@ -42,6 +43,7 @@ from ragjudge.transport.retry_after import parse_retry_after
 EXCERPT_CHARS = 300
 """How much of an error reply's body a reason quotes."""
 _ERROR_BODY_CAP = 65_536
+_SIDE_ROUTE_CAP = 1 << 20
 """An error reply is read this far, for its excerpt: its explanation is at the start."""
 _RETRY_STATUSES = frozenset({429, 500, 502, 503, 504}) | frozenset(range(505, 600))
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -175,6 +177,7 @@ class EndpointClient:
                     trace = parse_reply(decoded.data, self.config.response, elapsed_ms, self._refusal)
                 except RecursionError:
                     raise ReplyShapeError("reply is nested too deeply to read") from None
+                trace = self._checked(trace, decoded.data, case.question)
                 if ttft_ms is not None:
                     trace = dataclasses.replace(trace, ttft_ms=ttft_ms)
                 if decoded.duplicate_keys:
@@ -409,7 +412,63 @@ class EndpointClient:
                 what = f"timeout after {cfg.timeout_s:g} s" if failure.kind == "timeout" else failure.detail
                 raise EvaluationError(f"endpoint error: {what}") from None
             with response:
-                raw = self._error_body(response, limit.expires)
+                raw = self._probe_body(response, limit)
+        return RawReply(
+            status=response.status,
+            reason=response.reason or "",
+            content_type=response.headers.get("Content-Type", ""),
+            body=raw,
+            size=len(raw),
+            elapsed_ms=round((time.monotonic() - t0) * 1000, 1),
+        )
+
+    def _probe_body(self, response: urllib3.BaseHTTPResponse, limit: deadline.Deadline) -> bytes:
+        """An error reply's start; a success read whole, with the size limit and deadline a run reads it with."""
+        if response.status >= 400:
+            return self._error_body(response, limit.expires)
+        try:
+            if stream.stream_kind(self.config.stream, response.headers.get("Content-Type")) is not None:
+                return self._read_stream_raw(response, limit)
+            raw = self._read_capped(response, limit.expires)
+            if limit.fired is not None:
+                raise _cut_off(limit)
+            return raw
+        except _Attempt as failure:
+            what = f"timeout after {self.config.timeout_s:g} s" if failure.kind == "timeout" else failure.detail
+            raise EvaluationError(f"endpoint error: {what}") from None
+
+    def _read_stream_raw(self, response: urllib3.BaseHTTPResponse, limit: deadline.Deadline) -> bytes:
+        """A streamed reply's bytes up to max_response_bytes (probe assembles its events afterwards)."""
+        cap = self.config.max_response_bytes
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            for chunk in _body_chunks(response):
+                size += len(chunk)
+                if size > cap:
+                    raise _Attempt("size", f"reply over {cap} bytes", retry=False)
+                chunks.append(chunk)
+                if time.monotonic() > limit.expires:
+                    break
+        except (urllib3.exceptions.HTTPError, OSError):
+            pass  # what arrived is assembled, and a cut stream is named there
+        return b"".join(chunks)
+
+    def fetch_get(self, url: str, beside: str) -> RawReply | None:
+        """One GET of a route beside the endpoint `beside` (LangServe's `input_schema`, FastAPI's `openapi.json`),
+        for `ragjudge probe`'s hints. Only on that URL's own origin, within 10 s, at most max_response_bytes (and
+        1 MiB) read; None when anything fails."""
+        if not urls.same_origin(url, beside):
+            return None
+        headers = {k: v for k, v in self.request_headers(None).items() if k.lower() != "content-type"}
+        t0 = time.monotonic()
+        with deadline.limit(min(self.config.timeout_s, 10.0)) as limit:
+            try:
+                response = self._send("GET", url, None, headers, limit)
+            except _Attempt:
+                return None
+            with response:
+                raw = self._error_body(response, limit.expires, min(self.config.max_response_bytes, _SIDE_ROUTE_CAP))
         return RawReply(
             status=response.status,
             reason=response.reason or "",
@@ -437,11 +496,19 @@ class EndpointClient:
             raise ValueError(str(fault)) from None
         return assembly.reply()
 
-    def read(self, raw: RawReply) -> Trace:
+    def _checked(self, trace: Trace, data: Any, question: str | None) -> Trace:
+        """The trace, noting an answer that is the question, a passage's text or an id (endpoint/answer_check.py)."""
+        flag = check_answer(data, self.config.response, trace, question)
+        if flag is None:
+            return trace
+        return dataclasses.replace(trace, read=dataclasses.replace(trace.read, answer_flag=flag))
+
+    def read(self, raw: RawReply, question: str | None = None) -> Trace:
         """The reply read as a run reads it; raises ReplyShapeError (or ValueError for a body that is not JSON)."""
         streamed = self.assembled(raw)
         if streamed is not None:
-            return parse_reply(streamed, self.config.response, raw.elapsed_ms, self._refusal)
+            trace = parse_reply(streamed, self.config.response, raw.elapsed_ms, self._refusal)
+            return self._checked(trace, streamed, question)
         try:
             decoded = decode(raw.body.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
@@ -452,13 +519,14 @@ class EndpointClient:
         trace = parse_reply(decoded.data, self.config.response, raw.elapsed_ms, self._refusal)
         if decoded.duplicate_keys:
             trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
-        return trace
+        return self._checked(trace, decoded.data, question)
 
-    def _error_body(self, response: urllib3.BaseHTTPResponse, expires: float) -> bytes:
-        """The start of an error reply's body; whatever arrives before a problem reading it."""
+    def _error_body(self, response: urllib3.BaseHTTPResponse, expires: float, cap: int | None = None) -> bytes:
+        """The start of an error reply's body (up to `cap`); whatever arrives before a problem reading it."""
         chunks: list[bytes] = []
         size = 0
-        cap = min(self.config.max_response_bytes, max(_ERROR_BODY_CAP, self.config.max_log_body_bytes))
+        if cap is None:
+            cap = min(self.config.max_response_bytes, max(_ERROR_BODY_CAP, self.config.max_log_body_bytes))
         try:
             for chunk in _body_chunks(response):
                 chunks.append(chunk)

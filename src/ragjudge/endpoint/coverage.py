@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragjudge.config.model import ResponseMapping
+from ragjudge.endpoint.answer_check import describe_flag, did_you_mean, is_certain, most
 from ragjudge.endpoint.reply import DEFAULT_KEYS
-from ragjudge.endpoint.trace import Trace
+from ragjudge.endpoint.trace import AnswerFlag, Trace
 
 _CONSEQUENCE = {
     "refused": "refusals were decided by empty answers and refusal phrases only",
@@ -60,6 +61,19 @@ def mapping_warnings(replies: Sequence[tuple[str, Trace | None]], mapping: Respo
                 f"endpoint.response.{key} ({path}) resolved to nothing in {total} passage(s) of "
                 f"{len(missed)} replies (cases {_cases([cid for cid, _ in missed])})"
             )
+    hashed = [(cid, t.read.stable_id_at) for cid, t in traces if t.read.hashed_ids]
+    if hashed:
+        stable = next((at for _, at in hashed if at), None)
+        where = (
+            f"a stable id is at {stable}: map endpoint.response.retrieved_id: {stable}"
+            if stable
+            else "map endpoint.response.retrieved_id to the document's own id"
+        )
+        warnings.append(
+            f"passage ids in {len(hashed)} replies look like content hashes (64 hex characters; cases "
+            f"{_cases([cid for cid, _ in hashed])}): golden_context_ids never match them; {where}"
+        )
+    warnings.extend(_answer_warnings(traces))
     positional = [cid for cid, t in traces if t.read.positional_ids]
     if positional:
         warnings.append(
@@ -68,3 +82,22 @@ def mapping_warnings(replies: Sequence[tuple[str, Trace | None]], mapping: Respo
             "(or retrieved_ids)"
         )
     return warnings
+
+
+def _answer_warnings(traces: Sequence[tuple[str, Trace]]) -> list[str]:
+    """One warning per way the answer was misread (the same kind at the same path), naming the cases."""
+    groups: dict[tuple[str, str], tuple[AnswerFlag, list[str]]] = {}
+    for cid, trace in traces:
+        flag = trace.read.answer_flag
+        if flag is None:
+            continue
+        first, cids = groups.setdefault((flag.kind, flag.path), (flag, []))
+        cids.append(cid)
+        if first.hint is None and flag.hint is not None:
+            groups[(flag.kind, flag.path)] = (flag, cids)
+    # A passage's text alone is said only when most replies carry it: an extractive service quotes now and then.
+    return [
+        f"{describe_flag(flag)} in {len(cids)} of {len(traces)} replies (cases {_cases(cids)}){did_you_mean(flag)}"
+        for flag, cids in groups.values()
+        if is_certain(flag) or most(len(cids), len(traces))
+    ]

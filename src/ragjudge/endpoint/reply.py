@@ -16,6 +16,7 @@ from typing import Any
 
 from ragjudge.config.model import ResponseMapping
 from ragjudge.endpoint.refusal import RefusalRules, decide
+from ragjudge.endpoint.suggestion import ID_NAMES, looks_like_content_hash, suggest
 from ragjudge.endpoint.trace import Passage, ReadNotes, Trace
 
 
@@ -40,10 +41,6 @@ DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "conversation_id": ("conversation_id", "conversationId"),
 }
 """What each mapping key reads when it is not mapped (the first key present and not null)."""
-
-# Preferred when guessing which key the user meant ("did you mean ...data?").
-_TEXT_KEYS = ("answer", "data", "text", "content", "output", "response", "result", "message", "page_content")
-_LIST_KEYS = ("documents", "sources", "source_nodes", "retrieved", "contexts", "context", "docs", "results")
 
 
 def _step(node: Any, part: str) -> Any:
@@ -106,42 +103,6 @@ def _kind(node: Any) -> str:
     return "null" if node is None else "string"
 
 
-_PASSAGE_TEXT_KEYS = ("text", "content", "page_content", "excerpt", "chunk", "node")
-
-
-def _wants(node: Any, want: str) -> bool:
-    if want == "text":
-        return isinstance(node, str)
-    if want == "list":
-        return isinstance(node, list)
-    if want == "passages":
-        # A list of objects that carry text, as retrievers return them (not any list, e.g. `answers`).
-        first = node[0] if isinstance(node, list) and node else None
-        return isinstance(first, dict) and any(k in first for k in _PASSAGE_TEXT_KEYS)
-    return isinstance(node, int | float) and not isinstance(node, bool)
-
-
-def suggest(node: Any, path: str, want: str, depth: int = 6) -> str | None:
-    """A path under `path` holding what is wanted (`text`, `list`, `passages`, `number`), preferring usual names."""
-    if depth == 0:
-        return None
-    join = (lambda k: f"{path}.{k}") if path else (lambda k: k)
-    if isinstance(node, list) and node:
-        return suggest(node[0], join("0"), want, depth - 1)
-    if not isinstance(node, dict):
-        return None
-    usual = _TEXT_KEYS if want == "text" else _LIST_KEYS if want in ("list", "passages") else ()
-    candidates = [k for k in usual if k in node] + [k for k in node if k not in usual]
-    for key in candidates:
-        if _wants(node[key], want):
-            return join(str(key))
-    for key in candidates:
-        found = suggest(node[key], join(str(key)), want, depth - 1)
-        if found:
-            return found
-    return None
-
-
 _WANT_WORDS = {"text": "text", "list": "a list", "passages": "a list of passages", "number": "a number"}
 
 
@@ -169,7 +130,7 @@ def _where(path: str) -> str:
 
 def wrong_type(key: str, path: str, node: Any, want: str) -> ReplyShapeError:
     text = f"endpoint.response.{key}: {_where(path)} is {describe(node)}"
-    hint = suggest(node, path, want)
+    hint = suggest(node, path, "answer" if key == "answer" else want)
     text += f": did you mean {hint}?" if hint else f", not {_WANT_WORDS[want]}"
     return ReplyShapeError(text)
 
@@ -177,7 +138,7 @@ def wrong_type(key: str, path: str, node: Any, want: str) -> ReplyShapeError:
 def unresolved(key: str, data: Any, path: str, want: str) -> ReplyShapeError:
     reached, node = _deepest(data, path)
     text = f"endpoint.response.{key}: {path} resolves to nothing: {_where(reached)} is {describe(node)}"
-    hint = suggest(node, reached, want)
+    hint = suggest(node, reached, "answer" if key == "answer" else want)
     if hint:
         text += f": did you mean {hint}?"
     return ReplyShapeError(text)
@@ -277,6 +238,8 @@ class _Passages:
         self.missed: dict[str, int] = {}
         self.positional = 0
         self.objects = 0
+        self.hashed = 0
+        self.stable_at: str | None = None
 
     def _field(self, item: dict[str, Any], key: str, where: str) -> str | None:
         path: str | None = getattr(self.mapping, key)
@@ -313,12 +276,21 @@ class _Passages:
             )
         self.objects += 1
         pid = self._field(item, "retrieved_id", where)
+        if pid and not self.mapping.retrieved_id and looks_like_content_hash(pid):
+            self._hashed(item, pid)
         text = self._field(item, "retrieved_text", where)
         title = self._field(item, "retrieved_title", where)
         if pid is None:
             # A mapped id that is missing stays empty (warned about once per run): inventing one would hide it.
             pid = "" if self.mapping.retrieved_id else self._fallback_id(parallel, index)
         return Passage(id=pid, title=title or "(untitled)", text=(text or "").strip())
+
+    def _hashed(self, item: dict[str, Any], pid: str) -> None:
+        """A default-read id that is a content hash: golden ids never match it; note where a stable one is."""
+        self.hashed += 1
+        if self.stable_at is None:
+            rest = {k: v for k, v in item.items() if v != pid}
+            self.stable_at = find_named(rest, ID_NAMES)
 
     def _fallback_id(self, parallel: str | None, index: int) -> str:
         if parallel is not None:
@@ -347,7 +319,7 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
                 if answer is None:
                     raise wrong_type("answer", answer_path, None, "text")
                 raise unresolved("answer", data, mapping.answer, "text")
-            hint = suggest(data, "", "text")
+            hint = suggest(data, "", "answer")
             raise ReplyShapeError(
                 f'reply has no "answer" field (keys: {", ".join(sorted(map(str, data))) or "none"}); '
                 "set endpoint.response.answer to the answer's dotted path"
@@ -405,6 +377,8 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
             missed=tuple(sorted(reading.missed.items())),
             positional_ids=reading.positional,
             passage_objects=reading.objects,
+            hashed_ids=reading.hashed,
+            stable_id_at=reading.stable_at,
         ),
     )
 

@@ -18,6 +18,25 @@ class Passage:
     """Empty when the endpoint reported only an id: such a passage is not evidence."""
 
 
+AnswerFlagKind = Literal["question", "passage", "id"]
+
+
+@dataclass(frozen=True)
+class AnswerFlag:
+    """The mapped answer looks like something else: a mapping mistake that would otherwise score as an answer."""
+
+    kind: AnswerFlagKind
+    """`question` (the question echoed back), `passage` (a retrieved passage's text verbatim), `id` (a UUID, a hex
+    hash, a completion id)."""
+    path: str
+    """Where the answer was read (the mapped path, or the default key)."""
+    hint: str | None
+    """The path that more likely holds the answer, when the reply has one."""
+    from_passages: bool = False
+    """The answer's path runs through the passage list itself (`retriever.documents.0.content`): certainly a
+    mapping mistake, where a passage's text alone may be an extractive service quoting it."""
+
+
 @dataclass(frozen=True)
 class ReadNotes:
     """How a reply was read, for the suite-level mapping check (a key that resolves in no reply is warned about)."""
@@ -30,6 +49,12 @@ class ReadNotes:
     """Passages numbered S1, S2, ... because the reply carried no id for them at all."""
     passage_objects: int = 0
     """Passages that were objects (where an id, text or title path could resolve)."""
+    hashed_ids: int = 0
+    """Passages whose id, read by a default key, is a content hash (64 hex characters)."""
+    stable_id_at: str | None = None
+    """Where, inside such a passage, an id that is not a hash was found (`meta.doc_id`)."""
+    answer_flag: AnswerFlag | None = None
+    """Set when the answer read is the question, a passage's text or an id."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from ragjudge.endpoint.result import EndpointResult
 from ragjudge.errors import ConfigError
 from ragjudge.gate.bias_probe import BiasCheck
 from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.misread import passage_answers_as_errors
 from ragjudge.gate.pipeline import ReplySource, RunPlan
 from ragjudge.gate.provenance import case_set_hash, provenance
 from ragjudge.gate.recorded import latency_rules, load_traces
@@ -168,6 +169,7 @@ def run_gate(request: GateRequest) -> Report:
         log.close()
     replies = [(t.case.id, t.endpoint.trace) for r in results for t in (r.turns or (r,))]
     warnings.extend(mapping_warnings(replies, config.endpoint.response))
+    results = passage_answers_as_errors(results)
     suite = evaluate_suite(results, case_rules, suite_rules)
     judge_info = {
         "judge": judge.name,
