@@ -10,6 +10,7 @@ import pytest
 
 from tests.commands.test_run_end_to_end import by_id, load, run, write_config
 from tests.endpoint.test_client_stream import langserve_stream, openai_chunk, sse
+from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.responder_server import Exchange, ResponderServer
 
 OPENAI_BODY = '{"model": "m", "messages": [{"role": "user", "content": {{ question | tojson }}}], "stream": true}'
@@ -128,3 +129,53 @@ def test_a_langserve_stream_reads_passages_from_its_first_event(ws: Path, capsys
     assert got["broken"]["failed_conditions"] == [
         'endpoint error: the stream sent an error event: {"message":"Internal Server Error"}'
     ]
+
+
+def _chat_answer(body: dict[str, Any], call_index: int) -> Reply:
+    answers = {"How long do refunds take?": "Refunds take 30 days.", "Who pays shipping?": "The seller pays shipping."}
+    return Reply(content=answers[body["messages"][-1]["content"]])
+
+
+def test_the_openai_chat_preset_streams_and_a_json_body_reads_its_message(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = CASES[:2]
+    no_stream = '{"model": {{ model | tojson }}, "messages": {{ messages | tojson }}, "stream": false}'
+    with FakeOpenAI(_chat_answer) as fake:
+        url = f"{fake.base_url}/chat/completions"
+        write_config(
+            ws, url, cases, case_rules={"ttft_ms": "<= 2000"}, endpoint={"preset": "openai-chat", "model": "rag"}
+        )
+        streamed = run(capsys, "run", "--report", "streamed.json")
+        sent = sorted(fake.bodies, key=lambda b: b["messages"][0]["content"])
+        fake.reset()
+        # A team's own body wins over the preset's: here the service is asked for one JSON body.
+        write_config(ws, url, cases, endpoint={"preset": "openai-chat", "model": "rag", "body": no_stream})
+        whole = run(capsys, "run", "--report", "whole.json")
+        assert [b["stream"] for b in fake.bodies] == [False, False]
+    assert sent == [
+        {"model": "rag", "messages": [{"role": "user", "content": "How long do refunds take?"}], "stream": True},
+        {"model": "rag", "messages": [{"role": "user", "content": "Who pays shipping?"}], "stream": True},
+    ]
+    assert streamed.code == 0, streamed.out
+    got = by_id(load(ws / "streamed.json"))
+    assert got["refund"]["trace"]["answer"] == "Refunds take 30 days."
+    assert got["refund"]["trace"]["ttft_ms"] is not None and got["refund"]["status"] == "pass"
+    assert whole.code == 0, whole.out
+    got = by_id(load(ws / "whole.json"))
+    assert (got["shipping"]["trace"]["answer"], got["shipping"]["trace"]["ttft_ms"]) == (
+        "The seller pays shipping.",
+        None,
+    )
+    assert {c["status"] for c in got.values()} == {"pass"}
+
+
+def test_the_langserve_preset_wires_its_stream(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = [{"id": "refund", "question": "How long do refunds take?", "golden_context_ids": ["doc-1"]}]
+    with ResponderServer(_langserve) as server:
+        write_config(ws, server.url, cases, case_rules={"context_recall": ">= 1"}, endpoint={"preset": "langserve"})
+        outcome = run(capsys, "run", "--report", "report.json")
+    assert outcome.code == 0, outcome.out
+    refund = by_id(load(ws / "report.json"))["refund"]
+    assert (refund["status"], refund["trace"]["answer"]) == ("pass", "Refunds are issued within 30 days.")
+    assert (refund["trace"]["retrieved_ids"], refund["metrics"]["context_recall"]) == (["doc-1", "doc-2"], 1.0)

@@ -33,6 +33,7 @@ from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.result import EndpointResult, RawReply
+from ragjudge.endpoint.template_context import template_context
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError, EvaluationError
 from ragjudge.transport import deadline, urls
@@ -127,7 +128,7 @@ class EndpointClient:
         return url, body
 
     def _render(self, case: Case) -> tuple[str, str | None]:
-        context: dict[str, Any] = {"question": case.question, "case": case.as_template_context()}
+        context = template_context(case, self.config.model)
         key = "endpoint.url"
         try:
             url = self._url.render(context)
@@ -137,7 +138,8 @@ class EndpointClient:
             detail = str(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
             raise ConfigError(
                 f"{key}: template failed for case {case.id!r}: {detail}",
-                tip="the template sees `question` and `case` (id, question, expected, category, tags, ...)",
+                tip="the template sees `question`, `case` (id, question, expected, category, tags, ...), "
+                "`messages`, `history`, `turn`, `conversation_id` and `model`",
             ) from None
         if body is not None and self._sends_json():
             try:
