@@ -3,6 +3,7 @@ LangServe-shaped `/stream`, judged offline; faults are case errors, TTFT is repo
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +180,21 @@ def test_the_langserve_preset_wires_its_stream(ws: Path, capsys: pytest.CaptureF
     refund = by_id(load(ws / "report.json"))["refund"]
     assert (refund["status"], refund["trace"]["answer"]) == ("pass", "Refunds are issued within 30 days.")
     assert (refund["trace"]["retrieved_ids"], refund["metrics"]["context_recall"]) == (["doc-1", "doc-2"], 1.0)
+
+
+def test_recorded_traces_carry_their_time_to_the_first_token(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [
+        {"id": "quick", "question": "How long do refunds take?", "answer": "30 days.", "latencyMs": 900, "ttftMs": 120},
+        {"id": "slow", "question": "Who pays shipping?", "answer": "The seller.", "latency_ms": 950, "ttft_ms": 700},
+        {"id": "whole", "question": "Can I cancel?", "answer": "Yes.", "latencyMs": 300},
+    ]
+    (ws / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    write_config(ws, "http://127.0.0.1:9/unused", [], case_rules={"ttft_ms": "<= 500"}, suite_rules={})
+    outcome = run(capsys, "run", "--traces", "traces.jsonl", "--report", "report.json")
+    assert outcome.code == 1, outcome.out
+    report = load(ws / "report.json")
+    cases = by_id(report)
+    assert {cid: c["trace"]["ttft_ms"] for cid, c in cases.items()} == {"quick": 120, "slow": 700, "whole": None}
+    assert cases["slow"]["failed_conditions"] == ["ttft_ms 700 > 500"]
+    assert cases["quick"]["status"] == cases["whole"]["status"] == "pass"
+    assert (report["suite"]["p50_ttft_ms"], report["suite"]["p95_ttft_ms"]) == (120, 700)
