@@ -198,3 +198,65 @@ def test_recorded_traces_carry_their_time_to_the_first_token(ws: Path, capsys: p
     assert cases["slow"]["failed_conditions"] == ["ttft_ms 700 > 500"]
     assert cases["quick"]["status"] == cases["whole"]["status"] == "pass"
     assert (report["suite"]["p50_ttft_ms"], report["suite"]["p95_ttft_ms"]) == (120, 700)
+
+
+NO_PASSAGES = "the service exposes no passages (endpoint.response.retrieved is not mapped and the reply has none)"
+
+
+def test_passages_a_chat_service_does_not_expose_are_unknown_never_a_zero_or_a_pass(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = [
+        {"id": "recall", "question": "How long do refunds take?", "golden_context_ids": ["doc-1"]},
+        {"id": "faith", "question": "Who pays shipping?"},
+    ]
+    with FakeOpenAI(_chat_answer) as fake:
+        url = f"{fake.base_url}/chat/completions"
+        endpoint = {"preset": "openai-chat", "model": "rag"}
+        write_config(ws, url, cases, case_rules={"context_recall": ">= 1", "faithfulness": ">= 0.8"}, endpoint=endpoint)
+        ruled = run(capsys, "run", "--report", "ruled.json")
+        write_config(ws, url, cases, case_rules={"latency_ms": "<= 5000"}, endpoint=endpoint)
+        plain = run(capsys, "run", "--report", "plain.json")
+    assert ruled.code == 3, ruled.out
+    report = load(ws / "ruled.json")
+    got = by_id(report)
+    assert got["recall"]["status"] == "error"
+    assert got["recall"]["failed_conditions"] == [
+        f"context_recall unknown: {NO_PASSAGES}",
+        f"faithfulness unknown: {NO_PASSAGES}",
+    ]
+    assert got["faith"]["failed_conditions"] == [f"faithfulness unknown: {NO_PASSAGES}"]
+    assert got["faith"]["status"] == "error"
+    metrics = got["recall"]["metrics"]
+    assert (metrics["context_recall"], metrics["context_precision"], metrics["faithfulness"]) == (None, None, None)
+    assert got["recall"]["trace"]["passages_unknown"] is True
+    assert got["recall"]["judge"]["claims"] == [] and got["recall"]["judge"]["notes"][-1] == (
+        "no sources were recorded (the service exposes no passages): faithfulness, grounding and citations not assessed"
+    )
+    (warning,) = [w for w in report["warnings"] if "endpoint.response.retrieved" in w]
+    assert warning.startswith(
+        "endpoint.response.retrieved is not mapped and 2 of 2 replies carried no passages under retrieved, sources, "
+        "contexts (cases recall, faith): what the service retrieved is unknown"
+    )
+    assert ruled.out.count("warning: endpoint.response.retrieved is not mapped") == 1
+    # Without rules that need passages the cases pass on their other checks.
+    assert plain.code == 0, plain.out
+    assert {c["status"] for c in by_id(load(ws / "plain.json")).values()} == {"pass"}
+
+
+def test_a_mapped_retrieved_that_comes_back_empty_is_nothing_retrieved(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = [{"id": "recall", "question": "How long do refunds take?", "golden_context_ids": ["doc-1"]}]
+
+    def empty(ex: Exchange) -> None:
+        ex.stream([*langserve_stream("Refunds take 30 days.")[:1], sse({"context": []}, "data"),
+                   *langserve_stream("Refunds take 30 days.")[2:]])  # fmt: skip
+
+    with ResponderServer(empty) as server:
+        write_config(ws, server.url, cases, case_rules={"context_recall": ">= 1"}, endpoint={"preset": "langserve"})
+        outcome = run(capsys, "run", "--report", "report.json")
+    assert outcome.code == 1, outcome.out
+    recall = by_id(load(ws / "report.json"))["recall"]
+    assert recall["status"] == "fail" and recall["trace"]["passages_unknown"] is False
+    assert recall["failed_conditions"] == ["context_recall 0.00 < 1.00 (missing doc-1; retrieved nothing)"]

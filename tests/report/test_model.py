@@ -193,6 +193,7 @@ def test_case_entries(report: Report) -> None:
             "positional_ids",
             "warnings",
             "ttft_ms",
+            "passages_unknown",
         }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -218,6 +219,7 @@ def test_case_entries(report: Report) -> None:
         "positional_ids": False,
         "warnings": [],
         "ttft_ms": None,
+        "passages_unknown": False,
     }
     assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
     assert (ok["difficulty"], ok["should_answer"]) == (None, True)
@@ -261,6 +263,7 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "positional_ids": False,
         "warnings": [],
         "ttft_ms": None,
+        "passages_unknown": False,
     }
 
 

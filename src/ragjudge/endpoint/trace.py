@@ -54,6 +54,9 @@ class Trace:
     """What was odd about the reply without making it unusable (duplicate JSON keys)."""
     ttft_ms: float | None = None
     """A streamed reply: ms from sending the request to the first answer text; None for one JSON body."""
+    passages_unknown: bool = False
+    """The reply carried no passages and `endpoint.response.retrieved` is not mapped: the service does not expose
+    what it retrieved (an OpenAI-compatible chat reply), so its passages are unknown, not absent."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

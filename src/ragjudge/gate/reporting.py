@@ -60,6 +60,7 @@ def _case_block(result: CaseResult) -> CaseBlock:
             positional_ids=bool(trace and trace.read.positional_ids),
             warnings=list(trace.warnings) if trace else [],
             ttft_ms=round(trace.ttft_ms, 1) if trace and trace.ttft_ms is not None else None,
+            passages_unknown=bool(trace and trace.passages_unknown),
         ),
         flaky=result.flaky,
         runs=[run.as_saved() for run in result.runs],

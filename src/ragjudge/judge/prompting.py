@@ -139,6 +139,7 @@ def _case_fields(case: Case, trace: Trace, max_chars: int, max_passages: int | N
         "answer": _untrusted(trace.answer),
         "citations": list(trace.citations),
         "passages": trimmed(trace.evidence, max_chars, max_passages),
+        "sources_unknown": trace.passages_unknown,
     }
 
 

@@ -163,6 +163,9 @@ class TraceBlock(_Model):
     """A streamed reply's time to the first token in ms, to 0.1 ms: from sending the request to the first
     non-empty answer delta (or the first event carrying the answer); `latency_ms` runs to the stream's end.
     Null for a reply that was one JSON body."""
+    passages_unknown: bool = False
+    """True when the reply carried no passages and `endpoint.response.retrieved` is not mapped: what the service
+    retrieved is unknown, so retrieval metrics are null, faithfulness and grounding/citations unassessable."""
 
 
 class CaseBlock(_Model):
