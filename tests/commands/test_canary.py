@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +14,10 @@ import yaml
 
 from ragjudge.cli import main
 from tests.canary.files import read_report, write_config, write_feedback, write_sample
+from tests.endpoint.test_client_stream import sse
 from tests.fakes.arms import ArmServer, example_service, faithful_reply, unfaithful_reply
 from tests.fakes.rag import closed_port_url
+from tests.fakes.responder_server import Exchange, ResponderServer
 
 # Per-request delays of the test arms. Two equally fast loopback arms are NOT a clearly healthy
 # canary for a p95 ratio on 100 requests: on a busy 2-CPU machine scheduling jitter alone sometimes
@@ -375,3 +378,57 @@ def test_inconclusive_exit_must_be_an_exit_code(canary: Canary, value: str, mess
     run = canary.run("--inconclusive-exit", value)
     assert run.code == 2
     assert f"argument --inconclusive-exit: {message}" in run.err
+
+
+# --------------------------------------------------------------------------- time to the first token
+
+
+def _slow_first_token(ex: Exchange) -> None:
+    """All of the answer late, at once: 150 ms to the first token, and done then."""
+    ex.stream([0.15, sse({"delta": "Refunds are issued "}), sse({"delta": "within 3 business days."})])
+
+
+def _quick_first_token(ex: Exchange) -> None:
+    """The first token at once, the rest 200 ms later: slower overall, quicker to start."""
+    ex.stream([sse({"delta": "Refunds are issued "}), 0.2, sse({"delta": "within 3 business days."})])
+
+
+@pytest.mark.parametrize("decision", ["statistical", "point"])
+def test_a_canary_slow_to_its_first_token_but_not_overall_is_rolled_back_by_the_ttft_rule(
+    canary: Canary, decision: str
+) -> None:
+    rules = {"p95_latency_ratio": "<= 1.5", "p95_latency_ms": "<= 3000", "p95_ttft_ms": "<= 100"}
+    config = canary.config(n=80, rules=rules, decision=decision)
+    endpoint = {"retries": 0, "concurrency": 16, "timeout_s": 10, "response": {"answer_delta": "delta"}}
+    path = write_config(canary.dir / "stream.yml", config, endpoint=endpoint)
+    with ResponderServer(_slow_first_token) as t, ResponderServer(_quick_first_token) as c:
+        run = canary.run("--config", str(path), "--treatment", t.url, "--control", c.url)
+    assert run.code == 1, run.out + run.err
+    report = run.report
+    assert report is not None and report["verdict"] == "rollback"
+    decisions = {name: m["decision"] for name, m in report["metrics"].items()}
+    assert decisions == {"p95_latency_ratio": "pass", "p95_latency_ms": "pass", "p95_ttft_ms": "fail"}
+    ttft = report["metrics"]["p95_ttft_ms"]
+    assert ttft["n"] == {"treatment": 80, "control": 80}
+    assert 150 <= ttft["treatment"] < 400 and ttft["control"] < 100
+    (reason,) = report["reasons"]
+    if decision == "point":
+        assert re.fullmatch(r"P95 TTFT \d+ms over budget", reason), reason
+    else:
+        assert re.fullmatch(r"p95 TTFT \d+ ms \(95% CI \d+–\d+ ms\) exceeds 100 ms", reason), reason
+    arm = report["arms"]["treatment"]
+    assert arm["p95_ttft_ms"] == pytest.approx(ttft["treatment"], abs=1)
+    assert arm["cases"][0]["ttft_ms"] >= 150
+    assert run.comment is not None
+    (row,) = [line for line in run.comment.splitlines() if line.startswith("| <code>p95\\_ttft\\_ms</code>")]
+    assert row.endswith("| &lt;= 100 ms | ❌ fail |"), row
+
+
+def test_an_unknown_canary_metric_lists_the_ttft_rules(canary: Canary) -> None:
+    run = canary.run(config=canary.config(rules={"ttft_p95": "<= 100"}))
+    assert run.code == 2
+    assert run.err.splitlines() == [
+        "ragjudge: error: canary.rules.ttft_p95: unknown canary metric 'ttft_p95'",
+        "Tip: canary metrics are: dislike_rate_ratio, p95_latency_ratio, p95_latency_ms, p95_ttft_ratio, "
+        "p95_ttft_ms, faithfulness",
+    ]

@@ -344,6 +344,10 @@ def test_a_streamed_reply_is_shown_assembled_and_mapped(ws: Path, capsys: pytest
         code, out, _err = probe(capsys)
     assert "assembled from the stream's events (endpoint.stream, response.answer_delta)" in out
     assert '  answer: "Refunds take 30 days."' in out
+    assert (
+        "  passages: unknown (none in the reply, and endpoint.response.retrieved is not mapped: retrieval metrics "
+        "and faithfulness will be null; map it if the service sends them)"
+    ) in out.splitlines()
     assert code == 0, out
 
 

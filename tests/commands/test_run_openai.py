@@ -450,6 +450,32 @@ def test_without_passage_text_the_report_lists_grounding_and_citations_as_unasse
     assert r.case("pw")["status"] == "pass" and r.report["suite"]["judge_error_rate"] == 0.0
 
 
+def test_a_reply_with_no_passages_and_no_retrieved_mapping_is_not_audited_for_claims(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    question = "How do I reset my password?"
+    reply = {"answer": "Use the reset link on the login page."}  # an OpenAI-style chat service: no passages at all
+    rubric = Reply(content=rubric_json(dims=("relevance", "calibration", "tone")))
+    with RagServer({question: reply}) as rag, FakeOpenAI(by_kind(rubric=rubric)) as fake:
+        config = write_config(
+            tmp_path,
+            rag.url,
+            fake.base_url,
+            cases=[{"id": "pw", "question": question}],
+            case={"faithfulness": ">= 0.8", "judge.grounding": ">= 3", "judge.relevance": ">= 3"},
+        )
+        r = run(config, capsys)
+        [body] = fake.bodies
+    assert kind_of(body) == "rubric"  # the rubric alone: no claim is checked against passages nobody saw
+    assert "No sources were recorded: the service does not expose the passages it retrieved." in user_text(body)
+    pw = r.case("pw")
+    reason = "the service exposes no passages (endpoint.response.retrieved is not mapped and the reply has none)"
+    assert pw["status"] == "error"
+    assert pw["failed_conditions"] == [f"faithfulness unknown: {reason}", f"judge.grounding unknown: {reason}"]
+    assert (pw["judge"]["faithfulness"], pw["judge"]["unassessable"]) == (None, ["grounding", "citations"])
+    assert pw["judge"]["scores"]["relevance"] == 4 and r.report["suite"]["judge_error_rate"] == 0.0
+
+
 # ------------------------------------------------------------------------------------------- traces
 def _write_traces(path: Path) -> None:
     rows = [

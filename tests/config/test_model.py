@@ -564,3 +564,44 @@ def test_streaming_keys_default_and_validate(tmp_path):
     assert config_error(cfg).message == f"{cfg}: endpoint.stream: Input should be 'auto', 'sse', 'ndjson' or 'none'"
     cfg = write(tmp_path / "zero.yml", "endpoint:\n  idle_timeout_s: 0\n")
     assert config_error(cfg).message == f"{cfg}: endpoint.idle_timeout_s: Input should be greater than 0"
+
+
+def test_an_unknown_preset_exits_2_naming_the_key_and_the_choices(tmp_path, capsys):
+    cfg = write(tmp_path / "ragjudge.yml", "endpoint:\n  url: http://127.0.0.1:9/ask\n  preset: openai\n")
+    code, out, err = run_cli(capsys, "--config", str(cfg))
+    assert (code, out) == (2, "")
+    assert err.splitlines()[0] == (
+        f"ragjudge: error: {cfg}: endpoint.preset: Input should be 'openai-chat' or 'langserve'"
+    )
+
+
+def test_the_openai_chat_preset_needs_a_model_unless_the_body_is_given(tmp_path):
+    cfg = write(tmp_path / "ragjudge.yml", "endpoint:\n  preset: openai-chat\n")
+    assert str(config_error(cfg)).splitlines()[0] == (
+        f"{cfg}: endpoint: preset openai-chat sends endpoint.model as the request's model: set endpoint.model "
+        "(the model, or the pipeline's name for hayhooks), or give your own endpoint.body"
+    )
+    write(cfg, "endpoint:\n  preset: openai-chat\n  body: '{\"q\": {{ question | tojson }}}'\n")
+    assert load_config(cfg).endpoint.body == '{"q": {{ question | tojson }}}'
+
+
+def test_a_preset_fills_body_and_response_and_what_is_given_wins(tmp_path):
+    cfg = write(
+        tmp_path / "ragjudge.yml",
+        "endpoint:\n  preset: openai-chat\n  model: rag\n  response: {retrieved: references, answer: reply}\n",
+    )
+    endpoint = load_config(cfg).endpoint
+    assert endpoint.body == '{"model": {{ model | tojson }}, "messages": {{ messages | tojson }}, "stream": true}'
+    assert (endpoint.response.answer, endpoint.response.answer_delta, endpoint.response.retrieved) == (
+        "reply",
+        "choices.0.delta.content",
+        "references",
+    )
+    write(cfg, "endpoint:\n  preset: langserve\n")
+    response = load_config(cfg).endpoint.response
+    assert (response.answer_delta, response.retrieved, response.retrieved_id, response.retrieved_text) == (
+        "answer",
+        "context",
+        "metadata.source",
+        "page_content",
+    )

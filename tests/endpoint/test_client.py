@@ -387,8 +387,27 @@ def test_template_error_is_a_config_error_naming_the_case(serve, make_client, ma
         client.call(make_case(id="cs-042"))
 
     assert info.value.message == "endpoint.body: template failed for case 'cs-042': 'questoin' is undefined"
-    assert info.value.tip is not None and "`question` and `case`" in info.value.tip
+    assert info.value.tip == (
+        "the template sees `question`, `case` (id, question, expected, category, tags, ...), `messages`, `history`, "
+        "`turn`, `conversation_id` and `model`"
+    )
     assert server.requests == []
+
+
+def test_a_single_question_is_a_conversation_of_one_turn_to_the_template(make_client, make_case):
+    body = (
+        '{"m": {{ model | tojson }}, "messages": {{ messages | tojson }}, "history": {{ history | tojson }}, '
+        '"turn": {{ turn }}, "cid": {{ conversation_id | tojson }}}'
+    )
+    client = make_client("http://127.0.0.1:9/ask", body=body, model="rag")
+    _, rendered = client.render(make_case(question="Who pays shipping?"))
+    assert rendered is not None and json.loads(rendered) == {
+        "m": "rag",
+        "messages": [{"role": "user", "content": "Who pays shipping?"}],
+        "history": [],
+        "turn": 1,
+        "cid": None,
+    }
 
 
 def test_template_runtime_error_is_a_config_error_naming_the_case(serve, make_client, make_case):

@@ -103,6 +103,14 @@ def test_ndjson_by_content_type(serve, make_client, make_case) -> None:
     assert (result.trace.answer, result.trace.retrieved_ids) == ("Refunds ok.", ("doc-1",))
 
 
+def test_an_ndjson_error_line_is_a_case_error_quoting_it(serve, make_client, make_case) -> None:
+    lines = [b'{"delta": "Refunds "}\n', b'{"error": "model overloaded", "code": 503}\n']
+    server = serve(lambda ex: ex.stream(list(lines), content_type="application/x-ndjson"))
+    result = _client(make_client, server.url, response={"answer_delta": "delta"}).call(make_case())
+    assert result.trace is None
+    assert result.error == 'endpoint error: the stream sent an error event: {"error":"model overloaded"}'
+
+
 def test_a_langserve_stream_reads_its_passages_from_the_first_data_event(serve, make_client, make_case) -> None:
     server = serve(lambda ex: ex.stream(langserve_stream("Refunds ", "within ", "30 days.")))
     result = _client(make_client, server.url, **LANGSERVE).call(make_case())

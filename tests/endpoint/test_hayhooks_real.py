@@ -291,3 +291,22 @@ def test_probe_names_the_retriever_text_mapped_as_the_answer(
         "(result.retriever.documents.0.content): did you mean result.answer_builder.answers.0.data?"
     ) in out.splitlines()
     assert "    answer: result.answer_builder.answers.0.data" in out.splitlines()
+
+
+def test_the_openai_chat_preset_wires_the_real_chat_route_in_one_line(
+    ws: Path, capsys: pytest.CaptureFixture[str], hayhooks_server: RunningHayhooks
+) -> None:
+    cases = [{k: v for k, v in c.items() if k != "golden_context_ids"} for c in CASES]
+    (ws / "cases.yaml").write_text(yaml.safe_dump(cases, allow_unicode=True), encoding="utf-8")
+    endpoint = {"url": f"{hayhooks_server.url}/v1/chat/completions", "preset": "openai-chat", "model": "support_rag"}
+    (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": endpoint, "cases": ["cases.yaml"]}), encoding="utf-8")
+    code, out, _ = run(capsys, "run", "--report", "r.json")
+    assert code == 0, out
+    data = json.loads((ws / "r.json").read_text(encoding="utf-8"))
+    got = {c["id"]: (c["status"], c["trace"]["refused_by"]) for c in data["cases"]}
+    assert got["penguins"] == ("pass", "builtin") and got["refund-en"] == ("pass", None)
+    refund = next(c for c in data["cases"] if c["id"] == "refund-en")
+    assert (
+        refund["trace"]["answer"] == "Refunds are issued within 14 days of the return being received. [refund-policy]"
+    )
+    assert all(c["trace"]["ttft_ms"] is not None for c in data["cases"])

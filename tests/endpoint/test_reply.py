@@ -462,3 +462,18 @@ def test_a_mapped_number_must_be_a_number():
         str(info.value)
         == "endpoint.response.cost_usd: usage.usd resolves to nothing: the reply is an object with keys answer"
     )
+
+
+@pytest.mark.parametrize(
+    ("data", "mapping", "unknown"),
+    [
+        ({"answer": "a"}, NO_MAPPING, True),  # a chat reply: the service does not expose its passages
+        ({"answer": "a", "sources": None}, NO_MAPPING, True),
+        ({"answer": "a", "sources": []}, NO_MAPPING, False),  # said: nothing retrieved
+        ({"answer": "a", "retrievedIds": []}, NO_MAPPING, False),
+        ({"answer": "a", "refs": []}, ResponseMapping(retrieved="refs"), False),
+    ],
+)
+def test_passages_are_unknown_only_when_nothing_maps_or_carries_them(data, mapping, unknown) -> None:
+    trace = parse(data, mapping)
+    assert (trace.passages, trace.passages_unknown) == ((), unknown)

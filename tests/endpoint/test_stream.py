@@ -169,3 +169,12 @@ def test_openai_chunks_that_give_their_finish_reason_end_without_done() -> None:
     assembly = _assemble(mapping, events)
     assembly.check_end()
     assert parse_reply(assembly.reply(), mapping, 1.0).answer == "Refunds"
+
+
+def test_an_ndjson_error_line_is_an_error_event() -> None:
+    parser = NdjsonParser()
+    events = parser.feed(b'{"delta": "Re", "error": null}\n{"error": "model \\"m\\" not found"}\n') + parser.close()
+    assert events == [
+        Event("", '{"delta": "Re", "error": null}'),
+        Event("error", '{"error": "model \\"m\\" not found"}'),
+    ]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
-from ragjudge.judge.interface import NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS
+from ragjudge.judge.interface import NEGATIVE_DIMENSIONS, NO_SOURCES_NOTE, RUBRIC_DIMENSIONS
 from ragjudge.judge.offline import NAME, NOTE, OfflineJudge
 from ragjudge.judge.text import has_cjk, split_claims, tokens
 from tests.fakes.rag import make_case, make_trace
@@ -203,3 +204,13 @@ def test_the_judge_is_deterministic(answer: str) -> None:
     first, _ = _judge(answer, passages)
     second, _ = _judge(answer, passages)
     assert first == second
+
+
+def test_unknown_passages_are_not_checked_claim_by_claim() -> None:
+    trace = dataclasses.replace(make_trace("Refunds take 5 days. Shipping is free."), passages_unknown=True)
+    judgement = OfflineJudge().judge(make_case(), trace, lambda fields: None)
+    assert (judgement.faithfulness, judgement.claims) == (None, ())
+    assert judgement.notes == (NOTE, NO_SOURCES_NOTE)
+    # No passages at all, but known to be none: every claim is unsupported, as before.
+    known = OfflineJudge().judge(make_case(), make_trace("Refunds take 5 days."), lambda fields: None)
+    assert (known.faithfulness, known.claims[0].reason) == (0.0, "no passage text was retrieved")

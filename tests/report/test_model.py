@@ -196,6 +196,7 @@ def test_case_entries(report: Report) -> None:
             "warnings",
             "ttft_ms",
             "conversation_id",
+            "passages_unknown",
         }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -222,6 +223,7 @@ def test_case_entries(report: Report) -> None:
         "warnings": [],
         "ttft_ms": None,
         "conversation_id": None,
+        "passages_unknown": False,
     }
     assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
     assert (ok["difficulty"], ok["should_answer"]) == (None, True)
@@ -266,6 +268,7 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "warnings": [],
         "ttft_ms": None,
         "conversation_id": None,
+        "passages_unknown": False,
     }
 
 

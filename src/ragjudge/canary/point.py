@@ -6,6 +6,9 @@ The rule, as written in JavaScript (a `judgeCanary` function), gives one reason 
     if (t.p95Ms > c.p95Ms * 1.5 || t.p95Ms > 3000)     "P95 latency {p95}ms over budget"
     if (t.faithfulness < 0.95)                         "online faithfulness {toFixed(3)} below threshold 0.95"
 
+The TTFT rules (`p95_ttft_ratio`, `p95_ttft_ms`) are the latency ones on the time to the first token of the
+streamed replies: "P95 TTFT {p95}ms over budget".
+
 Thresholds and operators come from `canary.rules` (the defaults are the numbers above). Numbers are
 formatted as JavaScript does (`toFixed` rounds the exact binary value half up; a number prints
 in its shortest form). Latencies are whole milliseconds, as JavaScript's `Date.now()` timings are.
@@ -22,7 +25,16 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from ragjudge import stats
-from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
+from ragjudge.canary.thresholds import (
+    DISLIKE_RATE_RATIO,
+    FAITHFULNESS,
+    LIMIT_MS_METRICS,
+    P95_TTFT_MS,
+    P95_TTFT_RATIO,
+    RATIO_METRICS,
+    TIMING_METRICS,
+    CanaryRule,
+)
 from ragjudge.canary.values import Evidence, MetricDecision, MetricResult, Settings, metric_result, shortfall
 
 
@@ -67,8 +79,12 @@ def dislike_reason(rate: float, rule: CanaryRule) -> str:
     return f"dislike rate {js_to_fixed(rate, 3)} exceeds {js_number(rule.threshold)}x baseline"
 
 
-def latency_reason(p95_ms: float) -> str:
-    return f"P95 latency {js_number(p95_ms)}ms over budget"
+def latency_reason(p95_ms: float, what: str = "latency") -> str:
+    return f"P95 {what} {js_number(p95_ms)}ms over budget"
+
+
+def _what(rule: CanaryRule) -> str:
+    return "TTFT" if rule.metric in (P95_TTFT_RATIO, P95_TTFT_MS) else "latency"
 
 
 def faithfulness_reason(value: float, rule: CanaryRule) -> str:
@@ -80,11 +96,11 @@ def broken(rule: CanaryRule, treatment: PointArm, control: PointArm) -> str | No
     if rule.metric == DISLIKE_RATE_RATIO:
         ok = rule.holds_against(treatment.dislike_rate, control.dislike_rate * rule.threshold)
         return None if ok else dislike_reason(treatment.dislike_rate, rule)
-    if rule.metric == P95_LATENCY_RATIO:
+    if rule.metric in TIMING_METRICS and rule.metric in RATIO_METRICS:
         ok = rule.holds_against(treatment.p95_ms, control.p95_ms * rule.threshold)
-        return None if ok else latency_reason(treatment.p95_ms)
-    if rule.metric == P95_LATENCY_MS:
-        return None if rule.holds(treatment.p95_ms) else latency_reason(treatment.p95_ms)
+        return None if ok else latency_reason(treatment.p95_ms, _what(rule))
+    if rule.metric in LIMIT_MS_METRICS:
+        return None if rule.holds(treatment.p95_ms) else latency_reason(treatment.p95_ms, _what(rule))
     if rule.metric == FAITHFULNESS:
         return None if rule.holds(treatment.faithfulness) else faithfulness_reason(treatment.faithfulness, rule)
     raise AssertionError(rule.metric)
@@ -95,9 +111,10 @@ def _figures(rule: CanaryRule, evidence: Evidence) -> tuple[float | None, float 
     t, c = evidence.treatment, evidence.control
     if rule.metric == DISLIKE_RATE_RATIO:
         return (t.feedback.rate if t.feedback else None), (c.feedback.rate if c.feedback else None)
-    if rule.metric in (P95_LATENCY_RATIO, P95_LATENCY_MS):
-        p95_t = whole_ms(stats.percentile_nearest_rank(t.latencies, 95)) if t.latencies else None
-        p95_c = whole_ms(stats.percentile_nearest_rank(c.latencies, 95)) if c.latencies else None
+    if rule.metric in TIMING_METRICS:
+        t_ms, c_ms = t.timings(rule.metric), c.timings(rule.metric)
+        p95_t = whole_ms(stats.percentile_nearest_rank(t_ms, 95)) if t_ms else None
+        p95_c = whole_ms(stats.percentile_nearest_rank(c_ms, 95)) if c_ms else None
         return p95_t, p95_c
     mean_t = math.fsum(t.faithfulness) / len(t.faithfulness) if t.faithfulness else None
     mean_c = math.fsum(c.faithfulness) / len(c.faithfulness) if c.faithfulness else None
@@ -108,10 +125,11 @@ def _held(rule: CanaryRule, t: float, c: float | None) -> str:
     """A reason for a rule the point comparison passes (the JavaScript rule itself says nothing then)."""
     if rule.metric == DISLIKE_RATE_RATIO:
         return f"dislike rate {js_to_fixed(t, 3)} within {js_number(rule.threshold)}x baseline {js_to_fixed(c or 0, 3)}"
-    if rule.metric == P95_LATENCY_RATIO:
-        return f"P95 latency {js_number(t)}ms within {js_number(rule.threshold)}x baseline {js_number(c or 0)}ms"
-    if rule.metric == P95_LATENCY_MS:
-        return f"P95 latency {js_number(t)}ms within {js_number(rule.threshold)}ms"
+    if rule.metric in TIMING_METRICS and rule.metric in RATIO_METRICS:
+        what = _what(rule)
+        return f"P95 {what} {js_number(t)}ms within {js_number(rule.threshold)}x baseline {js_number(c or 0)}ms"
+    if rule.metric in LIMIT_MS_METRICS:
+        return f"P95 {_what(rule)} {js_number(t)}ms within {js_number(rule.threshold)}ms"
     return f"online faithfulness {js_to_fixed(t, 3)} meets threshold {js_number(rule.threshold)}"
 
 
@@ -128,7 +146,7 @@ def _arm(rule: CanaryRule, figure: float | None) -> PointArm:
 def decide_metric(rule: CanaryRule, evidence: Evidence, settings: Settings) -> MetricResult:
     """One rule in point mode."""
     t, c = _figures(rule, evidence)
-    needs_control = rule.metric in (DISLIKE_RATE_RATIO, P95_LATENCY_RATIO)
+    needs_control = rule.metric in RATIO_METRICS
     computable = t is not None and (c is not None or not needs_control)
     decision: MetricDecision
     value: float | None = None

@@ -158,11 +158,13 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
     evidence = Evidence(
         treatment=ArmEvidence(
             latencies=runs["treatment"].latencies if runs else (),
+            ttfts=runs["treatment"].ttfts if runs else (),
             faithfulness=runs["treatment"].faithfulness if runs else (),
             feedback=arm_feedback["treatment"],
         ),
         control=ArmEvidence(
             latencies=runs["control"].latencies if runs else (),
+            ttfts=runs["control"].ttfts if runs else (),
             faithfulness=runs["control"].faithfulness if runs else (),
             feedback=arm_feedback["control"],
         ),

@@ -17,7 +17,7 @@ from ragjudge import __version__, stats
 from ragjudge.canary.feedback import ArmFeedback
 from ragjudge.canary.sample import ArmRun
 from ragjudge.canary.statistical import percent
-from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO
+from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, LIMIT_MS_METRICS, RATIO_METRICS, TIMING_METRICS
 from ragjudge.canary.values import Decision, MetricResult
 from ragjudge.report.markdown import COMMENT_LIMIT, environment, load_template
 from ragjudge.transport.urls import public_url
@@ -52,6 +52,8 @@ class CaseObservation(_Model):
     latency_ms: float | None
     faithfulness: float | None
     error: str | None
+    ttft_ms: float | None = None
+    """Time to the first token (ms) of a streamed reply; null for a JSON body or a failed call."""
 
 
 class ArmBlock(_Model):
@@ -65,6 +67,8 @@ class ArmBlock(_Model):
     error_examples: list[str]
     p50_latency_ms: float | None
     p95_latency_ms: float | None
+    p95_ttft_ms: float | None = None
+    """Nearest-rank p95 of the streamed replies' time to the first token (ms); null when none streamed."""
     faithfulness: float | None
     """Mean over the scored answers."""
     scored: int
@@ -118,6 +122,7 @@ def _metric_block(m: MetricResult) -> MetricBlock:
 
 def _arm_block(run: ArmRun | None, feedback: ArmFeedback | None) -> ArmBlock:
     latencies = run.latencies if run else ()
+    ttfts = run.ttfts if run else ()
     scores = run.faithfulness if run else ()
     errors = run.errors if run else ()
     return ArmBlock(
@@ -128,6 +133,7 @@ def _arm_block(run: ArmRun | None, feedback: ArmFeedback | None) -> ArmBlock:
         error_examples=list(dict.fromkeys(errors))[:5],
         p50_latency_ms=round(stats.percentile_nearest_rank(latencies, 50), 1) if latencies else None,
         p95_latency_ms=round(stats.percentile_nearest_rank(latencies, 95), 1) if latencies else None,
+        p95_ttft_ms=round(stats.percentile_nearest_rank(ttfts, 95), 1) if ttfts else None,
         faithfulness=math.fsum(scores) / len(scores) if scores else None,
         scored=len(scores),
         unscored=len(run.unscored) if run else 0,
@@ -140,6 +146,7 @@ def _arm_block(run: ArmRun | None, feedback: ArmFeedback | None) -> ArmBlock:
                 latency_ms=round(o.latency_ms, 1) if o.latency_ms is not None else None,
                 faithfulness=o.faithfulness,
                 error=o.error,
+                ttft_ms=o.ttft_ms,
             )
             for o in (run.observations if run else ())
         ],
@@ -181,7 +188,7 @@ def figure(metric: str, value: float | None) -> str:
         return "n/a"
     if metric == DISLIKE_RATE_RATIO:
         return percent(value)
-    if metric in (P95_LATENCY_RATIO, P95_LATENCY_MS):
+    if metric in TIMING_METRICS:
         return f"{value:.0f} ms"
     return f"{value:.3f}"
 
@@ -192,9 +199,10 @@ def interval(metric: str, block: MetricBlock) -> str:
     def num(x: float | None, spec: str) -> str:
         return "unbounded" if x is None else format(x, spec)
 
-    spec = ".0f" if metric == P95_LATENCY_MS else (".3f" if metric == FAITHFULNESS else ".2f")
-    label = {P95_LATENCY_MS: "p95 ", FAITHFULNESS: "mean "}.get(metric, "ratio ")
-    unit = " ms" if metric == P95_LATENCY_MS else ""
+    limit = metric in LIMIT_MS_METRICS
+    spec = ".0f" if limit else (".3f" if metric == FAITHFULNESS else ".2f")
+    label = "p95 " if limit else ("mean " if metric == FAITHFULNESS else "ratio ")
+    unit = " ms" if limit else ""
     if block.value is None:
         return "n/a"
     head = f"{label}{format(block.value, spec)}{unit}"
@@ -205,9 +213,9 @@ def interval(metric: str, block: MetricBlock) -> str:
 
 
 def threshold(metric: str, block: MetricBlock) -> str:
-    if metric in (DISLIKE_RATE_RATIO, P95_LATENCY_RATIO):
+    if metric in RATIO_METRICS:
         return f"{block.op} {block.threshold:g}x control"
-    if metric == P95_LATENCY_MS:
+    if metric in LIMIT_MS_METRICS:
         return f"{block.op} {block.threshold:g} ms"
     return f"{block.op} {block.threshold:g}"
 

@@ -33,6 +33,8 @@ class Observation:
     """The judge's supported/total; None when not judged, not applicable (a refusal) or unscored."""
     unscored: str | None = None
     """Why the judge could not score this answer."""
+    ttft_ms: float | None = None
+    """Time to the first token of a streamed reply; None for a JSON body or a failed call."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,10 @@ class ArmRun:
     @property
     def latencies(self) -> tuple[float, ...]:
         return tuple(o.latency_ms for o in self.observations if o.latency_ms is not None)
+
+    @property
+    def ttfts(self) -> tuple[float, ...]:
+        return tuple(o.ttft_ms for o in self.observations if o.ttft_ms is not None)
 
     @property
     def faithfulness(self) -> tuple[float, ...]:
@@ -72,16 +78,18 @@ def _judge(judge: Judge, case: Case, result: EndpointResult) -> Judgement | str:
 def _observation(case: Case, result: EndpointResult, judged: Judgement | str | None) -> Observation:
     if result.trace is None:
         return Observation(case.id, None, result.error or "endpoint error: no reply")
+    ttft = result.trace.ttft_ms
     if isinstance(judged, str):
-        return Observation(case.id, result.trace.latency_ms, None, unscored=judged)
+        return Observation(case.id, result.trace.latency_ms, None, unscored=judged, ttft_ms=ttft)
     if judged is None:
-        return Observation(case.id, result.trace.latency_ms, None)
+        return Observation(case.id, result.trace.latency_ms, None, ttft_ms=ttft)
     return Observation(
         case.id,
         result.trace.latency_ms,
         None,
         faithfulness=judged.faithfulness,
         unscored=judged.unscored_reason("faithfulness"),
+        ttft_ms=ttft,
     )
 
 

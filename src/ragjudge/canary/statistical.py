@@ -1,9 +1,9 @@
 """Statistical mode: every rule decided on a confidence interval, three ways.
 
-* Ratios (dislike rate, p95 latency), rule `<= T`: fail when the ratio is over T *and* the
+* Ratios (dislike rate, p95 latency, p95 TTFT), rule `<= T`: fail when the ratio is over T *and* the
   interval's lower bound is above 1 (significantly worse than control, and over the line);
   pass when the upper bound is within T; otherwise inconclusive.
-* p95 latency limit `<= L`: fail when the lower bound is over L; pass when the upper bound is
+* p95 latency or TTFT limit `<= L`: fail when the lower bound is over L; pass when the upper bound is
   within L.
 * Faithfulness `>= F`: fail when the upper bound is under F; pass when the lower bound is at least F.
 
@@ -15,7 +15,18 @@ from __future__ import annotations
 import math
 
 from ragjudge import stats
-from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
+from ragjudge.canary.thresholds import (
+    DISLIKE_RATE_RATIO,
+    FAITHFULNESS,
+    LIMIT_MS_METRICS,
+    P95_LATENCY_MS,
+    P95_LATENCY_RATIO,
+    P95_TTFT_MS,
+    P95_TTFT_RATIO,
+    TIMING_METRICS,
+    TTFT_METRICS,
+    CanaryRule,
+)
 from ragjudge.canary.values import Evidence, MetricDecision, MetricResult, Settings, metric_result, shortfall
 
 # What a held (pass) and a broken (fail) rule reads as, per operator.
@@ -45,7 +56,7 @@ def _three_way(rule: CanaryRule, value: float, ci: stats.Interval, *, ratio: boo
     """The decision and how it ends the reason sentence (`exceeds 1.5x control`)."""
     held, broken = _WORDS[rule.op]
     line = f"{rule.threshold:g}x control" if ratio else f"{rule.threshold:g}"
-    if rule.metric == P95_LATENCY_MS:
+    if rule.metric in LIMIT_MS_METRICS:
         line += " ms"
     upper = rule.op in ("<=", "<")
     near, far = (ci.hi, ci.lo) if upper else (ci.lo, ci.hi)  # near: the end that must hold for a pass
@@ -79,13 +90,17 @@ def _dislikes(rule: CanaryRule, evidence: Evidence, settings: Settings) -> Metri
     return metric_result(rule, evidence, rr, ci, decision, reason, t.rate, c.rate)
 
 
+def _what(rule: CanaryRule) -> str:
+    return "p95 TTFT" if rule.metric in TTFT_METRICS else "p95 latency"
+
+
 def _p95_ratio(rule: CanaryRule, evidence: Evidence, settings: Settings) -> MetricResult:
-    t, c = evidence.treatment.latencies, evidence.control.latencies
+    t, c = evidence.treatment.timings(rule.metric), evidence.control.timings(rule.metric)
     ratio, ci = stats.bootstrap_ratio_of_p95(t, c, settings.confidence, settings.n_boot, settings.seed)
     p95_t, p95_c = stats.percentile_nearest_rank(t, 95), stats.percentile_nearest_rank(c, 95)
     decision, ending = _three_way(rule, ratio, ci, ratio=True)
     reason = (
-        f"p95 latency {p95_t:.0f} ms vs {p95_c:.0f} ms "
+        f"{_what(rule)} {p95_t:.0f} ms vs {p95_c:.0f} ms "
         f"(ratio {_num(ratio, '.2f')}, {_ci_label(settings)} {_num(ci.lo, '.2f')}–{_num(ci.hi, '.2f')}) {ending}"
     )
     return metric_result(rule, evidence, ratio, ci, decision, reason, p95_t, p95_c)
@@ -97,17 +112,20 @@ def min_requests_for_p95_bound(confidence: float) -> int:
 
 
 def _p95_limit(rule: CanaryRule, evidence: Evidence, settings: Settings) -> MetricResult:
-    t, c = evidence.treatment.latencies, evidence.control.latencies
+    t, c = evidence.treatment.timings(rule.metric), evidence.control.timings(rule.metric)
     p95_t = stats.percentile_nearest_rank(t, 95)
     p95_c = stats.percentile_nearest_rank(c, 95) if c else None
     ci = stats.quantile_order_statistic_bounds(t, 0.95, settings.confidence)
     decision, ending = _three_way(rule, p95_t, ci, ratio=False)
     if decision == "inconclusive" and math.isinf(ci.hi):
+        counted = "streamed replies" if rule.metric in TTFT_METRICS else "requests"
         ending = (
-            f"may exceed {rule.threshold:g} ms (no upper bound from {len(t)} requests: "
+            f"may exceed {rule.threshold:g} ms (no upper bound from {len(t)} {counted}: "
             f"it needs at least {min_requests_for_p95_bound(settings.confidence)})"
         )
-    reason = f"p95 latency {p95_t:.0f} ms ({_ci_label(settings)} {_num(ci.lo, '.0f')}–{_num(ci.hi, '.0f')} ms) {ending}"
+    reason = (
+        f"{_what(rule)} {p95_t:.0f} ms ({_ci_label(settings)} {_num(ci.lo, '.0f')}–{_num(ci.hi, '.0f')} ms) {ending}"
+    )
     return metric_result(rule, evidence, p95_t, ci, decision, reason, p95_t, p95_c)
 
 
@@ -125,6 +143,8 @@ _DECIDERS = {
     DISLIKE_RATE_RATIO: _dislikes,
     P95_LATENCY_RATIO: _p95_ratio,
     P95_LATENCY_MS: _p95_limit,
+    P95_TTFT_RATIO: _p95_ratio,
+    P95_TTFT_MS: _p95_limit,
     FAITHFULNESS: _faithfulness,
 }
 
@@ -137,9 +157,10 @@ def unavailable(rule: CanaryRule, evidence: Evidence, reason: str) -> MetricResu
     if rule.metric == DISLIKE_RATE_RATIO:
         treatment = t.feedback.rate if t.feedback else None
         control = c.feedback.rate if c.feedback else None
-    elif rule.metric in (P95_LATENCY_RATIO, P95_LATENCY_MS):
-        treatment = stats.percentile_nearest_rank(t.latencies, 95) if t.latencies else None
-        control = stats.percentile_nearest_rank(c.latencies, 95) if c.latencies else None
+    elif rule.metric in TIMING_METRICS:
+        t_ms, c_ms = t.timings(rule.metric), c.timings(rule.metric)
+        treatment = stats.percentile_nearest_rank(t_ms, 95) if t_ms else None
+        control = stats.percentile_nearest_rank(c_ms, 95) if c_ms else None
     else:
         treatment = math.fsum(t.faithfulness) / len(t.faithfulness) if t.faithfulness else None
         control = math.fsum(c.faithfulness) / len(c.faithfulness) if c.faithfulness else None

@@ -1,4 +1,4 @@
-"""The canary's rules (`canary.rules`): four metrics, each `"OP number"`, parsed once."""
+"""The canary's rules (`canary.rules`): six metrics, each `"OP number"`, parsed once."""
 
 from __future__ import annotations
 
@@ -12,13 +12,20 @@ from ragjudge.errors import ConfigError
 DISLIKE_RATE_RATIO = "dislike_rate_ratio"
 P95_LATENCY_RATIO = "p95_latency_ratio"
 P95_LATENCY_MS = "p95_latency_ms"
+P95_TTFT_RATIO = "p95_ttft_ratio"
+P95_TTFT_MS = "p95_ttft_ms"
 FAITHFULNESS = "faithfulness"
 
-METRICS = (DISLIKE_RATE_RATIO, P95_LATENCY_RATIO, P95_LATENCY_MS, FAITHFULNESS)
+METRICS = (DISLIKE_RATE_RATIO, P95_LATENCY_RATIO, P95_LATENCY_MS, P95_TTFT_RATIO, P95_TTFT_MS, FAITHFULNESS)
 """Every canary metric, in the order reports list them."""
 
-RATIO_METRICS = frozenset({DISLIKE_RATE_RATIO, P95_LATENCY_RATIO})
-_UPPER_BOUNDED = frozenset({DISLIKE_RATE_RATIO, P95_LATENCY_RATIO, P95_LATENCY_MS})
+RATIO_METRICS = frozenset({DISLIKE_RATE_RATIO, P95_LATENCY_RATIO, P95_TTFT_RATIO})
+TIMING_METRICS = frozenset({P95_LATENCY_RATIO, P95_LATENCY_MS, P95_TTFT_RATIO, P95_TTFT_MS})
+"""The p95 rules: on the whole reply's latency, or on the time to its first token (streamed replies only)."""
+TTFT_METRICS = frozenset({P95_TTFT_RATIO, P95_TTFT_MS})
+LIMIT_MS_METRICS = frozenset({P95_LATENCY_MS, P95_TTFT_MS})
+"""Rules whose threshold is milliseconds."""
+_UPPER_BOUNDED = frozenset({DISLIKE_RATE_RATIO}) | TIMING_METRICS
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,

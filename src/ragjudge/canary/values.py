@@ -7,7 +7,16 @@ from typing import Literal
 
 from ragjudge import stats
 from ragjudge.canary.feedback import ArmFeedback
-from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO, CanaryRule
+from ragjudge.canary.thresholds import (
+    DISLIKE_RATE_RATIO,
+    FAITHFULNESS,
+    P95_LATENCY_MS,
+    P95_LATENCY_RATIO,
+    P95_TTFT_MS,
+    P95_TTFT_RATIO,
+    TTFT_METRICS,
+    CanaryRule,
+)
 from ragjudge.config.model import CanaryConfig
 
 Verdict = Literal["promote", "rollback", "inconclusive"]
@@ -25,6 +34,12 @@ class ArmEvidence:
     """Per-answer faithfulness of the answers the judge could score, in case order."""
     feedback: ArmFeedback | None = None
     """Production counts; None when the source had none for this arm."""
+    ttfts: tuple[float, ...] = ()
+    """Times to the first token (ms) of the successful streamed replies, in case order."""
+
+    def timings(self, metric: str) -> tuple[float, ...]:
+        """What a p95 rule is computed on: `ttfts` for the TTFT rules, else `latencies`."""
+        return self.ttfts if metric in TTFT_METRICS else self.latencies
 
 
 @dataclass(frozen=True)
@@ -79,7 +94,8 @@ class MetricResult:
     """The treatment's own figure: dislike rate, p95 (ms) or mean faithfulness."""
     control: float | None
     n_treatment: int
-    """Responses (dislike rate), successful requests (latency) or scored answers (faithfulness)."""
+    """Responses (dislike rate), successful requests (latency), streamed replies (TTFT) or scored answers
+    (faithfulness)."""
     n_control: int
 
 
@@ -99,8 +115,8 @@ def sizes(rule: CanaryRule, evidence: Evidence) -> tuple[int, int]:
     t, c = evidence.treatment, evidence.control
     if rule.metric == DISLIKE_RATE_RATIO:
         return (t.feedback.responses if t.feedback else 0, c.feedback.responses if c.feedback else 0)
-    if rule.metric in (P95_LATENCY_RATIO, P95_LATENCY_MS):
-        return len(t.latencies), len(c.latencies)
+    if rule.metric in (P95_LATENCY_RATIO, P95_LATENCY_MS, P95_TTFT_RATIO, P95_TTFT_MS):
+        return len(t.timings(rule.metric)), len(c.timings(rule.metric))
     return len(t.faithfulness), len(c.faithfulness)
 
 
@@ -126,6 +142,10 @@ def shortfall(rule: CanaryRule, evidence: Evidence, settings: Settings) -> str |
         return _too_few("p95 latency ratio: too few successful requests", n_t, n_c, settings.min_requests, both=True)
     if rule.metric == P95_LATENCY_MS:
         return _too_few("p95 latency: too few successful requests", n_t, n_c, settings.min_requests, both=False)
+    if rule.metric == P95_TTFT_RATIO:
+        return _too_few("p95 TTFT ratio: too few streamed replies", n_t, n_c, settings.min_requests, both=True)
+    if rule.metric == P95_TTFT_MS:
+        return _too_few("p95 TTFT: too few streamed replies", n_t, n_c, settings.min_requests, both=False)
     if rule.metric == FAITHFULNESS:
         return _too_few("faithfulness: too few scored answers", n_t, n_c, settings.min_requests, both=False)
     raise AssertionError(rule.metric)

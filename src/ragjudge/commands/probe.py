@@ -363,7 +363,15 @@ def _show_trace(out: TextIO, trace: Trace) -> None:
     print(f"  answer: {_excerpt(trace.answer)}", file=out)
     declined = f"yes (by {trace.refused_by})" if trace.refused else "no"
     print(f"  declined: {declined}; confidence: {trace.confidence or '(none)'}", file=out)
-    print(f"  passages: {len(trace.passages)}", file=out)
+    if trace.passages_unknown:
+        # Not a mapping fault by itself: many chat services expose none. `run` warns, and rules needing them error.
+        print(
+            "  passages: unknown (none in the reply, and endpoint.response.retrieved is not mapped: "
+            "retrieval metrics and faithfulness will be null; map it if the service sends them)",
+            file=out,
+        )
+    else:
+        print(f"  passages: {len(trace.passages)}", file=out)
     for i, p in enumerate(trace.passages[:10], start=1):
         print(f"    [{i}] id {p.id or '(none)'} · title {p.title} · text {_excerpt(p.text, 80)}", file=out)
     if len(trace.passages) > 10:

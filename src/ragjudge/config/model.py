@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from ragjudge import masking
-from ragjudge.config import safeyaml
+from ragjudge.config import presets, safeyaml
 from ragjudge.config.envsubst import substitute
 from ragjudge.config.headers import Headers
 from ragjudge.config.mistakes import recognise
@@ -174,8 +174,19 @@ class EndpointConfig(_Strict):
     )
     body: str = Field(
         DEFAULT_BODY,
-        description="The request body, a sandboxed Jinja template with `question` and `case`; checked as JSON "
-        "before any call unless a header sets another Content-Type.",
+        description="The request body, a sandboxed Jinja template with `question`, `case`, `messages`, `history`, "
+        "`turn`, `conversation_id` and `model`; checked as JSON before any call unless a header sets another "
+        "Content-Type. Given, it wins over a preset's.",
+    )
+    preset: Literal["openai-chat", "langserve"] | None = Field(
+        None,
+        description="Wire a well-known API in one line: `openai-chat` (OpenAI-compatible chat completions, "
+        "streamed) or `langserve` (a LangServe runnable's `/stream`); a given `body` and `response:` keys win.",
+    )
+    model: str | None = Field(
+        None,
+        description="The model the request names (`model` in the body template); needed by the `openai-chat` "
+        "preset unless `body` is given.",
     )
     timeout_s: float = Field(
         30.0,
@@ -228,6 +239,11 @@ class EndpointConfig(_Strict):
     refusal: RefusalConfig = Field(
         default_factory=RefusalConfig, description="How a reply that declines in words is recognised."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data: Any) -> Any:
+        return presets.apply(data)
 
     @field_validator("url")
     @classmethod

@@ -130,7 +130,7 @@ class EndpointClient:
         return url, body
 
     def _render(self, case: Case) -> tuple[str, str | None]:
-        context = template_variables(case)
+        context = {**template_variables(case), "model": self.config.model}
         key = "endpoint.url"
         try:
             url = self._url.render(context)
@@ -140,8 +140,8 @@ class EndpointClient:
             detail = str(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
             raise ConfigError(
                 f"{key}: template failed for case {case.id!r}: {detail}",
-                tip="the template sees `question` and `case` (id, question, expected, category, tags, ...), and "
-                "`messages`, `history`, `turn` and `conversation_id` (a conversation's turns)",
+                tip="the template sees `question`, `case` (id, question, expected, category, tags, ...) and "
+                "`model`, and `messages`, `history`, `turn` and `conversation_id` (a conversation's turns)",
             ) from None
         if body is not None and self._sends_json():
             try:

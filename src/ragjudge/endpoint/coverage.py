@@ -101,3 +101,20 @@ def _answer_warnings(traces: Sequence[tuple[str, Trace]]) -> list[str]:
         for flag, cids in groups.values()
         if is_certain(flag) or most(len(cids), len(traces))
     ]
+
+
+def unknown_passages_warning(replies: Sequence[tuple[str, Trace | None]]) -> list[str]:
+    """The run's one warning about replies whose passages are unknown (`Trace.passages_unknown`), naming the
+    mapping that would expose them."""
+    traces = [(cid, t) for cid, t in replies if t is not None]
+    unknown = [cid for cid, t in traces if t.passages_unknown]
+    if not unknown:
+        return []
+    tried = ", ".join(DEFAULT_KEYS["retrieved"])
+    return [
+        f"endpoint.response.retrieved is not mapped and {len(unknown)} of {len(traces)} replies carried no "
+        f"passages under {tried} (cases {_cases(unknown)}): what the service retrieved is unknown, so "
+        "context_recall and context_precision are null and faithfulness, grounding and citations unassessable "
+        "for them (a rule on them is a case error); map endpoint.response.retrieved to where the service puts "
+        "its passages"
+    ]

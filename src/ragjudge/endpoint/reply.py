@@ -361,6 +361,9 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
             raise wrong_type("citations", f"{citations_path}.{i}", c, "text")
         citations.append(text)
 
+    # No passage key mapped and none of the default ones in the reply: what was retrieved is unknown. A mapped
+    # `retrieved` (or a default key present) that is empty stays what it says: nothing was retrieved.
+    unknown = not (mapping.retrieved or mapping.retrieved_ids or items_path or ids_path)
     return Trace(
         answer=answer_text,
         refused=declined,
@@ -380,6 +383,7 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
             hashed_ids=reading.hashed,
             stable_id_at=reading.stable_at,
         ),
+        passages_unknown=unknown,
     )
 
 

@@ -6,7 +6,9 @@ after the colon, a line with no colon is a field with an empty value; `data`
 lines are joined with "\\n"; `event` names the event; `id` and `retry` are
 ignored; a blank line dispatches the event (one with neither data nor a name is
 dropped: unlike the standard, a named event without data is kept, for `event: end`).
-`NdjsonParser` yields one event per non-blank line.
+`NdjsonParser` yields one event per non-blank line; a line that is an object
+with a non-empty `error` (what Ollama-style services send when they fail
+mid-stream) is an `error` event, as SSE's `event: error` is.
 
 `Assembly` turns the events into the one JSON object the ordinary reply reader
 (`parse_reply`) expects: the `answer_delta` values appended in order, and every
@@ -160,10 +162,22 @@ class NdjsonParser:
         self._lines = _Lines()
 
     def feed(self, chunk: bytes) -> list[Event]:
-        return [Event("", line) for line in self._lines.feed(chunk) if line.strip()]
+        return [_ndjson_event(line) for line in self._lines.feed(chunk) if line.strip()]
 
     def close(self) -> list[Event]:
-        return [Event("", line) for line in self._lines.feed(b"", final=True) if line.strip()]
+        return [_ndjson_event(line) for line in self._lines.feed(b"", final=True) if line.strip()]
+
+
+def _ndjson_event(line: str) -> Event:
+    """A line `{"error": ...}` is the stream's failure, never answer text; `"error": null` beside data is not."""
+    if '"error"' in line:  # parse twice only the lines that may be an error
+        try:
+            data = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            return Event("", line)
+        if isinstance(data, dict) and data.get("error") not in (None, "", False, {}, []):
+            return Event(ERROR_EVENT, line)
+    return Event("", line)
 
 
 def parser(kind: str) -> SseParser | NdjsonParser:

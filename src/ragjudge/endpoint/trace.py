@@ -81,6 +81,9 @@ class Trace:
     """A streamed reply: ms from sending the request to the first answer text; None for one JSON body."""
     conversation_id: str | None = None
     """What the service called the conversation in this reply (`response.conversation_id`); None if nothing."""
+    passages_unknown: bool = False
+    """The reply carried no passages and `endpoint.response.retrieved` is not mapped: the service does not expose
+    what it retrieved (an OpenAI-compatible chat reply), so its passages are unknown, not absent."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from ragjudge.cases import Case, load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
 from ragjudge.config.model import Config, check_http_url, register_secrets
 from ragjudge.endpoint.client import EndpointClient
-from ragjudge.endpoint.coverage import mapping_warnings
+from ragjudge.endpoint.coverage import mapping_warnings, unknown_passages_warning
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.errors import ConfigError
 from ragjudge.gate.bias_probe import BiasCheck
@@ -170,6 +170,7 @@ def run_gate(request: GateRequest) -> Report:
     replies = [(t.case.id, t.endpoint.trace) for r in results for t in (r.turns or (r,))]
     warnings.extend(mapping_warnings(replies, config.endpoint.response))
     results = passage_answers_as_errors(results)
+    warnings.extend(unknown_passages_warning(replies))
     suite = evaluate_suite(results, case_rules, suite_rules)
     judge_info = {
         "judge": judge.name,

@@ -4,11 +4,13 @@ Each line is one recorded request: the case fields (`id`, `question`, and
 optionally `expected`, `golden_context_ids`, `category`, `should_answer`,
 `must_mention`, ...) beside the reply fields the endpoint returned (`answer`,
 `refused`, `confidence`, `retrieved`/`sources`, `retrievedIds`, `latencyMs`,
-`costUsd`). Latency rules then use the recorded latency, and the report says so.
+`costUsd`). Latency rules then use the recorded latency, and the report says so; a
+recorded `ttft_ms`/`ttftMs` (a streamed reply's time to its first token) is its TTFT.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -45,7 +47,11 @@ class RecordedSource:
 
 
 def _latency(data: dict[str, Any], mapping: ResponseMapping) -> float | None:
-    for key in ([mapping.latency_ms] if mapping.latency_ms else []) + ["latency_ms", "latencyMs"]:
+    return _ms(data, ([mapping.latency_ms] if mapping.latency_ms else []) + ["latency_ms", "latencyMs"])
+
+
+def _ms(data: dict[str, Any], keys: Sequence[str]) -> float | None:
+    for key in keys:
         value = dig(data, key) if "." in key else data.get(key)
         if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
             return float(value)
@@ -93,6 +99,9 @@ def load_traces(
             trace = parse_reply(reply_part, mapping, latency if latency is not None else 0.0, rules)
         except ReplyShapeError as exc:
             raise CaseFileError(f"{where}: trace {case.id!r}: {exc}") from None
+        ttft = _ms(data, ("ttft_ms", "ttftMs"))
+        if ttft is not None:
+            trace = dataclasses.replace(trace, ttft_ms=ttft)
         cases.append(case)
         replies[case.id] = EndpointResult(trace, None, 0, 0.0, 0.0, None)
     return cases, RecordedSource(replies)

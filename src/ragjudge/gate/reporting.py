@@ -49,6 +49,7 @@ def _trace_block(result: CaseResult) -> TraceBlock:
         warnings=list(trace.warnings) if trace else [],
         ttft_ms=round(trace.ttft_ms, 1) if trace and trace.ttft_ms is not None else None,
         conversation_id=trace.conversation_id if trace else None,
+        passages_unknown=bool(trace and trace.passages_unknown),
     )
 
 

@@ -7,6 +7,27 @@ from typing import Protocol
 from ragjudge.cases import Case
 from ragjudge.endpoint.trace import Trace
 
+NO_PASSAGES = "the service exposes no passages (endpoint.response.retrieved is not mapped and the reply has none)"
+"""Why a metric that needs the retrieved passages has no value for such a reply."""
+_NEED_ANSWER = frozenset({"faithfulness", "judge.grounding", "judge.citations"})
+"""Metrics about the answer's support by the passages: they need passages only when there is an answer."""
+
+
+def unknown_passages(metric: str, case: Case, trace: Trace) -> str | None:
+    """Why `metric` cannot be computed for a reply whose passages are unknown; None when it can (or needs none).
+
+    Recall with no golden ids, or of a refusal, needs no passages; nor does faithfulness of a refusal."""
+    if not trace.passages_unknown:
+        return None
+    answered = not trace.refused and bool(trace.answer.strip())
+    if metric == "context_recall":
+        needed = bool(case.golden_context_ids) and not trace.refused
+    elif metric == "context_precision":
+        needed = True
+    else:
+        needed = metric in _NEED_ANSWER and answered
+    return f"{metric} unknown: {NO_PASSAGES}" if needed else None
+
 
 def context_recall(case: Case, trace: Trace) -> float:
     """Share of golden ids retrieved: 1 with no golden ids, and a refusal counts as a hit."""

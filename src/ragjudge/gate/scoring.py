@@ -10,7 +10,7 @@ from ragjudge.cases import Case
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.trace import Trace
 from ragjudge.gate.checks import mechanical_failures
-from ragjudge.gate.retrieval import context_precision, context_recall
+from ragjudge.gate.retrieval import context_precision, context_recall, unknown_passages
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.precision import judged_precision, precision_missing
 from ragjudge.judge.reference import answer_correctness, contradiction_reason, contradictions, missing_reason
@@ -120,6 +120,10 @@ def _excerpt(text: str, limit: int = 80) -> str:
 def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Judgement | None) -> float | Missing:
     trace = result.trace
     assert trace is not None
+    unknown = unknown_passages(metric, case, trace)
+    if unknown is not None:
+        # Never a zero computed from passages that were not shown, and never a pass: the case is `error`.
+        return Missing(unknown, unscored=True)
     if metric == "context_recall":
         return context_recall(case, trace)
     if metric == "context_precision":
@@ -268,6 +272,9 @@ def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, 
         "cost_usd": trace.cost_usd,
         "faithfulness": judgement.faithfulness if judgement else None,
     }
+    for metric in ("context_recall", "context_precision", "faithfulness"):
+        if unknown_passages(metric, case, trace) is not None:
+            metrics[metric] = None
     if trace.ttft_ms is not None:
         metrics["ttft_ms"] = round(trace.ttft_ms, 1)
     if judgement is not None:

@@ -14,6 +14,10 @@ from ragjudge.transport import urls
 RUBRIC_DIMENSIONS = ("grounding", "relevance", "calibration", "citations", "tone")
 NEGATIVE_DIMENSIONS = ("grounding", "calibration")
 EVIDENCE_DIMENSIONS = ("grounding", "citations")
+NO_SOURCES_NOTE = (
+    "no sources were recorded (the service exposes no passages): faithfulness, grounding and citations not assessed"
+)
+"""The judgement's note for a reply whose passages are unknown (`Trace.passages_unknown`)."""
 
 
 class Threshold(Protocol):

@@ -15,7 +15,15 @@ from ragjudge.cases import Case
 from ragjudge.config.model import CriterionConfig
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.criteria import criteria_for
-from ragjudge.judge.interface import NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS, Claim, Judgement, LogFn, Unscored
+from ragjudge.judge.interface import (
+    NEGATIVE_DIMENSIONS,
+    NO_SOURCES_NOTE,
+    RUBRIC_DIMENSIONS,
+    Claim,
+    Judgement,
+    LogFn,
+    Unscored,
+)
 from ragjudge.judge.lexical_reference import judge_points
 from ragjudge.judge.text import split_claims, tokens
 
@@ -46,6 +54,10 @@ class OfflineJudge:
     def judge(self, case: Case, trace: Trace, log: LogFn) -> Judgement:
         dims = RUBRIC_DIMENSIONS if case.should_answer else NEGATIVE_DIMENSIONS
         claims = [] if trace.refused else split_claims(trace.answer)
+        # Passages the service does not expose are unknown: no claim is checked against nothing (that would be 0).
+        unknown = trace.passages_unknown and bool(claims)
+        if unknown:
+            claims = []
         evidence = [(p.id, tokens(p.text)) for p in trace.evidence]
         verdicts = [self._claim(text, evidence) for text in claims]
         faithfulness = None
@@ -65,7 +77,7 @@ class OfflineJudge:
             faithfulness=faithfulness,
             claims=tuple(verdicts),
             unassessable=dims,
-            notes=(NOTE,),
+            notes=(NOTE, NO_SOURCES_NOTE) if unknown else (NOTE,),
             reference_points=points,
             unscored=unscored,
         )

@@ -24,7 +24,7 @@ from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import MODES, CallFailed, ChatCaller, Completion, Target, Throttle
 from ragjudge.judge.criteria import criteria_for
-from ragjudge.judge.interface import Claim, Judgement, LogFn, Threshold, Unscored
+from ragjudge.judge.interface import NO_SOURCES_NOTE, Claim, Judgement, LogFn, Threshold, Unscored
 from ragjudge.judge.prompting import (
     GATE_TEMPLATES,
     RubricPlan,
@@ -211,7 +211,10 @@ class OpenAIJudge:
         tally = Tally()
         tally.notes.extend(trim_notes(trace, self.config.max_passage_chars, self.config.max_passages))
         plan = self._plan(case, trace)
-        if self.config.combined and _has_claims(trace):
+        if trace.passages_unknown and _has_claims(trace):
+            # Claims cannot be checked against passages nobody was shown: faithfulness is unassessable, not 0.
+            tally.notes.append(NO_SOURCES_NOTE)
+        elif self.config.combined and _has_claims(trace):
             return self._judge_combined(case, trace, plan, log, tally)
         unscored: list[Unscored] = []
         escalated: list[str] = []
@@ -236,7 +239,7 @@ class OpenAIJudge:
                     unscored += _drop_borderline(both, borderline, why)
         faithfulness: float | None = None
         claims: list[Claim] = []
-        if _has_claims(trace) and not both.declined:
+        if _has_claims(trace) and not both.declined and not trace.passages_unknown:
             try:
                 faithfulness, claims = self._faithfulness(trace, self.primary, log, tally)
             except CallFailed as exc:

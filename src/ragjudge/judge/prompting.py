@@ -142,6 +142,7 @@ def _case_fields(case: Case, trace: Trace, max_chars: int, max_passages: int | N
         # Earlier answers are the service's words like this one: no more able to close a tag, and bounded.
         "conversation": [{"question": e.question, "answer": _untrusted(e.answer[:max_chars])} for e in case.history],
         "turn": case.turn,
+        "sources_unknown": trace.passages_unknown,
     }
 
 

@@ -165,6 +165,9 @@ class TraceBlock(_Model):
     conversation_id: str | None = None
     """What the service called the conversation in this reply (`endpoint.response.conversation_id`); null when
     it named none."""
+    passages_unknown: bool = False
+    """True when the reply carried no passages and `endpoint.response.retrieved` is not mapped: what the service
+    retrieved is unknown, so retrieval metrics are null, faithfulness and grounding/citations unassessable."""
 
 
 class TurnBlock(_Model):
