@@ -140,8 +140,8 @@ class EndpointClient:
             detail = str(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
             raise ConfigError(
                 f"{key}: template failed for case {case.id!r}: {detail}",
-                tip="the template sees `question`, `case` (id, question, expected, category, tags, ...) and "
-                "`model`, and `messages`, `history`, `turn` and `conversation_id` (a conversation's turns)",
+                tip="the template sees `question`, `case` (id, question, expected, category, tags, ...), `messages`, "
+                "`history`, `turn`, `conversation_id` and `model`",
             ) from None
         if body is not None and self._sends_json():
             try:
