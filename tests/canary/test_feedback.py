@@ -184,3 +184,24 @@ def test_url_source_unreachable_exits_3(tmp_path: Path, capsys: pytest.CaptureFi
     code, output = run(tmp_path, capsys, {"feedback": {"url": closed_port_url()}})
     assert code == 3
     assert "cannot fetch the feedback counts (ConnectionError)" in output
+
+
+def test_a_redirect_is_not_followed_so_the_feedback_headers_stay_home() -> None:
+    from tests.fakes.responder_server import Exchange, ResponderServer
+
+    seen: list[dict[str, str]] = []
+
+    def elsewhere(ex: Exchange) -> None:
+        seen.append(dict(ex.request.headers))
+        ex.json(GOOD)
+
+    with (
+        ResponderServer(elsewhere) as other,
+        ResponderServer(lambda ex: ex.send(302, b"", None, {"Location": f"{other.url}/fb"})) as home,
+        pytest.raises(EvaluationError) as caught,
+    ):
+        from_url(f"{home.url}/fb", {"X-Api-Key": "fb-secret-123"})
+    assert caught.value.message == (
+        f"feedback url {home.url}/fb: HTTP 302, a redirect (not followed: it would take the feedback headers with it)"
+    )
+    assert seen == []

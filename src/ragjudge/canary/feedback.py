@@ -130,7 +130,11 @@ def from_url(url: str, headers: dict[str, str], timeout_s: float = TIMEOUT_S) ->
     source = f"feedback url {public_url(url)}"
     try:
         with session() as s:
-            response = bounded_request(s, "GET", url, timeout_s, headers={"Accept": "application/json", **headers})
+            # Not followed: a redirect would carry canary.feedback.headers (requests drops only Authorization
+            # on another host) to wherever the feedback service points.
+            response = bounded_request(
+                s, "GET", url, timeout_s, headers={"Accept": "application/json", **headers}, allow_redirects=False
+            )
     except CutOff as exc:
         raise EvaluationError(f"{source}: {exc}", tip="check that the metrics service is healthy") from None
     except requests.RequestException as exc:
@@ -138,6 +142,12 @@ def from_url(url: str, headers: dict[str, str], timeout_s: float = TIMEOUT_S) ->
             f"{source}: cannot fetch the feedback counts ({type(exc).__name__})",
             tip="check canary.feedback.url and that the metrics service is reachable from here",
         ) from None
+    if 300 <= response.status_code < 400:
+        raise EvaluationError(
+            f"{source}: HTTP {response.status_code}, a redirect (not followed: it would take the feedback headers "
+            "with it)",
+            tip="set canary.feedback.url to the address the redirect names",
+        )
     if response.status_code >= 400:
         raise EvaluationError(
             f"{source}: HTTP {response.status_code}",
