@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
 
+from ragjudge.safetext import clean_text
+
 MASK = "***"
 MIN_LENGTH = 4
 """Shorter values are not treated as secrets: masking `8` or `yes` everywhere would garble every output."""
@@ -133,7 +135,8 @@ class MaskedStream:
         """The stream underneath: only `::add-mask::` writes to it directly."""
 
     def write(self, text: str) -> int:
-        self.raw.write(mask(text))
+        # A lone surrogate would make the console's encoder raise; a control character could drive the terminal.
+        self.raw.write(clean_text(mask(text)))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:

@@ -35,6 +35,7 @@ from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.result import EndpointResult, RawReply
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError, EvaluationError
+from ragjudge.safetext import clean_text
 from ragjudge.transport import deadline, urls
 from ragjudge.transport.pools import watched_pool
 from ragjudge.transport.retry_after import parse_retry_after
@@ -614,7 +615,7 @@ def error_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
             picked_text = json.dumps(picked, ensure_ascii=False, separators=(",", ":"))
         except (RecursionError, ValueError):
             picked_text = None
-    text = picked_text if picked_text is not None else " ".join(text.split())
+    text = clean_text(picked_text if picked_text is not None else " ".join(text.split()))
     if text in ("{}", "[]", '""', "null"):
         return ""
     return text if len(text) <= limit else text[: limit - 1] + "…"

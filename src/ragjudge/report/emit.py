@@ -15,6 +15,7 @@ from typing import TextIO
 from ragjudge import masking
 from ragjudge.errors import exit_code_for
 from ragjudge.report.model import Report, write_report
+from ragjudge.safetext import clean_text
 
 
 def add_report_outputs(p: argparse.ArgumentParser) -> None:
@@ -84,4 +85,5 @@ def emit(report: Report, out: Outputs) -> int:
 def write_text(path: Path, text: str) -> None:
     """An output people read (comment, JUnit, HTML), with every registered secret masked."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(masking.mask(text), encoding="utf-8")
+    # Safe for UTF-8, XML and HTML whatever reached the renderer: no lone surrogate, no control character.
+    path.write_text(clean_text(masking.mask(text)), encoding="utf-8")

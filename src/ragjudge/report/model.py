@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from ragjudge import __version__, masking
 from ragjudge.errors import CaseFileError
+from ragjudge.safetext import clean_data
 
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 
@@ -392,13 +394,24 @@ def redact(report: ReportT, secrets: Sequence[str] = ()) -> ReportT:
 
 
 def write_report(report: BaseModel, path: Path) -> None:
-    """Written whole or not at all: a reader never sees half a report; never a secret, even JSON-escaped."""
+    """Written whole or not at all: a reader never sees half a report; never a secret, even JSON-escaped.
+
+    Text is made safe where it enters; a lone surrogate that came in some other way is replaced here rather
+    than abort the write (JSON cannot carry it in UTF-8).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
+    try:
+        _write_chunks(report, tmp)
+    except PydanticSerializationError:
+        _write_chunks(type(report).model_validate(clean_data(report.model_dump())), tmp)
+    tmp.replace(path)
+
+
+def _write_chunks(report: BaseModel, tmp: Path) -> None:
     with tmp.open("w", encoding="utf-8") as out:
         for chunk in json_chunks(report):
             out.write(masking.mask(chunk))
-    tmp.replace(path)
 
 
 def json_chunks(model: BaseModel) -> Iterator[str]:
@@ -424,7 +437,8 @@ def json_chunks(model: BaseModel) -> Iterator[str]:
 def load_report(path: Path) -> Report:
     """Read a report back (for `ragjudge comment`); errors name the file."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        # A saved report is outside text too: `"\ud800"` in it would fail the next write.
+        data = clean_data(json.loads(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
         raise CaseFileError(f"{path}: report file not found", tip="pass the file written by --report") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
