@@ -60,6 +60,15 @@ class Outputs:
     junit: Path | None = None
     html: Path | None = None
 
+    def flags(self) -> tuple[tuple[str, Path | None], ...]:
+        """Each output path with its flag, for `check_output_paths` before any work is done."""
+        return (
+            ("--report", self.report),
+            ("--comment-file", self.comment),
+            ("--junit", self.junit),
+            ("--html", self.html),
+        )
+
 
 def emit(report: Report, out: Outputs) -> int:
     """Write the outputs and print the summary; the exit code follows the verdict."""
