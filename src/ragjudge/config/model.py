@@ -190,6 +190,12 @@ class EndpointConfig(_Strict):
     max_log_body_bytes: int = Field(
         20_000, gt=0, description="With --log-bodies: each reply body is kept in the log up to this many bytes."
     )
+    max_request_bytes: int = Field(
+        1_000_000,
+        gt=0,
+        description="What the URL and body templates may render, each, in bytes: a template that would render "
+        "(or build a value) over it is exit 2 naming the key, stopped before it grows further.",
+    )
     max_wait_s: float = Field(
         60.0, ge=0, description="Seconds: a longer Retry-After ends the call at once (a case error naming it)."
     )
