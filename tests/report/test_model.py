@@ -82,7 +82,9 @@ def test_top_level_keys(report: Report) -> None:
         "provenance",
         "comparison",
         "interrupted",
+        "error_reason",
     }
+    assert data["error_reason"] is None  # 1 of 3 errored: within the error budget
     assert data["shard"] is None  # set only by `run --shard`
     assert data["provenance"] == {} and data["comparison"] is None  # filled by `ragjudge run`
     assert data["interrupted"] is None  # set only when a signal stopped the run

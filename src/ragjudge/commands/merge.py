@@ -48,7 +48,7 @@ def handle(args: argparse.Namespace) -> int:
     outputs = Outputs(args.report, args.comment_file, template, args.junit, args.html)
     check_output_paths(outputs.flags())
     parts = [ShardReport(path, load_report(path)) for path in args.reports]
-    report = merge_reports(parts)
+    report = merge_reports(parts, config.gate.max_error_rate)
     # The same comparison as `run --baseline`, once, over the whole merged set.
     warnings: list[str] = []
     baseline = baseline_for(args.baseline or config.baseline.report, config.gate.regression is not None, warnings)

@@ -431,6 +431,14 @@ class GateConfig(_Strict):
     significance: float = Field(
         0.05, gt=0, le=0.5, description="A delta or ratio rule fails only when the change is also significant."
     )
+    max_error_rate: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="The error budget, 0 to 1: when a larger share of the cases errored, the verdict is `error` "
+        "(exit 3) naming the error that dominated, whatever the cases left say; a run where every case errored "
+        "is `error` whatever the budget.",
+    )
 
 
 class BaselineConfig(_Strict):

@@ -165,7 +165,7 @@ def run_gate(request: GateRequest) -> Report:
     finally:
         log.close()
     warnings.extend(mapping_warnings([(r.case.id, r.endpoint.trace) for r in results], config.endpoint.response))
-    suite = evaluate_suite(results, case_rules, suite_rules)
+    suite = evaluate_suite(results, case_rules, suite_rules, config.gate.max_error_rate)
     judge_info = {
         "judge": judge.name,
         "provider": config.judge.provider,

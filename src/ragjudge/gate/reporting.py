@@ -97,6 +97,8 @@ def build_report(
         rules=rule_blocks(suite.rules),
         cases=[_case_block(r) for r in results],
         judge_info=judge_info,
-        warnings=list(warnings),
+        # The reason opens the warnings too, where the comment, the summary and the annotations show them.
+        warnings=[*([suite.error_reason] if suite.error_reason else []), *warnings],
+        error_reason=suite.error_reason,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )

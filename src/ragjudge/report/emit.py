@@ -88,6 +88,8 @@ def emit(report: Report, out: Outputs) -> int:
 
         write_text(out.html, render_html(report))
     print_summary(report, sys.stdout)
+    if report.error_reason:
+        print(f"ragjudge: error: {report.error_reason}", file=sys.stderr)
     return int(exit_code_for(report.verdict))
 
 
