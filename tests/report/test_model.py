@@ -246,7 +246,23 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
     assert err["metrics"] == dict.fromkeys(
         ["context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"]
     )
-    assert err["judge"] == {}
+    assert err["judge"] == {
+        "judge": "offline-lexical",
+        "judged": False,
+        "faithfulness": None,
+        "claims": [],
+        "scores": {},
+        "reasoning": {},
+        "unassessable": [],
+        "unscored": [],
+        "notes": ["not judged: no usable reply"],
+        "tokens": 0,
+        "cost_usd": 0.0,
+        "calls": 0,
+        "cache_hits": 0,
+        "escalated": [],
+        "spread": {},
+    }
     assert err["trace"] == {
         "answer": None,
         "refused": None,

@@ -54,6 +54,8 @@ class Trace:
     """What was odd about the reply without making it unusable (duplicate JSON keys)."""
     ttft_ms: float | None = None
     """A streamed reply: ms from sending the request to the first answer text; None for one JSON body."""
+    passage_text_dropped: bool = False
+    """The passages' text and title were let go once judged (a large run keeps only their ids)."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

@@ -6,8 +6,10 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from ragjudge.endpoint.trace import Passage
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.suite import RuleOutcome, SuiteResult
+from ragjudge.judge.interface import Judgement
 from ragjudge.report.model import (
     PASSAGE_CHARS,
     CaseBlock,
@@ -26,7 +28,20 @@ def _k_of_n(result: CaseResult) -> str | None:
     return f"{passed} of {len(result.runs)} passed"
 
 
-def _case_block(result: CaseResult) -> CaseBlock:
+def _passage(passage: Passage, dropped: bool) -> PassageBlock:
+    # Text the run let go is left out of the record, not written as "": an empty text would read as a reply
+    # that gave none (a mapping mistake).
+    if dropped:
+        return PassageBlock(id=passage.id)
+    return PassageBlock(id=passage.id, title=passage.title, text=passage.text[:PASSAGE_CHARS])
+
+
+def not_judged(judge: str, reason: str) -> dict[str, Any]:
+    """The `judge` block of a case the judge never saw: every key a judged case has, empty, and why."""
+    return {**Judgement(judge=judge, notes=(f"not judged: {reason}",)).as_dict(), "judged": False}
+
+
+def _case_block(result: CaseResult, judge: str) -> CaseBlock:
     trace = result.endpoint.trace
     return CaseBlock(
         id=result.case.id,
@@ -34,7 +49,9 @@ def _case_block(result: CaseResult) -> CaseBlock:
         status=result.status,
         failed_conditions=list(result.failed_conditions),
         metrics=dict(result.metrics),
-        judge=result.judgement.as_dict() if result.judgement else {},
+        judge=result.judgement.as_dict()
+        if result.judgement
+        else not_judged(judge, "no usable reply" if trace is None else "the gate did not ask the judge"),
         question=result.case.question,
         difficulty=result.case.difficulty,
         should_answer=result.case.should_answer,
@@ -53,9 +70,7 @@ def _case_block(result: CaseResult) -> CaseBlock:
             attempts=result.endpoint.attempts,
             retry_wait_ms=result.endpoint.retry_wait_ms,
             server_latency_ms=trace.server_latency_ms if trace else None,
-            passages=[PassageBlock(id=p.id, title=p.title, text=p.text[:PASSAGE_CHARS]) for p in trace.passages]
-            if trace
-            else [],
+            passages=[_passage(p, trace.passage_text_dropped) for p in trace.passages] if trace else [],
             refused_by=trace.refused_by if trace else None,
             positional_ids=bool(trace and trace.read.positional_ids),
             warnings=list(trace.warnings) if trace else [],
@@ -95,7 +110,7 @@ def build_report(
         verdict=suite.verdict,
         suite=block,
         rules=rule_blocks(suite.rules),
-        cases=[_case_block(r) for r in results],
+        cases=[_case_block(r, str(judge_info.get("judge", ""))) for r in results],
         judge_info=judge_info,
         # The reason opens the warnings too, where the comment, the summary and the annotations show them.
         warnings=[*([suite.error_reason] if suite.error_reason else []), *warnings],

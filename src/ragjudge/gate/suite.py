@@ -166,7 +166,8 @@ class SuiteCase:
             # Reports written before should_answer was recorded leave it to the category, as case files do.
             should_answer=expects_answer(block.should_answer, block.category),
             reply=reply,
-            judged=Judged.of_saved(block.judge) if block.judge else None,
+            # `judged: false` marks a case the judge never saw (reports before it: an empty block).
+            judged=Judged.of_saved(block.judge) if block.judge and block.judge.get("judged") is not False else None,
             runs=tuple(RunRecord.of_saved(run) for run in block.runs),
             flaky=block.flaky,
         )

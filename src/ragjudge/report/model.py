@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, ValidationError, model_serializer
 from pydantic_core import PydanticSerializationError
 
 from ragjudge import __version__, masking
@@ -109,16 +109,29 @@ class RuleBlock(_Model):
 
 
 class PassageBlock(_Model):
-    """A retrieved passage as the report keeps it: the text trimmed to `PASSAGE_CHARS` (for the HTML report)."""
+    """A retrieved passage as the report keeps it: the text trimmed to `PASSAGE_CHARS` (for the HTML report).
+
+    When the run did not keep passage text (`run` lets it go once judged, and keeps it only with
+    `--bias-check`), `title` and `text` are left out: the block is `{"id": ...}`. Present and empty, they mean the
+    reply gave none.
+    """
 
     id: str
     """The passage's id as read from the reply (empty when a mapped id was missing; `S1`, `S2`, ... when the
     reply carried no ids at all)."""
     title: str = ""
-    """The passage's title; empty when the reply gave none, or when the run did not keep passage text."""
+    """The passage's title; empty when the reply gave none; left out when the run did not keep passage text."""
     text: str = ""
-    """The passage's text, trimmed to `PASSAGE_CHARS` characters. Empty when the reply gave none, or when the run
-    did not keep passage text: `run` drops it once judged, and keeps it only with `--bias-check`."""
+    """The passage's text, trimmed to `PASSAGE_CHARS` characters; empty when the reply gave none; left out when
+    the run did not keep passage text."""
+
+    @model_serializer(mode="wrap")
+    def _without_unkept_text(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in ("title", "text"):
+            if name not in self.model_fields_set:
+                data.pop(name, None)
+        return data
 
 
 PASSAGE_CHARS = 600
@@ -190,7 +203,9 @@ class CaseBlock(_Model):
     """What the judge said: {judge, faithfulness, claims: [{claim, supported, evidence_id, reason}], scores,
     reasoning, unassessable, unscored: [{judgement, reason}], notes, tokens, cost_usd, calls, cache_hits,
     escalated, spread}, with `declined` when the judge was asked whether the answer declined, and
-    `context_precision` and `evidence` for LLM context precision. Empty when there was no usable reply."""
+    `context_precision` and `evidence` for LLM context precision. A case the judge never saw (no usable reply)
+    has the same keys, empty (faithfulness null, no claims, no scores, 0 calls), with `judged: false` and a note
+    saying why (`not judged: no usable reply`); reports written before this have an empty object."""
     trace: TraceBlock
     """The endpoint's reply as read."""
     question: str = ""
@@ -341,8 +356,9 @@ class Report(_Model):
     cases: list[CaseBlock]
     """Every evaluated case, in case-set order (a merged report: the whole set's order)."""
     judge_info: dict[str, Any] = Field(default_factory=dict)
-    """The judge: {judge (its name), provider, lexical}, and for `openai` also {model, base_url_host, combined}.
-    A merged report has the first shard's."""
+    """The judge: {judge (its name), provider, lexical, model, base_url_host (the host only, never the URL),
+    combined (one call for faithfulness and rubric)}; for the offline judge model and base_url_host are null and
+    combined false. A merged report has the first shard's."""
     warnings: list[str] = Field(default_factory=list)
     """Sentences about the run a person should read (no baseline, a mapping key that found nothing, an
     uncalibrated judge, ...); empty when there is nothing to say."""
