@@ -100,3 +100,37 @@ def test_recorded_traces_with_lone_surrogates_are_judged_and_written(
         (f"t{R}", f"q{R}?", f"a {R}"),
         ("t2", "q2", "fine"),
     ]
+
+
+def test_a_judge_reply_with_lone_surrogates_is_judged_and_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.commands.test_run_openai import ENV_KEY
+    from tests.commands.test_run_openai import write_config as write_openai_config
+    from tests.fakes.openai_server import FakeOpenAI, Reply
+    from tests.judge.openai_helpers import KEY, PASSAGES, by_kind, claim, claims_json, rubric_json
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(ENV_KEY, KEY)
+    rubric = Reply(content=rubric_json(reasons={"grounding": "fee \ud800 in no passage\x00"}))
+    claims = Reply(content=claims_json(claim("Refunds take 5 working days.", True, "p1", "p1 says \udfff so")))
+    question = "How long do refunds take?"
+    with (
+        FakeOpenAI(by_kind(rubric=rubric, faithfulness=claims)) as judge,
+        RagServer({question: answer("Refunds take 5 working days.", ["p1"], PASSAGES)}) as rag,
+    ):
+        config = write_openai_config(
+            tmp_path, rag.url, judge.base_url, cases=[{"id": "c1", "question": question}], case={}, suite={}
+        )
+        code = main_run(config, *OUTPUTS)
+    assert (code, capsys.readouterr().err) == (0, "")
+    report = _check_outputs(tmp_path)
+    (case,) = report["cases"]  # type: ignore[index]
+    assert case["judge"]["reasoning"]["grounding"] == f"fee {R} in no passage{R}"
+    assert case["judge"]["claims"][0]["reason"] == f"p1 says {R} so"
+
+
+def main_run(config: Path, *args: str) -> int:
+    from ragjudge.cli import main
+
+    return main(["run", "--config", str(config), *args])
