@@ -133,3 +133,14 @@ def test_dedupe_checks_its_output_before_writing(tmp_path: Path, capsys: pytest.
         2,
         f"ragjudge: error: --out {tmp_path}: is a folder, not a file",
     )
+
+
+@pytest.mark.parametrize("bad", ["folder", "under a file"])
+def test_cases_import_bad_checks_its_target_before_reading(
+    tmp_path: Path, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad.jsonl").write_text('{"question": "q?", "answer": "a"}\n', encoding="utf-8")
+    target = tmp_path if bad == "folder" else tmp_path / "bad.jsonl" / "cases.yaml"
+    code = main(["cases", "import-bad", str(tmp_path / "bad.jsonl"), "--into", str(target)])
+    why = "is a folder, not a file" if bad == "folder" else f"{tmp_path / 'bad.jsonl'} is a file, not a folder"
+    assert (code, capsys.readouterr().err.splitlines()[0]) == (2, f"ragjudge: error: --into {target}: {why}")
