@@ -36,7 +36,7 @@ def _passage(passage: Passage, dropped: bool) -> PassageBlock:
     return PassageBlock(id=passage.id, title=passage.title, text=passage.text[:PASSAGE_CHARS])
 
 
-def not_judged(judge: str, reason: str) -> dict[str, Any]:
+def _not_judged(judge: str, reason: str) -> dict[str, Any]:
     """The `judge` block of a case the judge never saw: every key a judged case has, empty, and why."""
     return {**Judgement(judge=judge, notes=(f"not judged: {reason}",)).as_dict(), "judged": False}
 
@@ -51,7 +51,7 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
         metrics=dict(result.metrics),
         judge=result.judgement.as_dict()
         if result.judgement
-        else not_judged(judge, "no usable reply" if trace is None else "the gate did not ask the judge"),
+        else _not_judged(judge, "no usable reply" if trace is None else "the gate did not ask the judge"),
         question=result.case.question,
         difficulty=result.case.difficulty,
         should_answer=result.case.should_answer,
