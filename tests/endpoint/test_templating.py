@@ -28,6 +28,9 @@ HOSTILE = [
     '{{ "%300000000s" | format("a") }}',
     '{{ range(100000) | join("a" * 1000) }}',
     '{{ ("a" * 100000) | replace("a", "b" * 1000) }}',
+    '{{ ("a" * 100000).replace("a", "b" * 1000) }}',
+    '{{ ("a" * 1000).join(["x"] * 100000) }}',
+    '{{ [1] | batch(300000000, "x") | list }}',
     '{{ ("\\n" * 100000) | indent(1000) }}',
     '{% for i in range(100000) %}{{ "a" * 1000 }}{% endfor %}',
     '{% set ns = namespace(s="a") %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}',
@@ -60,6 +63,12 @@ def test_ordinary_templates_render_as_before() -> None:
         '{"q": "q?", "tags": "a,b", "n": "007", "up": "Q?", "w": "    x", "r": "abab"}'
     )
     assert env.render(env.from_string("{{ 'a' * 1000000 }}"), {}) == "a" * CAP  # exactly the limit is allowed
+    # Large numbers are values, not sizes, unless they are a width or a count.
+    values = (
+        "{{ '{\"ts\": %d}' % 1733100000 }} {{ '%d' | format(1733100000) }} {{ '{}'.format(1733100000) }} "
+        "{{ '%05.1f' % 2.5 }} {{ '{:>4}'.format(7) }} {{ 'x' | center(3) }}|"
+    )
+    assert env.render(env.from_string(values), {}) == '{"ts": 1733100000} 1733100000 1733100000 002.5    7  x |'
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ counted as it is produced, so rendering stops at the limit rather than finishing
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,7 +30,12 @@ class RenderTooLarge(SecurityError):
         self.limit = limit
 
 
-_WIDTH = re.compile(r"%[#0\- +]*(\d*)(?:\.(\d+))?|\{[^{}]*?[:<>^=]?(\d+)(?:\.(\d+))?[^{}]*\}")
+# A printf conversion's width and precision (`%300000000s`, `%.5f`); `*` takes them from the arguments.
+_PRINTF = re.compile(r"%[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
+_DIGITS = re.compile(r"\d+")
+# Methods and filters whose integer arguments are widths or counts: the text they make is at least that long.
+_WIDTH_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+_WIDTH_FILTERS = frozenset({"center", "indent", "truncate", "wordwrap", "batch", "slice"})
 
 
 def _size(value: Any) -> int:
@@ -51,20 +57,40 @@ class BoundedSandbox(SandboxedEnvironment):
         if size > self.max_bytes:
             raise RenderTooLarge(self.max_bytes)
 
-    def _check_args(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    def _check_sizes(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        for value in (*args, *kwargs.values()):
+            self._check(_size(value))
+
+    def _check_ints(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        # Only where an integer is a width or a count: elsewhere it is a value (a timestamp, an id).
         for value in (*args, *kwargs.values()):
             if isinstance(value, int) and not isinstance(value, bool):
-                self._check(abs(value))  # a width, a count or a repetition this large makes text this large
-            else:
-                self._check(_size(value))
+                self._check(abs(value))
 
-    def _check_widths(self, spec: str) -> None:
-        for match in _WIDTH.finditer(spec):
+    def _check_number(self, digits: str) -> None:
+        self._check(int(digits) if len(digits) <= 20 else self.max_bytes + 1)
+
+    def _check_printf(self, spec: str, args: tuple[Any, ...]) -> None:
+        star = False
+        for match in _PRINTF.finditer(spec):
             for number in match.groups():
-                if number and len(number) <= 20:
-                    self._check(int(number))
+                if number == "*":
+                    star = True
                 elif number:
-                    raise RenderTooLarge(self.max_bytes)
+                    self._check_number(number)
+        if star:
+            self._check_ints(args, {})
+
+    def _check_format(self, spec: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+        try:
+            fields = [f[2] or "" for f in string.Formatter().parse(spec)]
+        except ValueError:
+            return  # malformed: `format` raises its own error
+        for field_spec in fields:
+            for number in _DIGITS.findall(field_spec):
+                self._check_number(number)
+            if "{" in field_spec:  # a nested field: the width comes from the arguments
+                self._check_ints(args, kwargs)
 
     def call_binop(self, context: Context, operator: str, left: Any, right: Any) -> Any:
         if operator == "*":
@@ -77,20 +103,27 @@ class BoundedSandbox(SandboxedEnvironment):
             if isinstance(left, int) and isinstance(right, int) and abs(left) > 1 and right > 0:
                 self._check(left.bit_length() * right // 8)
         elif operator == "%" and isinstance(left, str):
-            self._check_widths(left)
-            self._check_args(right if isinstance(right, tuple) else (right,), {})
+            values = right if isinstance(right, tuple) else (right,)
+            self._check_sizes(values, {})
+            self._check_printf(left, values)
         result = super().call_binop(context, operator, left, right)
         self._check(_size(result))
         return result
 
     def call(__self, __context: Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        __self._check_args(args, kwargs)
-        # The sandbox hands out `str.format` wrapped; the string it formats is the wrapped method's `__self__`.
+        __self._check_sizes(args, kwargs)
+        # The sandbox hands out `str.format` wrapped; the string a method works on is the wrapped one's `__self__`.
         method = getattr(__obj, "__wrapped__", __obj)
-        if getattr(method, "__name__", "") in ("format", "format_map") and isinstance(
-            getattr(method, "__self__", None), str
-        ):
-            __self._check_widths(method.__self__)
+        owner, name = getattr(method, "__self__", None), getattr(method, "__name__", "")
+        if isinstance(owner, str):
+            if name in _WIDTH_METHODS:
+                __self._check_ints(args, kwargs)
+            elif name in ("format", "format_map"):
+                __self._check_format(owner, args, kwargs)
+            elif name == "replace":
+                __self._check(_projected("replace", owner, args, kwargs))
+            elif name == "join" and args:
+                __self._check(_projected("join", args[0], (owner,), {}))
         result = super().call(__context, __obj, *args, **kwargs)
         __self._check(_size(result))
         return result
@@ -99,10 +132,12 @@ class BoundedSandbox(SandboxedEnvironment):
         def bounded(*args: Any, **kwargs: Any) -> Any:
             # Context-taking filters get the context or environment first: only the values are checked.
             values = tuple(a for a in args if not isinstance(a, Context | EvalContext | SandboxedEnvironment))
-            self._check_args(values, kwargs)
+            self._check_sizes(values, kwargs)
+            if name in _WIDTH_FILTERS:
+                self._check_ints(values[1:], kwargs)
             if values:
                 if name == "format" and isinstance(values[0], str):
-                    self._check_widths(values[0])
+                    self._check_printf(values[0], values[1:])
                 self._check(_projected(name, values[0], values[1:], kwargs))
             result = f(*args, **kwargs)
             self._check(_size(result))
