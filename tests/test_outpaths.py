@@ -91,3 +91,56 @@ def test_run_creates_missing_output_folders(tmp_path: Path) -> None:
         report = tmp_path / "new" / "deep" / "report.json"
         main(["run", "--config", str(tmp_path / "ragjudge.yml"), "--report", str(report)])
     assert json.loads(report.read_text(encoding="utf-8"))["suite"]["cases"] == 1
+
+
+@pytest.mark.parametrize("flag", ["--junit", "--html"])
+@pytest.mark.parametrize("bad", ["folder", "under a file"])
+def test_run_checks_junit_and_html_before_the_first_call(
+    tmp_path: Path, flag: str, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "cases.yaml").write_text(yaml.safe_dump([{"id": "c1", "question": "q?"}]), encoding="utf-8")
+    (tmp_path / "file.txt").write_text("x", encoding="utf-8")
+    target = tmp_path if bad == "folder" else tmp_path / "file.txt" / "out"
+    with RagServer({"q?": answer("a", ["p1"], {"p1": "a"})}) as rag:
+        config = {"endpoint": {"url": rag.url}, "cases": ["cases.yaml"]}
+        (tmp_path / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        report = tmp_path / "r.json"
+        code = main(["run", "--config", str(tmp_path / "ragjudge.yml"), "--report", str(report), flag, str(target)])
+        assert rag.seen == []  # refused before any endpoint (or judge) call
+    why = "is a folder, not a file" if bad == "folder" else f"{tmp_path / 'file.txt'} is a file, not a folder"
+    assert (code, capsys.readouterr().err.splitlines()[0]) == (2, f"ragjudge: error: {flag} {target}: {why}")
+    assert not report.exists()
+
+
+@pytest.mark.parametrize("flag", ["--report", "--comment-file", "--junit", "--html"])
+def test_merge_checks_every_output_before_reading_the_shards(
+    tmp_path: Path, flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": {"url": "http://127.0.0.1:9"}}), "utf-8")
+    # The shard does not exist: a check made after reading it would say so instead.
+    args = ["merge", "--config", str(tmp_path / "ragjudge.yml"), str(tmp_path / "missing.json"), flag, str(tmp_path)]
+    code = main(args)
+    assert (code, capsys.readouterr().err.splitlines()[0]) == (
+        2,
+        f"ragjudge: error: {flag} {tmp_path}: is a folder, not a file",
+    )
+
+
+def test_dedupe_checks_its_output_before_writing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cases.yaml").write_text(yaml.safe_dump([{"id": "c1", "question": "q?"}]), encoding="utf-8")
+    code = main(["dedupe", str(tmp_path / "cases.yaml"), "--out", str(tmp_path)])
+    assert (code, capsys.readouterr().err.splitlines()[0]) == (
+        2,
+        f"ragjudge: error: --out {tmp_path}: is a folder, not a file",
+    )
+
+
+@pytest.mark.parametrize("bad", ["folder", "under a file"])
+def test_cases_import_bad_checks_its_target_before_reading(
+    tmp_path: Path, bad: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad.jsonl").write_text('{"question": "q?", "answer": "a"}\n', encoding="utf-8")
+    target = tmp_path if bad == "folder" else tmp_path / "bad.jsonl" / "cases.yaml"
+    code = main(["cases", "import-bad", str(tmp_path / "bad.jsonl"), "--into", str(target)])
+    why = "is a folder, not a file" if bad == "folder" else f"{tmp_path / 'bad.jsonl'} is a file, not a folder"
+    assert (code, capsys.readouterr().err.splitlines()[0]) == (2, f"ragjudge: error: --into {target}: {why}")

@@ -18,6 +18,7 @@ from ragjudge.config import safeyaml
 from ragjudge.config.mistakes import recognise
 from ragjudge.config.model import DEFAULT_MAX_CASE_FILE_BYTES, CriterionConfig, check_criterion_name
 from ragjudge.errors import CaseFileError
+from ragjudge.safetext import clean_data
 
 OUT_OF_SCOPE_CATEGORIES = frozenset({"out of scope", "oos", "超纲", "超出范围"})
 """Categories meaning "should be declined", compared after `category_key` (case, `-`, `_` and spaces folded)."""
@@ -386,11 +387,11 @@ def read_items(
             f"{path}:{line}: not UTF-8 (invalid byte at offset {exc.start})", tip="re-save the file as UTF-8"
         ) from None
     try:
-        if path.suffix.lower() in {".jsonl", ".ndjson"}:
-            return _read_jsonl(path, text)
-        return _read_yaml(path, text)
+        items = _read_jsonl(path, text) if path.suffix.lower() in {".jsonl", ".ndjson"} else _read_yaml(path, text)
     except RecursionError:
         raise CaseFileError(f"{path}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
+    # A question, id or label spelt with a lone surrogate or a control character is kept as U+FFFD.
+    return [RawItem(clean_data(item.data), item.index, item.line) for item in items]
 
 
 def _not_found_tip(path: Path, config_folder: Path | None) -> str:

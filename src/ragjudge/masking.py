@@ -14,6 +14,8 @@ holding `"` or `\\` is written as `\\"` in the log and the report), URL-encoded
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -23,6 +25,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TextIO
 from urllib.parse import quote, quote_plus
+
+from ragjudge.safetext import clean_text
 
 MASK = "***"
 MIN_LENGTH = 4
@@ -131,9 +135,17 @@ class MaskedStream:
     def __init__(self, target: TextIO) -> None:
         self.raw = target
         """The stream underneath: only `::add-mask::` writes to it directly."""
+        self.reader_gone = False
+        """The reader closed its end (`ragjudge run | head`): what is written from then on is dropped."""
 
     def write(self, text: str) -> int:
-        self.raw.write(mask(text))
+        if not self.reader_gone:
+            try:
+                # A lone surrogate would make the console's encoder raise; a control character could drive the
+                # terminal.
+                self.raw.write(clean_text(mask(text)))
+            except BrokenPipeError:
+                self._drop_the_rest()
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -141,7 +153,23 @@ class MaskedStream:
             self.write(line)
 
     def flush(self) -> None:
-        self.raw.flush()
+        if not self.reader_gone:
+            try:
+                self.raw.flush()
+            except BrokenPipeError:
+                self._drop_the_rest()
+
+    def _drop_the_rest(self) -> None:
+        # The reader has what it wanted; the command goes on, writes its files and keeps its exit code. The file
+        # descriptor is pointed at /dev/null, so that what is still buffered, and the interpreter's last flush,
+        # meet no closed pipe either.
+        self.reader_gone = True
+        with contextlib.suppress(OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self.raw.fileno())
+            finally:
+                os.close(devnull)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.raw, name)
@@ -165,4 +193,7 @@ def masked_std() -> Iterator[None]:
     try:
         yield
     finally:
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, MaskedStream):
+                stream.flush()  # a closed pipe is met here, inside the wrapper that knows what to do with it
         sys.stdout, sys.stderr = saved

@@ -1,6 +1,6 @@
 """Output paths are checked before the first paid call, so a bad one never throws a finished run away.
 
-Each `--report`, `--comment-file`, `--log` (and every later output flag) goes
+Each `--report`, `--comment-file`, `--junit`, `--html`, `--log` (`run`, `merge` and every other command) goes
 through `check_output_path` when the command starts: the parent folder is
 created if missing; a path that is a folder, that lies under a regular file, or
 that cannot be written is bad usage (exit 2) naming the flag.

@@ -252,9 +252,15 @@ def test_a_cut_stream_errors_its_turn_and_the_turns_after_are_not_evaluated(
     started = time.monotonic()
     code, report, out = _run(ws, capsys, Service(cut_on=Q_RETURN), shape)
     assert time.monotonic() - started < 15
-    assert code == 1, out
-    chat = by_id(report)["refund-chat"]
     cut = "endpoint error: stream ended before its end (2 events, 4 characters)"
+    # Both conversations open with the cut question: 2 of 3 cases errored, past the error budget.
+    assert code == 3, out
+    assert report["verdict"] == "error"
+    assert report["error_reason"] == (
+        "2 of 3 cases errored (67%), over gate.max_error_rate 0.5: the verdict is error; the error that dominated "
+        f"(2 of 2): turn 1: {cut}"
+    )
+    chat = by_id(report)["refund-chat"]
     not_asked = "not evaluated: turn 1 got no reply, and this turn follows it"
     assert chat["status"] == "error"
     assert chat["failed_conditions"] == [f"turn 1: {cut}", f"turns 2 to 2: {not_asked}"]

@@ -233,7 +233,7 @@ def test_passages_a_chat_service_does_not_expose_are_unknown_never_a_zero_or_a_p
     assert got["recall"]["judge"]["claims"] == [] and got["recall"]["judge"]["notes"][-1] == (
         "no sources were recorded (the service exposes no passages): faithfulness, grounding and citations not assessed"
     )
-    (warning,) = [w for w in report["warnings"] if "endpoint.response.retrieved" in w]
+    (warning,) = [w for w in report["warnings"] if w.startswith("endpoint.response.retrieved")]
     assert warning.startswith(
         "endpoint.response.retrieved is not mapped and 2 of 2 replies carried no passages under retrieved, sources, "
         "contexts (cases recall, faith): what the service retrieved is unknown"

@@ -293,3 +293,22 @@ def test_over_recorded_traces_merging_any_split_gives_the_unsharded_suite(
     assert merged.suite.model_dump() == full.suite.model_dump()
     assert merged.rules == full.rules
     assert merged.verdict == full.verdict
+
+
+def test_the_error_budget_applies_to_the_merged_set_as_to_run() -> None:
+    # The first shard is within the budget on its own (1 of 2 errored), the second is not; merged, 3 of 4 is
+    # over it, and only the merged set's reason is given.
+    down = "endpoint error: HTTP 503 after 1 attempt"
+    results = [score_case(make_case(f"e{i}"), error_result(down), None, []) for i in range(3)]
+    results.append(score_case(make_case("ok"), ok_result(make_trace()), None, []))
+    reason = (
+        "3 of 4 cases errored (75%), over gate.max_error_rate 0.5: the verdict is error; the error that dominated "
+        f"(3 of 3): {down}"
+    )
+    full = unsharded(results)
+    assert (full.verdict, full.error_reason, full.warnings[0]) == ("error", reason, reason)
+    parts = shard_reports(results, [[0, 3], [1, 2]])
+    merged = merge_reports(parts)
+    assert (merged.verdict, merged.error_reason, merged.warnings) == ("error", reason, [reason])
+    assert parts[1].report.error_reason is not None
+    assert merge_reports(parts, 0.8).verdict == "fail"  # within a larger budget, the rules decide

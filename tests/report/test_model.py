@@ -83,7 +83,9 @@ def test_top_level_keys(report: Report) -> None:
         "provenance",
         "comparison",
         "interrupted",
+        "error_reason",
     }
+    assert data["error_reason"] is None  # 1 of 3 errored: within the error budget
     assert data["shard"] is None  # set only by `run --shard`
     assert data["provenance"] == {} and data["comparison"] is None  # filled by `ragjudge run`
     assert data["interrupted"] is None  # set only when a signal stopped the run
@@ -250,7 +252,23 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
     assert err["metrics"] == dict.fromkeys(
         ["context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"]
     )
-    assert err["judge"] == {}
+    assert err["judge"] == {
+        "judge": "offline-lexical",
+        "judged": False,
+        "faithfulness": None,
+        "claims": [],
+        "scores": {},
+        "reasoning": {},
+        "unassessable": [],
+        "unscored": [],
+        "notes": ["not judged: no usable reply"],
+        "tokens": 0,
+        "cost_usd": 0.0,
+        "calls": 0,
+        "cache_hits": 0,
+        "escalated": [],
+        "spread": {},
+    }
     assert err["trace"] == {
         "answer": None,
         "refused": None,

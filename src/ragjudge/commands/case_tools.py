@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ragjudge.cases import Case, CaseModel, dedupe_key, load_cases, normalize_question, read_items
 from ragjudge.errors import CaseFileError, UsageError
+from ragjudge.outpaths import check_output_paths
 
 UNSET = "(unset)"
 BAD_TIP = 'one JSON object a line: {"question": "...", "answer": "...", "expected": "..." (optional)}'
@@ -164,6 +165,7 @@ def _comment(text: str) -> str:
 
 
 def handle_import(args: argparse.Namespace) -> int:
+    check_output_paths((("--into", args.into),))
     bad = read_bad(args.file)
     existing, jsonl = _existing(args.into)
     when: date = args.date or date.today()

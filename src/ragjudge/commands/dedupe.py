@@ -11,6 +11,7 @@ import yaml
 
 from ragjudge.cases import normalize_question, read_items
 from ragjudge.errors import CaseFileError
+from ragjudge.outpaths import check_output_paths
 
 
 def add_parser(sub: Any) -> None:
@@ -36,6 +37,8 @@ def _key(data: Any) -> str | None:
 
 def handle(args: argparse.Namespace) -> int:
     path: Path = args.file
+    out: Path = args.out or path.with_name(f"{path.stem}.deduped{path.suffix}")
+    check_output_paths((("--out", out),))
     items = read_items(path)
     kept: list[Any] = []
     seen: set[str] = set()
@@ -51,7 +54,6 @@ def handle(args: argparse.Namespace) -> int:
             continue
         seen.add(key)
         kept.append(data)
-    out: Path = args.out or path.with_name(f"{path.stem}.deduped{path.suffix}")
     if path.suffix.lower() in {".jsonl", ".ndjson"}:
         text = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in kept)
     else:

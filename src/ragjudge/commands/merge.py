@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from ragjudge.outpaths import check_output_paths
 from ragjudge.report.emit import Outputs, add_report_outputs, emit
 
 
@@ -44,12 +45,14 @@ def handle(args: argparse.Namespace) -> int:
         from ragjudge.report.markdown import check_template  # imported here: Jinja only for a comment
 
         check_template(template)
+    outputs = Outputs(args.report, args.comment_file, template, args.junit, args.html)
+    check_output_paths(outputs.flags())
     parts = [ShardReport(path, load_report(path)) for path in args.reports]
-    report = merge_reports(parts)
+    report = merge_reports(parts, config.gate.max_error_rate)
     # The same comparison as `run --baseline`, once, over the whole merged set.
     warnings: list[str] = []
     baseline = baseline_for(args.baseline or config.baseline.report, config.gate.regression is not None, warnings)
     report.warnings.extend(warnings)
     if baseline is not None:
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
-    return emit(report, Outputs(args.report, args.comment_file, template, args.junit, args.html))
+    return emit(report, outputs)

@@ -104,7 +104,8 @@ def handle(args: argparse.Namespace) -> int:
     warm_up: list[Callable[[], object]] = []
     if args.comment_file is not None:
         warm_up.append(functools.partial(compiled, check_template(template)))
-    check_output_paths((("--report", args.report), ("--comment-file", args.comment_file), ("--log", args.log)))
+    outputs = Outputs(args.report, args.comment_file, template, args.junit, args.html)
+    check_output_paths((*outputs.flags(), ("--log", args.log)))
     request = GateRequest(
         config=config,
         endpoint=args.endpoint,
@@ -121,7 +122,7 @@ def handle(args: argparse.Namespace) -> int:
         warm_up=warm_up,
     )
     report = run_gate(request)
-    code = emit(report, Outputs(args.report, args.comment_file, template, args.junit, args.html))
+    code = emit(report, outputs)
     if shard is not None:
         # A shard's verdict covers part of the set; only `merge` gates. Its report is what matters here.
         print(f"ragjudge: shard {shard}: exit 0 (the gate is `ragjudge merge` over every shard's report)")

@@ -208,6 +208,12 @@ class EndpointConfig(_Strict):
     max_log_body_bytes: int = Field(
         20_000, gt=0, description="With --log-bodies: each reply body is kept in the log up to this many bytes."
     )
+    max_request_bytes: int = Field(
+        1_000_000,
+        gt=0,
+        description="What the URL and body templates may render, each, in bytes: a template that would render "
+        "(or build a value) over it is exit 2 naming the key, stopped before it grows further.",
+    )
     max_wait_s: float = Field(
         60.0, ge=0, description="Seconds: a longer Retry-After ends the call at once (a case error naming it)."
     )
@@ -447,6 +453,14 @@ class GateConfig(_Strict):
     )
     significance: float = Field(
         0.05, gt=0, le=0.5, description="A delta or ratio rule fails only when the change is also significant."
+    )
+    max_error_rate: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="The error budget, 0 to 1: when a larger share of the cases errored, the verdict is `error` "
+        "(exit 3) naming the error that dominated, whatever the cases left say; a run where every case errored "
+        "is `error` whatever the budget.",
     )
 
 

@@ -16,7 +16,6 @@ from urllib.parse import quote, urljoin
 
 import urllib3
 from jinja2 import StrictUndefined, TemplateError, Undefined
-from jinja2.sandbox import SandboxedEnvironment
 from urllib3.exceptions import (
     ConnectTimeoutError,
     NewConnectionError,
@@ -34,8 +33,10 @@ from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.result import EndpointResult, RawReply
+from ragjudge.endpoint.templating import BoundedSandbox, RenderTooLarge
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError, EvaluationError
+from ragjudge.safetext import clean_text
 from ragjudge.transport import deadline, urls
 from ragjudge.transport.pools import watched_pool
 from ragjudge.transport.retry_after import parse_retry_after
@@ -103,14 +104,16 @@ class EndpointClient:
         self._rendered: dict[int, tuple[Case, str, str | None]] = {}
         """Requests rendered ahead (the check before any call), kept for the call: each is rendered once."""
         self._refusal = RefusalRules.from_config(config.refusal)
-        env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False)
+        cap = config.max_request_bytes
+        env = BoundedSandbox(cap, undefined=StrictUndefined, autoescape=False)
         # `tojson` must fail on an undefined name the way `{{ name }}` does.
         env.policies["json.dumps_function"] = _strict_dumps
         # What the URL template inserts is URL-encoded: a question with `&`, `#` or `/` in it
         # stays one query value and cannot add parameters or change the path.
-        url_env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, finalize=_url_quote)
+        url_env = BoundedSandbox(cap, undefined=StrictUndefined, autoescape=False, finalize=_url_quote)
         urlencode = url_env.filters["urlencode"]
         url_env.filters["urlencode"] = lambda value: _Encoded(urlencode(value))  # encoded once, not twice
+        self._env, self._url_env = env, url_env
         try:
             self._url = url_env.from_string(url)
         except TemplateError as exc:
@@ -133,9 +136,16 @@ class EndpointClient:
         context = {**template_variables(case), "model": self.config.model}
         key = "endpoint.url"
         try:
-            url = self._url.render(context)
+            url = self._url_env.render(self._url, context)
             key = "endpoint.body"
-            body = None if self.config.method == "GET" else self._body.render(context)
+            body = None if self.config.method == "GET" else self._env.render(self._body, context)
+        except RenderTooLarge as exc:
+            raise ConfigError(
+                f"{key}: the template renders over {exc.limit:,} bytes for case {case.id!r} "
+                f"(endpoint.max_request_bytes: {exc.limit:,}); rendering was stopped there",
+                tip='look for a repetition in the template (such as `"a" * 1000000`), '
+                "or raise endpoint.max_request_bytes",
+            ) from None
         except Exception as exc:  # a filter in the team's template may raise anything
             detail = str(exc) if isinstance(exc, TemplateError) else f"{type(exc).__name__}: {exc}"
             raise ConfigError(
@@ -684,7 +694,7 @@ def error_excerpt(raw: bytes, limit: int = EXCERPT_CHARS) -> str:
             picked_text = json.dumps(picked, ensure_ascii=False, separators=(",", ":"))
         except (RecursionError, ValueError):
             picked_text = None
-    text = picked_text if picked_text is not None else " ".join(text.split())
+    text = clean_text(picked_text if picked_text is not None else " ".join(text.split()))
     if text in ("{}", "[]", '""', "null"):
         return ""
     return text if len(text) <= limit else text[: limit - 1] + "…"

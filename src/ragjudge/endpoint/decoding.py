@@ -4,7 +4,9 @@ Python's `json` keeps the last of two equal keys without a word, and accepts
 `NaN`, `Infinity` and `1e999` as floats. A reply whose `cost_usd` is NaN would make
 every cost rule compare false in silence, so a non-finite number anywhere in the
 reply is a case error naming its field; a duplicate key is a warning on the case
-(which value counted is then the last one, as in most JSON parsers).
+(which value counted is then the last one, as in most JSON parsers). Every string,
+keys included, is made safe (`ragjudge.safetext`): a lone surrogate or a control
+character costs nothing but a U+FFFD.
 
 `loads_bounded` is the reader for every other JSON from outside (saved reports, a baseline, the
 reply `probe` shows): nesting past `MAX_DEPTH` is refused with a sentence, never a RecursionError
@@ -17,6 +19,8 @@ import json
 import math
 from dataclasses import dataclass
 from typing import Any
+
+from ragjudge.safetext import clean_data, clean_text, is_safe
 
 MAX_WARNINGS = 5
 MAX_DEPTH = 64
@@ -53,6 +57,9 @@ def decode(text: str) -> Decoded:
     data = json.loads(text, object_pairs_hook=_object)
     duplicates: list[str] = []
     _collect(data, "", duplicates)
+    if "\\" in text or not is_safe(text):  # an unsafe string is spelt with an escape, or is there as it is
+        data = clean_data(data)
+        duplicates = [clean_text(path) for path in duplicates]
     return Decoded(data, tuple(duplicates[:MAX_WARNINGS]))
 
 

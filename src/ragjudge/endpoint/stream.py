@@ -24,6 +24,7 @@ from typing import Any
 
 from ragjudge.config.model import ResponseMapping
 from ragjudge.endpoint.reply import DEFAULT_KEYS, dig, is_missing
+from ragjudge.safetext import clean_data, clean_text
 
 SSE_TYPES = ("text/event-stream",)
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl", "application/x-jsonl")
@@ -227,7 +228,7 @@ class Assembly:
         if event.name:
             self.wants_end = True
         if event.name == ERROR_EVENT:
-            shown = self._excerpt(event.data.encode("utf-8")) if self._excerpt else event.data
+            shown = clean_text(self._excerpt(event.data.encode("utf-8")) if self._excerpt else event.data)
             raise StreamFault(f"the stream sent an error event: {shown}" if shown else "the stream sent an error event")
         if event.name == END_EVENT:
             self.ended = True
@@ -303,7 +304,9 @@ class Assembly:
             _put(out, answer_path, "".join(self._text))
         elif self.mapping.answer_delta:
             _put(out, answer_path, "")  # a stream of empty deltas answered nothing
-        return out
+        # Made safe once joined: a surrogate pair sent in two deltas is one character again.
+        cleaned: dict[str, Any] = clean_data(out)
+        return cleaned
 
 
 def _finished(data: dict[str, Any]) -> bool:

@@ -84,6 +84,8 @@ class Trace:
     passages_unknown: bool = False
     """The reply carried no passages and `endpoint.response.retrieved` is not mapped: the service does not expose
     what it retrieved (an OpenAI-compatible chat reply), so its passages are unknown, not absent."""
+    passage_text_dropped: bool = False
+    """The passages' text and title were let go once judged (a large run keeps only their ids)."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

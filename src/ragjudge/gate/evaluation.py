@@ -7,6 +7,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case, load_cases
@@ -29,7 +30,7 @@ from ragjudge.gate.shard import Shard
 from ragjudge.gate.suite import evaluate_suite
 from ragjudge.judge.criteria import check_case_criteria, every_name, undefined
 from ragjudge.judge.factory import make_judge
-from ragjudge.judge.interface import host_of
+from ragjudge.judge.interface import Judge, host_of
 from ragjudge.report.model import Report, ShardBlock, mark_interrupted, redact
 from ragjudge.rules import Rule, criterion_of, parse_rules
 from ragjudge.transport import deadline
@@ -171,16 +172,8 @@ def run_gate(request: GateRequest) -> Report:
     warnings.extend(mapping_warnings(replies, config.endpoint.response))
     results = passage_answers_as_errors(results)
     warnings.extend(unknown_passages_warning(replies))
-    suite = evaluate_suite(results, case_rules, suite_rules)
-    judge_info = {
-        "judge": judge.name,
-        "provider": config.judge.provider,
-        "lexical": judge.lexical,
-    }
-    if config.judge.provider == "openai":
-        judge_info.update(
-            model=config.judge.model, base_url_host=host_of(config.judge.base_url), combined=config.judge.combined
-        )
+    suite = evaluate_suite(results, case_rules, suite_rules, config.gate.max_error_rate)
+    judge_info = judge_summary(config, judge)
     # Each result is let go as its record is built: a large run never holds every result and every record.
     report = build_report(_handed_over(results), suite, judge_info, warnings)
     if bias is not None:
@@ -214,3 +207,16 @@ def _baseline(request: GateRequest, warnings: list[str]) -> Baseline | None:
     """The baseline report, read before any call (a bad one is exit 2); a missing one is a notice."""
     path = request.baseline or request.config.baseline.report
     return baseline_for(path, request.config.gate.regression is not None, warnings)
+
+
+def judge_summary(config: Config, judge: Judge) -> dict[str, Any]:
+    """The report's `judge_info`: the same keys whatever the judge (the offline one has no model and no host)."""
+    model_judge = config.judge.provider == "openai"
+    return {
+        "judge": judge.name,
+        "provider": config.judge.provider,
+        "lexical": judge.lexical,
+        "model": config.judge.model if model_judge else None,
+        "base_url_host": host_of(config.judge.base_url) if model_judge else None,
+        "combined": config.judge.combined if model_judge else False,
+    }

@@ -10,6 +10,7 @@ from typing import IO, Any
 
 from ragjudge import masking
 from ragjudge.errors import UsageError
+from ragjudge.safetext import clean_text
 
 
 class EventLog:
@@ -34,7 +35,7 @@ class EventLog:
         if self._file is None:
             return
         record = {"type": event_type, "case_id": case_id, "timestamp": datetime.now(UTC).isoformat(), **fields}
-        line = masking.mask(json.dumps(record, ensure_ascii=False, default=str))
+        line = clean_text(masking.mask(json.dumps(record, ensure_ascii=False, default=str)))
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()

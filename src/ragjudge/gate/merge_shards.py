@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import CaseFileError
+from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE
 from ragjudge.gate.reporting import rule_blocks
 from ragjudge.gate.suite import RunUsage, SuiteCase, evaluate_cases, with_run_usage
 from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock
@@ -29,7 +30,7 @@ class ShardReport:
     report: Report
 
 
-def merge_reports(parts: Sequence[ShardReport]) -> Report:
+def merge_reports(parts: Sequence[ShardReport], max_error_rate: float = DEFAULT_MAX_ERROR_RATE) -> Report:
     """The whole run's report; raises CaseFileError (exit 2) naming the file when the parts do not fit."""
     if not parts:
         raise CaseFileError("no reports to merge", tip="pass every shard's report: ragjudge merge shard-*.json")
@@ -38,7 +39,7 @@ def merge_reports(parts: Sequence[ShardReport]) -> Report:
     cases = _union(parts)
     case_rules = [r for r in rules if r.scope == "case"]
     suite_rules = [r for r in rules if r.scope == "suite"]
-    result = evaluate_cases([SuiteCase.of_block(c) for c in cases], case_rules, suite_rules)
+    result = evaluate_cases([SuiteCase.of_block(c) for c in cases], case_rules, suite_rules, max_error_rate)
     metrics = with_run_usage(result.metrics, sum((_run_usage(p.report) for p in parts), RunUsage()))
     warnings = _warnings(parts)
     first = parts[0].report
@@ -52,7 +53,8 @@ def merge_reports(parts: Sequence[ShardReport]) -> Report:
         rules=rule_blocks(result.rules),
         cases=cases,
         judge_info=first.judge_info,
-        warnings=warnings,
+        warnings=[*([result.error_reason] if result.error_reason else []), *warnings],
+        error_reason=result.error_reason,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
     return merged.model_copy(update=update) if update else merged
@@ -132,11 +134,12 @@ def _short(value: Any) -> str:
 
 
 def _warnings(parts: Sequence[ShardReport]) -> list[str]:
-    """Every part's warnings once, in order, without the per-shard "this shard only" notes."""
+    """Every part's warnings once, in order, without the per-shard "this shard only" notes and error budgets (the
+    merged set has its own)."""
     seen: dict[str, None] = {}
     for part in parts:
         for warning in part.report.warnings:
-            if not warning.startswith("shard "):
+            if not warning.startswith("shard ") and warning != part.report.error_reason:
                 seen.setdefault(warning, None)
     return list(seen)
 

@@ -66,7 +66,7 @@ def _without_passage_text(result: EndpointResult) -> EndpointResult:
     if trace is None or not any(p.text or p.title for p in trace.passages):
         return result
     passages = tuple(replace(p, title="", text="") for p in trace.passages)
-    return replace(result, trace=replace(trace, passages=passages))
+    return replace(result, trace=replace(trace, passages=passages, passage_text_dropped=True))
 
 
 class ReplySource(Protocol):

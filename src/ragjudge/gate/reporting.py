@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ragjudge.cases import Case
+from ragjudge.endpoint.trace import Passage
 from ragjudge.gate.scoring import CaseResult, not_evaluated_reason
 from ragjudge.gate.suite import RuleOutcome, SuiteResult
+from ragjudge.judge.interface import Judgement
 from ragjudge.report.model import (
     PASSAGE_CHARS,
     CaseBlock,
@@ -28,6 +30,19 @@ def _k_of_n(result: CaseResult) -> str | None:
     return f"{passed} of {len(result.runs)} passed"
 
 
+def _passage(passage: Passage, dropped: bool) -> PassageBlock:
+    # Text the run let go is left out of the record, not written as "": an empty text would read as a reply
+    # that gave none (a mapping mistake).
+    if dropped:
+        return PassageBlock(id=passage.id)
+    return PassageBlock(id=passage.id, title=passage.title, text=passage.text[:PASSAGE_CHARS])
+
+
+def _not_judged(judge: str, reason: str) -> dict[str, Any]:
+    """The `judge` block of a case the judge never saw: every key a judged case has, empty, and why."""
+    return {**Judgement(judge=judge, notes=(f"not judged: {reason}",)).as_dict(), "judged": False}
+
+
 def _trace_block(result: CaseResult) -> TraceBlock:
     trace = result.endpoint.trace
     return TraceBlock(
@@ -41,9 +56,7 @@ def _trace_block(result: CaseResult) -> TraceBlock:
         attempts=result.endpoint.attempts,
         retry_wait_ms=result.endpoint.retry_wait_ms,
         server_latency_ms=trace.server_latency_ms if trace else None,
-        passages=[PassageBlock(id=p.id, title=p.title, text=p.text[:PASSAGE_CHARS]) for p in trace.passages]
-        if trace
-        else [],
+        passages=[_passage(p, trace.passage_text_dropped) for p in trace.passages] if trace else [],
         refused_by=trace.refused_by if trace else None,
         positional_ids=bool(trace and trace.read.positional_ids),
         warnings=list(trace.warnings) if trace else [],
@@ -57,7 +70,7 @@ def _expected(case: Case) -> str | list[str] | None:
     return list(case.expected) if isinstance(case.expected, tuple) else case.expected
 
 
-def _turn_blocks(result: CaseResult) -> list[TurnBlock]:
+def _turn_blocks(result: CaseResult, judge: str) -> list[TurnBlock]:
     """Every turn of a conversation: the asked ones as scored, the rest `not evaluated` with the reason."""
     blocks = []
     for turn in result.case.turns:
@@ -69,7 +82,9 @@ def _turn_blocks(result: CaseResult) -> list[TurnBlock]:
                 status=asked.status if asked else "not evaluated",
                 failed_conditions=list(asked.failed_conditions) if asked else [not_evaluated_reason(len(result.turns))],
                 metrics=dict(asked.metrics) if asked else {},
-                judge=asked.judgement.as_dict() if asked and asked.judgement else {},
+                judge=asked.judgement.as_dict()
+                if asked and asked.judgement
+                else _not_judged(judge, "no usable reply" if asked and asked.endpoint.trace is None else "not asked"),
                 trace=_trace_block(asked)
                 if asked
                 else TraceBlock(
@@ -92,14 +107,20 @@ def _turn_blocks(result: CaseResult) -> list[TurnBlock]:
     return blocks
 
 
-def _case_block(result: CaseResult) -> CaseBlock:
+def _why_not_judged(result: CaseResult) -> str:
+    if result.turns:
+        return "a conversation is judged turn by turn (see turns)"
+    return "no usable reply" if result.endpoint.trace is None else "the gate did not ask the judge"
+
+
+def _case_block(result: CaseResult, judge: str) -> CaseBlock:
     return CaseBlock(
         id=result.case.id,
         category=result.case.category,
         status=result.status,
         failed_conditions=list(result.failed_conditions),
         metrics=dict(result.metrics),
-        judge=result.judgement.as_dict() if result.judgement else {},
+        judge=result.judgement.as_dict() if result.judgement else _not_judged(judge, _why_not_judged(result)),
         question=result.case.question,
         difficulty=result.case.difficulty,
         should_answer=result.case.should_answer,
@@ -111,7 +132,7 @@ def _case_block(result: CaseResult) -> CaseBlock:
         flaky=result.flaky,
         runs=[run.as_saved() for run in result.runs],
         k_of_n=_k_of_n(result),
-        turns=_turn_blocks(result) if result.case.turns else [],
+        turns=_turn_blocks(result, judge) if result.case.turns else [],
     )
 
 
@@ -143,8 +164,10 @@ def build_report(
         verdict=suite.verdict,
         suite=block,
         rules=rule_blocks(suite.rules),
-        cases=[_case_block(r) for r in results],
+        cases=[_case_block(r, str(judge_info.get("judge", ""))) for r in results],
         judge_info=judge_info,
-        warnings=list(warnings),
+        # The reason opens the warnings too, where the comment, the summary and the annotations show them.
+        warnings=[*([suite.error_reason] if suite.error_reason else []), *warnings],
+        error_reason=suite.error_reason,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )

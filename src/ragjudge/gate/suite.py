@@ -13,6 +13,7 @@ from statistics import fmean
 from typing import Any, Literal
 
 from ragjudge.cases import expects_answer
+from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE, over_budget
 from ragjudge.gate.retrieval import rejection_correct
 from ragjudge.gate.scoring import CaseResult, RunRecord, Status
 from ragjudge.judge.interface import Judgement
@@ -39,6 +40,8 @@ class SuiteResult:
     metrics: dict[str, float | int | None]
     rules: tuple[RuleOutcome, ...]
     verdict: Verdict
+    error_reason: str | None = None
+    """Why the verdict is `error` (`gate.max_error_rate` exceeded, every case errored); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,10 @@ class SuiteCase:
             # Reports written before should_answer was recorded leave it to the category, as case files do.
             should_answer=expects_answer(block.should_answer, block.category),
             reply=None if turns else reply,
-            judged=Judged.of_saved(block.judge) if block.judge and not turns else None,
+            # `judged: false` marks a case the judge never saw (reports before it: an empty block).
+            judged=Judged.of_saved(block.judge)
+            if block.judge and block.judge.get("judged") is not False and not turns
+            else None,
             runs=runs,
             flaky=flaky,
             turns=turns,
@@ -398,12 +404,20 @@ def _suite_rule_outcome(rule: Rule, metrics: dict[str, float | int | None]) -> R
 
 
 def evaluate_suite(
-    results: Sequence[CaseResult], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]
+    results: Sequence[CaseResult],
+    case_rules: Sequence[Rule],
+    suite_rules: Sequence[Rule],
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
 ) -> SuiteResult:
-    return evaluate_cases([SuiteCase.of_result(r) for r in results], case_rules, suite_rules)
+    return evaluate_cases([SuiteCase.of_result(r) for r in results], case_rules, suite_rules, max_error_rate)
 
 
-def evaluate_cases(cases: Sequence[SuiteCase], case_rules: Sequence[Rule], suite_rules: Sequence[Rule]) -> SuiteResult:
+def evaluate_cases(
+    cases: Sequence[SuiteCase],
+    case_rules: Sequence[Rule],
+    suite_rules: Sequence[Rule],
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+) -> SuiteResult:
     """The suite metrics, every rule's outcome and the verdict: the one place the rules are applied, for `run`
     (its live results) and `merge` (the shards' saved cases) alike."""
     exact = case_metrics(cases)
@@ -411,11 +425,12 @@ def evaluate_cases(cases: Sequence[SuiteCase], case_rules: Sequence[Rule], suite
     # Rules compare the exact value: a p95 of 3000.04 ms fails "<= 3000" although the report shows 3000.0.
     outcomes += [_suite_rule_outcome(r, exact) for r in suite_rules]
     metrics = shown(exact)
+    error_reason = over_budget([(c.status, c.failed_conditions) for c in cases], max_error_rate)
     verdict: Verdict
-    if not cases or all(c.status == "error" for c in cases):
+    if not cases or error_reason is not None:
         verdict = "error"
     elif any(o.passed is False for o in outcomes if o.rule.scope == "suite"):
         verdict = "fail"
     else:
         verdict = "pass"
-    return SuiteResult(metrics, tuple(outcomes), verdict)
+    return SuiteResult(metrics, tuple(outcomes), verdict, error_reason)

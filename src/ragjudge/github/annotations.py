@@ -60,13 +60,15 @@ def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annot
     # Regressions against the baseline first: they are what this change broke.
     bad = sorted((c for c in report.cases if c.status != "pass"), key=lambda c: (c.change != "regression", severity(c)))
     gate_failed = report.verdict != "pass"
-    notes = [Annotation("warning", "ragjudge", w) for w in (*warnings, *report.warnings)]
+    # The error budget's reason opens the report's warnings; shown once, as the error it is.
+    notes = [Annotation("warning", "ragjudge", w) for w in (*warnings, *report.warnings) if w != report.error_reason]
     if not gate_failed:
         return _fill(notes, bad, "warning")[:MAX_ANNOTATIONS]
     failed_rules = [r for r in report.rules if r.scope == "suite" and r.passed is False]
     if report.comparison is not None:
         failed_rules += [r for r in report.comparison.rules if r.passed is False]
-    errors = [Annotation("error", f"ragjudge: {r.scope} rule {r.metric} failed", r.reason) for r in failed_rules]
+    errors = [Annotation("error", f"ragjudge: {report.verdict}", report.error_reason)] if report.error_reason else []
+    errors += [Annotation("error", f"ragjudge: {r.scope} rule {r.metric} failed", r.reason) for r in failed_rules]
     if not errors:
         errors.append(Annotation("error", f"ragjudge: {report.verdict}", "no case could be evaluated"))
     return _fill(errors, bad, "error")[:MAX_ANNOTATIONS] + notes[:MAX_ANNOTATIONS]

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge import masking
+from ragjudge.safetext import clean_text
 
 
 def format_outputs(values: Mapping[str, str]) -> str:
     chunks = []
     for name, raw in values.items():
-        value = masking.mask(raw)
+        value = clean_text(masking.mask(raw))
         delimiter = f"ghadelimiter_{uuid.uuid4()}"
         if delimiter in name or delimiter in value:  # a UUID collision: refuse rather than corrupt
             raise ValueError(f"output {name!r}: the value contains the delimiter")

@@ -14,6 +14,7 @@ from ragjudge import masking
 from ragjudge.report.escape import code_id
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report
+from ragjudge.safetext import clean_text
 
 MAX_SUMMARY_BYTES = 1_000_000
 """GitHub refuses a step summary over 1 MiB (1,048,576 bytes); stay under with room for the footer."""
@@ -60,4 +61,4 @@ def append_summary(path: Path | None, markdown: str) -> None:
     if path is None:
         return
     with path.open("a", encoding="utf-8", newline="\n") as fh:
-        fh.write(masking.mask(markdown))
+        fh.write(clean_text(masking.mask(markdown)))

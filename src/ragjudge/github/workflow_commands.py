@@ -16,13 +16,14 @@ from contextlib import contextmanager
 from typing import TextIO
 
 from ragjudge import masking
+from ragjudge.safetext import clean_text
 
 MAX_ANNOTATIONS = 10
 """GitHub shows at most 10 annotations of each kind per step; more are dropped."""
 
 
 def escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return clean_text(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:

@@ -16,6 +16,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.limiter import AdaptiveLimit
 from ragjudge.judge.prompting import Message
+from ragjudge.safetext import clean_text
 from ragjudge.transport import deadline, urls
 from ragjudge.transport.retry_after import parse_retry_after
 
@@ -293,7 +294,7 @@ def _completion(reply: Any, latency_ms: float, mode: str) -> Completion:
         raise CallFailed(f"judge reply content is not text ({type(content).__name__})")
     counts = [n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else 0 for n in (prompt, completion)]
     return Completion(
-        content=content or "",
+        content=clean_text(content or ""),  # a lone surrogate or NUL in a judge reply must not reach the report
         finish_reason=finish if isinstance(finish, str) else None,
         prompt_tokens=counts[0],
         completion_tokens=counts[1],

@@ -32,6 +32,7 @@ from ragjudge.judge.interface import LogFn
 from ragjudge.judge.openai_judge import CallFailed, ChatCaller, Target
 from ragjudge.judge.prompting import Message, template
 from ragjudge.judge.replies import ReplyError, strict_schema, strip_fence
+from ragjudge.safetext import clean_data
 
 MAX_BATCH = 6
 """Passages per judge call: more than 5-7 in one list invites position and length effects."""
@@ -128,7 +129,7 @@ def parse_evidence(text: str, count: int) -> list[PassageReply]:
     if not cleaned:
         raise ReplyError("the reply was empty")
     try:
-        data = json.loads(cleaned)
+        data = clean_data(json.loads(cleaned))
     except json.JSONDecodeError as exc:
         raise ReplyError(f"the reply is not a JSON object ({exc.msg} at character {exc.pos})") from None
     try:

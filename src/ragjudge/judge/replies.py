@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model, field_validator
 
 from ragjudge.judge.reference import PointError, ReferencePoint, check_points
+from ragjudge.safetext import clean_data
 
 _FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
@@ -34,7 +35,8 @@ def _decode(text: str) -> Any:
     if not cleaned:
         raise ReplyError("the reply was empty")
     try:
-        return json.loads(cleaned)
+        # Made safe here: `"\ud800"` in the judge's JSON would be a lone surrogate in the report.
+        return clean_data(json.loads(cleaned))
     except json.JSONDecodeError as exc:
         raise ReplyError(f"the reply is not a JSON object ({exc.msg} at character {exc.pos})") from None
     except RecursionError:

@@ -15,6 +15,7 @@ from typing import TextIO
 from ragjudge import masking
 from ragjudge.errors import exit_code_for
 from ragjudge.report.model import Report, write_report
+from ragjudge.safetext import clean_text
 
 
 def add_report_outputs(p: argparse.ArgumentParser) -> None:
@@ -59,6 +60,15 @@ class Outputs:
     junit: Path | None = None
     html: Path | None = None
 
+    def flags(self) -> tuple[tuple[str, Path | None], ...]:
+        """Each output path with its flag, for `check_output_paths` before any work is done."""
+        return (
+            ("--report", self.report),
+            ("--comment-file", self.comment),
+            ("--junit", self.junit),
+            ("--html", self.html),
+        )
+
 
 def emit(report: Report, out: Outputs) -> int:
     """Render every output, then write them and print the summary; the exit code follows the verdict.
@@ -84,10 +94,13 @@ def emit(report: Report, out: Outputs) -> int:
     for path, text in texts:
         write_text(path, text)
     print_summary(report, sys.stdout)
+    if report.error_reason:
+        print(f"ragjudge: error: {report.error_reason}", file=sys.stderr)
     return int(exit_code_for(report.verdict))
 
 
 def write_text(path: Path, text: str) -> None:
     """An output people read (comment, JUnit, HTML), with every registered secret masked."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(masking.mask(text), encoding="utf-8")
+    # Safe for UTF-8, XML and HTML whatever reached the renderer: no lone surrogate, no control character.
+    path.write_text(clean_text(masking.mask(text)), encoding="utf-8")

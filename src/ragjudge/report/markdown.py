@@ -21,6 +21,7 @@ from ragjudge.report.changes import alert, delta_rows
 from ragjudge.report.escape import code_id, html_text, inline
 from ragjudge.report.figures import fmt, label, score
 from ragjudge.report.model import Report
+from ragjudge.safetext import clean_text
 
 COMMENT_LIMIT = 60_000
 """Under GitHub's 65,536-character limit, with room for a marker and a header."""
@@ -82,7 +83,8 @@ def compiled(template_text: str) -> Template:
 
 def _render(template_text: str, source: str, context: dict[str, Any]) -> str:
     try:
-        return compiled(template_text).render(context)
+        # Safe for UTF-8 whatever a template or a report held: the comment, the summary and a post all use it.
+        return clean_text(compiled(template_text).render(context))
     except TemplateError as exc:
         raise ConfigError(f"{source}: comment template failed: {exc}") from None
 

@@ -7,9 +7,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic_core import PydanticSerializationError
 
 from ragjudge import __version__, masking
+from ragjudge.safetext import clean_data
 
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 
@@ -106,16 +108,29 @@ class RuleBlock(_Model):
 
 
 class PassageBlock(_Model):
-    """A retrieved passage as the report keeps it: the text trimmed to `PASSAGE_CHARS` (for the HTML report)."""
+    """A retrieved passage as the report keeps it: the text trimmed to `PASSAGE_CHARS` (for the HTML report).
+
+    When the run did not keep passage text (`run` lets it go once judged, and keeps it only with
+    `--bias-check`), `title` and `text` are left out: the block is `{"id": ...}`. Present and empty, they mean the
+    reply gave none.
+    """
 
     id: str
     """The passage's id as read from the reply (empty when a mapped id was missing; `S1`, `S2`, ... when the
     reply carried no ids at all)."""
     title: str = ""
-    """The passage's title; empty when the reply gave none, or when the run did not keep passage text."""
+    """The passage's title; empty when the reply gave none; left out when the run did not keep passage text."""
     text: str = ""
-    """The passage's text, trimmed to `PASSAGE_CHARS` characters. Empty when the reply gave none, or when the run
-    did not keep passage text: `run` drops it once judged, and keeps it only with `--bias-check`."""
+    """The passage's text, trimmed to `PASSAGE_CHARS` characters; empty when the reply gave none; left out when
+    the run did not keep passage text."""
+
+    @model_serializer(mode="wrap")
+    def _without_unkept_text(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for name in ("title", "text"):
+            if name not in self.model_fields_set:
+                data.pop(name, None)
+        return data
 
 
 PASSAGE_CHARS = 600
@@ -224,7 +239,9 @@ class CaseBlock(_Model):
     """What the judge said: {judge, faithfulness, claims: [{claim, supported, evidence_id, reason}], scores,
     reasoning, unassessable, unscored: [{judgement, reason}], notes, tokens, cost_usd, calls, cache_hits,
     escalated, spread}, with `declined` when the judge was asked whether the answer declined, and
-    `context_precision` and `evidence` for LLM context precision. Empty when there was no usable reply."""
+    `context_precision` and `evidence` for LLM context precision. A case the judge never saw (no usable reply)
+    has the same keys, empty (faithfulness null, no claims, no scores, 0 calls), with `judged: false` and a note
+    saying why (`not judged: no usable reply`); reports written before this have an empty object."""
     trace: TraceBlock
     """The endpoint's reply as read."""
     question: str = ""
@@ -373,7 +390,8 @@ class Report(_Model):
     schema_version: Literal[1] = 1
     """Always 1: names never change within it; fields may be added."""
     verdict: Literal["pass", "fail", "error"]
-    """`error` when no case could be evaluated or the run was interrupted; else `fail` when a suite rule or a
+    """`error` when no case could be evaluated, more than `gate.max_error_rate` of the cases errored
+    (`error_reason` says which error dominated) or the run was interrupted; else `fail` when a suite rule or a
     regression rule failed; else `pass`. A shard's verdict covers that shard only."""
     suite: SuiteBlock
     """The suite's metrics."""
@@ -382,11 +400,17 @@ class Report(_Model):
     cases: list[CaseBlock]
     """Every evaluated case, in case-set order (a merged report: the whole set's order)."""
     judge_info: dict[str, Any] = Field(default_factory=dict)
-    """The judge: {judge (its name), provider, lexical}, and for `openai` also {model, base_url_host, combined}.
-    A merged report has the first shard's."""
+    """The judge: {judge (its name), provider, lexical, model, base_url_host (the host only, never the URL),
+    combined (one call for faithfulness and rubric)}; for the offline judge model and base_url_host are null and
+    combined false. A merged report has the first shard's."""
     warnings: list[str] = Field(default_factory=list)
     """Sentences about the run a person should read (no baseline, a mapping key that found nothing, an
     uncalibrated judge, ...); empty when there is nothing to say."""
+    error_reason: str | None = None
+    """Why the verdict is `error` because of the cases' errors: every case errored, or more than
+    `gate.max_error_rate` of them did (`13 of 15 cases errored (87%), over gate.max_error_rate 0.5: the verdict is
+    error; the error that dominated (12 of 13): endpoint error: ...`); the same sentence opens `warnings`. Null
+    otherwise (an interrupted run says why in `interrupted`)."""
     tool: dict[str, str] = Field(default_factory=lambda: {"name": "ragjudge", "version": __version__})
     """{name: `ragjudge`, version}: the ragjudge that wrote the report."""
     generated_at: str = ""
@@ -436,13 +460,24 @@ def redact(report: ReportT, secrets: Sequence[str] = ()) -> ReportT:
 
 
 def write_report(report: BaseModel, path: Path) -> None:
-    """Written whole or not at all: a reader never sees half a report; never a secret, even JSON-escaped."""
+    """Written whole or not at all: a reader never sees half a report; never a secret, even JSON-escaped.
+
+    Text is made safe where it enters; a lone surrogate that came in some other way is replaced here rather
+    than abort the write (JSON cannot carry it in UTF-8).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
+    try:
+        _write_chunks(report, tmp)
+    except PydanticSerializationError:
+        _write_chunks(type(report).model_validate(clean_data(report.model_dump())), tmp)
+    tmp.replace(path)
+
+
+def _write_chunks(report: BaseModel, tmp: Path) -> None:
     with tmp.open("w", encoding="utf-8") as out:
         for chunk in json_chunks(report):
             out.write(masking.mask(chunk))
-    tmp.replace(path)
 
 
 def json_chunks(model: BaseModel) -> Iterator[str]:

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from ragjudge.endpoint.decoding import MAX_DEPTH, TooDeep, loads_bounded
 from ragjudge.errors import CaseFileError
 from ragjudge.report.model import Report
+from ragjudge.safetext import clean_data
 
 MAX_REPORT_BYTES = 50 * 1024 * 1024
 """A report file (or a report inside an artifact) larger than this is refused: 10,000 cases take a few MB."""
@@ -44,7 +45,8 @@ _TEXT_PROVENANCE = (
 
 def load_report(path: Path) -> Report:
     """The report at `path`; raises CaseFileError (exit 2) naming the file, and the field when one is wrong."""
-    data = _read_json(path)
+    # A saved report is outside text too: `"\ud800"` in it would fail the next write.
+    data = clean_data(_read_json(path))
     if isinstance(data, dict) and data.get("kind") == "canary":
         raise CaseFileError(f"{path}: this is a canary report; use `ragjudge canary` to render it")
     problem = _odd_number(data)
