@@ -95,25 +95,12 @@ def check_expected(value: str | list[str] | None) -> str | list[str] | None:
 MAX_TURNS = 50
 """The most turns one conversation may have: each is a call and a judgement, in order."""
 
-TURN_FIELDS = (
-    "question",
-    "expected",
-    "golden_context_ids",
-    "category",
-    "should_answer",
-    "must_mention",
-    "must_not_mention",
-    "criteria",
-)
-"""What one turn of a conversation may say (the per-question fields of a case)."""
 
-
-class TurnModel(BaseModel):
-    """One turn of a conversation as written: the per-question fields of a case."""
+class _Asked(BaseModel):
+    """The per-question fields of a case, as written: a single-question case's, or one turn's of a conversation."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    question: str
     expected: str | list[str] | None = None
     golden_context_ids: list[str] = Field(
         default_factory=list, validation_alias=AliasChoices("golden_context_ids", "goldenContextIds")
@@ -140,12 +127,18 @@ class TurnModel(BaseModel):
                 raise ValueError(problem)
         return value
 
-    @field_validator("question")
+    @field_validator("question", check_fields=False)
     @classmethod
-    def _question_present(cls, value: str) -> str:
-        if not value.strip():
+    def _question_present(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
             raise ValueError("question is empty")
         return value
+
+
+class TurnModel(_Asked):
+    """One turn of a conversation as written: the per-question fields of a case."""
+
+    question: str
 
 
 _NO_QUESTION = "a case needs a `question` (or `turns:`, a conversation's list of turns)"
@@ -154,56 +147,22 @@ _NO_QUESTION = "a case needs a `question` (or `turns:`, a conversation's list of
 _PER_TURN_ONLY = ("expected", "golden_context_ids", "should_answer", "must_mention", "must_not_mention")
 
 
-class CaseModel(BaseModel):
+class CaseModel(_Asked):
     """One case as written in a case file (snake_case, or camelCase: `goldenContextIds`, `mustMention`, ...).
 
     A conversation has `turns:` instead of `question:`."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
     id: str | None = None
     question: str | None = None
     turns: list[TurnModel] | None = Field(None, min_length=1, max_length=MAX_TURNS)
-    expected: str | list[str] | None = None
-    golden_context_ids: list[str] = Field(
-        default_factory=list, validation_alias=AliasChoices("golden_context_ids", "goldenContextIds")
-    )
-    category: str | None = None
-    should_answer: bool | None = Field(None, validation_alias=AliasChoices("should_answer", "shouldAnswer"))
-    must_mention: list[str] = Field(default_factory=list, validation_alias=AliasChoices("must_mention", "mustMention"))
-    must_not_mention: list[str] = Field(
-        default_factory=list, validation_alias=AliasChoices("must_not_mention", "mustNotMention")
-    )
     source: Literal["public", "human", "reflow", "synthetic"] | None = None
     difficulty: Literal["easy", "medium", "hard"] | None = None
     tags: list[str] = Field(default_factory=list)
-    criteria: list[str] | dict[str, CriterionConfig] = Field(default_factory=list)
-
-    @field_validator("expected")
-    @classmethod
-    def _points(cls, value: str | list[str] | None) -> str | list[str] | None:
-        return check_expected(value)
-
-    @field_validator("criteria")
-    @classmethod
-    def _criterion_names(cls, value: list[str] | dict[str, CriterionConfig]) -> list[str] | dict[str, CriterionConfig]:
-        for name in value:
-            problem = check_criterion_name(name)
-            if problem is not None:
-                raise ValueError(problem)
-        return value
 
     @field_validator("id", mode="before")
     @classmethod
     def _id_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-    @field_validator("question")
-    @classmethod
-    def _question_present(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("question is empty")
-        return value
 
     @model_validator(mode="after")
     def _question_or_turns(self) -> CaseModel:
