@@ -266,6 +266,30 @@ def test_an_id_as_the_answer_is_a_run_warning(ws: Path, capsys: pytest.CaptureFi
     ) in warnings
 
 
+def test_a_passage_as_the_answer_in_a_conversations_turns_makes_those_turns_errors(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    turns = [
+        {k: v for k, v in c.items() if k not in ("id", "source", "difficulty", "tags")}
+        for c in CASES
+        if c.get("golden_context_ids")
+    ]
+    (ws / "cases.yaml").write_text(yaml.safe_dump([{"id": "chat", "turns": turns}], allow_unicode=True), "utf-8")
+    endpoint = {"body": QUERY_BODY, "response": dict(ENDPOINTS["hayhooks"]["response"])}
+    endpoint["response"]["answer"] = "result.answer_builder.answers.0.documents.0.content"
+    with FrameworkServer("hayhooks") as server:
+        configure(ws, server.url, endpoint)
+        run(capsys, "run", "--report", "r.json")
+    (chat,) = report(ws)["cases"]
+    reason = (
+        "endpoint.response.answer reads a retrieved passage, not the generated answer "
+        "(result.answer_builder.answers.0.documents.0.content) in 4 of 4 replies: a mapping error, not an answer: "
+        "did you mean result.answer_builder.answers.0.data?"
+    )
+    assert [(t["status"], t["failed_conditions"]) for t in chat["turns"]] == [("error", [reason])] * 4
+    assert (chat["status"], chat["failed_conditions"]) == ("error", [f"turn {n}: {reason}" for n in range(1, 5)])
+
+
 def test_a_passage_as_the_answer_in_most_replies_makes_those_cases_errors(
     ws: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,12 +14,15 @@ import dataclasses
 from collections.abc import Sequence
 
 from ragjudge.endpoint.answer_check import describe_flag, did_you_mean, most
-from ragjudge.gate.scoring import CaseResult
+from ragjudge.gate.scoring import CaseResult, score_conversation
 
 
 def passage_answers_as_errors(results: Sequence[CaseResult]) -> list[CaseResult]:
-    """The results, with the cases whose answer was read from the passage list made errors when they are most."""
-    replied = [r for r in results if r.endpoint.trace is not None]
+    """The results, with the cases whose answer was read from the passage list made errors when they are most.
+
+    Replies are counted as the suite counts them: a conversation's every asked turn is one; a conversation with
+    such a turn is scored again from its turns."""
+    replied = [u for r in results for u in (r.turns or (r,)) if u.endpoint.trace is not None]
     flagged = [r for r in replied if _is_passage(r)]
     if not most(len(flagged), len(replied)):
         return list(results)
@@ -31,14 +34,21 @@ def passage_answers_as_errors(results: Sequence[CaseResult]) -> list[CaseResult]
         f"{did_you_mean(flag)}"
     )
     errored = {id(r) for r in flagged}
-    return [
-        dataclasses.replace(
+
+    def marked(r: CaseResult) -> CaseResult:
+        if id(r) not in errored:
+            return r
+        return dataclasses.replace(
             r, status="error", failed_conditions=(reason,), metrics=dict.fromkeys(r.metrics), flaky=False
         )
-        if id(r) in errored
-        else r
-        for r in results
-    ]
+
+    out = []
+    for r in results:
+        if r.turns and any(id(t) in errored for t in r.turns):
+            out.append(score_conversation(r.case, [marked(t) for t in r.turns]))
+        else:
+            out.append(marked(r))
+    return out
 
 
 def _is_passage(result: CaseResult) -> bool:
