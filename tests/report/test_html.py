@@ -134,3 +134,21 @@ def test_case_ids_sit_in_cells_that_do_not_wrap() -> None:
         "ship-12",
     ]
     assert ".case-id { white-space: nowrap; }" in page
+
+
+def test_passages_a_service_does_not_expose_read_as_unknown_not_none() -> None:
+    report = sample_report()
+    chat, plain = report.cases[0], report.cases[1]
+    unknown = chat.model_copy(
+        update={"trace": chat.trace.model_copy(update={"retrieved_ids": [], "passages": [], "passages_unknown": True})}
+    )
+    empty = plain.model_copy(update={"trace": plain.trace.model_copy(update={"retrieved_ids": [], "passages": []})})
+    page = render_html(report.model_copy(update={"cases": [unknown, empty]}))
+    assert (
+        page.count(
+            '<div class="muted passages-unknown">unknown: the service exposes no passages '
+            "(endpoint.response.retrieved is not mapped)</div>"
+        )
+        == 1
+    )
+    assert page.count('<div class="muted">none</div>') >= 1
