@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.cli import main
-from ragjudge.commands.run import with_judge_overrides
+from ragjudge.config.judge_overrides import with_judge_overrides
 from ragjudge.config.model import parse_config
 from ragjudge.errors import UsageError
 from ragjudge.github.action import subcommand_options

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 from ragjudge import masking
 from ragjudge.canary.release import CanaryRequest, run_canary
 from ragjudge.canary.report import CanaryReport, render_comment
-from ragjudge.commands.run import with_judge_overrides
+from ragjudge.config.judge_overrides import with_judge_overrides
 from ragjudge.config.model import load_config
 from ragjudge.errors import ExitCode
 from ragjudge.outpaths import check_output_paths

@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import SecretStr
-
-from ragjudge import masking
-from ragjudge.config.model import Config, check_http_url, load_config
+from ragjudge.config.judge_overrides import with_judge_overrides
+from ragjudge.config.model import load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate.evaluation import GateRequest, run_gate
 from ragjudge.gate.shard import parse_shard
@@ -128,27 +125,3 @@ def handle(args: argparse.Namespace) -> int:
         print(f"ragjudge: shard {shard}: exit 0 (the gate is `ragjudge merge` over every shard's report)")
         return 0
     return code
-
-
-def with_judge_overrides(config: Config, model: str | None, base_url: str | None, key_env: str | None) -> Config:
-    """The config with the judge settings given on the command line (the GitHub Action's judge-* inputs)."""
-    update: dict[str, Any] = {}
-    if model:
-        update["model"] = model
-    if base_url:
-        try:
-            update["base_url"] = check_http_url(base_url)
-        except ValueError as exc:
-            raise UsageError(f"--judge-base-url: {exc}") from None
-    if key_env:
-        key = os.environ.get(key_env, "")
-        if not key:
-            raise UsageError(f"--judge-api-key-env {key_env}: the variable is not set or empty")
-        masking.register(key)
-        update["api_key"] = SecretStr(key)
-    elif config.judge.api_key is None and os.environ.get("OPENAI_API_KEY"):
-        masking.register(os.environ["OPENAI_API_KEY"])
-        update["api_key"] = SecretStr(os.environ["OPENAI_API_KEY"])
-    if not update:
-        return config
-    return config.model_copy(update={"judge": config.judge.model_copy(update=update)})
