@@ -58,6 +58,17 @@ def test_a_decimal_point_does_not_split() -> None:
     assert split_claims("The fee is 3.5 dollars per parcel.") == ["The fee is 3.5 dollars per parcel."]
 
 
+def test_citation_markers_after_a_full_stop_are_not_a_claim_of_their_own() -> None:
+    # hayhooks-style answers cite after the sentence: "[refund-policy]" alone would be an unsupported claim.
+    assert split_claims("Refunds are issued within 14 days. [refund-policy]") == ["Refunds are issued within 14 days."]
+    assert split_claims("退款在收到退货后14天内处理。 [退款政策]") == ["退款在收到退货后14天内处理。"]
+    assert split_claims("运费由商家承担。【质量问题退换货】【doc-3】") == ["运费由商家承担。"]
+    assert split_claims("Refunds take 5 days [doc-1]. See [the policy page] for more.") == [
+        "Refunds take 5 days [doc-1].",
+        "See [the policy page] for more.",
+    ]
+
+
 def test_fragments_with_fewer_than_two_tokens_are_not_claims() -> None:
     assert split_claims("Yes. Done! 好。Refunds take five days.") == ["Refunds take five days."]
 

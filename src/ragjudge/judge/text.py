@@ -51,10 +51,15 @@ _STOP = frozenset(
 )
 
 
+# A part that is only citation markers ("[refund-policy]", "[1][2]", "【退款政策】") after a sentence's full stop.
+_CITATIONS_ONLY = re.compile(r"^(?:[\[【][^\]】\n]{1,120}[\]】][\s.,;。，；]*)+$")
+
+
 def split_claims(answer: str) -> list[str]:
-    """Sentences of the answer that carry content (at least two tokens)."""
+    """Sentences of the answer that carry content (at least two tokens); a sentence's citation markers standing
+    after its full stop are not a claim of their own."""
     parts = (p.strip(" \t-*•·") for p in _SENTENCE_END.split(answer))
-    return [p for p in parts if p and len(tokens(p)) >= 2]
+    return [p for p in parts if p and not _CITATIONS_ONLY.match(p) and len(tokens(p)) >= 2]
 
 
 def tokens(text: str) -> set[str]:
