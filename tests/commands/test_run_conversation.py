@@ -389,5 +389,6 @@ def test_against_a_baseline_timing_ratios_pair_the_turns(ws: Path, capsys: pytes
     (ratio,) = [d for d in report["comparison"]["deltas"] if d["metric"] == "p95_ttft_ms"]
     assert ratio["cases"] == 5  # the four turns of the two conversations and the single case, paired turn by turn
     assert ratio["delta"] > 2 and ratio["significant"] is True
+    assert ratio["test"] == "paired bootstrap of the ratio over 5 replies (conversations by turn) (2000 resamples)"
     (rule,) = [r for r in report["comparison"]["rules"] if r["metric"] == "p95_ttft_ratio"]
     assert rule["passed"] is False

@@ -171,12 +171,17 @@ def _replies(pairs: Sequence[Pair]) -> list[tuple[CaseBlock | TurnBlock, CaseBlo
 
 
 def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
+    unit = "cases"
     if metric == P95_LATENCY:
-        now, base = _values(_replies(pairs), _latency)
+        replies = _replies(pairs)
+        now, base = _values(replies, _latency)
         statistic, what = stats.p95_ratio, "p95 latency"
+        unit = "cases" if len(replies) == len(pairs) else "replies (conversations by turn)"
     elif metric == P95_TTFT:
-        now, base = _values(_replies(pairs), _ttft)
+        replies = _replies(pairs)
+        now, base = _values(replies, _ttft)
         statistic, what = stats.p95_ratio, "p95 time to first token"
+        unit = "cases" if len(replies) == len(pairs) else "replies (conversations by turn)"
     else:
         now, base = _values(pairs, _first_cost)
         statistic, what = stats.total_ratio, "endpoint cost"
@@ -190,12 +195,19 @@ def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
     else:
         shown = math.fsum(base), math.fsum(now)
     return _Pending(
-        stats.paired(now, base, statistic), lambda ci: _ratio_block(metric, what, point, ci, shown, len(now), s)
+        stats.paired(now, base, statistic), lambda ci: _ratio_block(metric, what, point, ci, shown, len(now), s, unit)
     )
 
 
 def _ratio_block(
-    metric: str, what: str, point: float, ci: stats.Interval, shown: tuple[float, float], cases: int, s: Settings
+    metric: str,
+    what: str,
+    point: float,
+    ci: stats.Interval,
+    shown: tuple[float, float],
+    cases: int,
+    s: Settings,
+    unit: str = "cases",
 ) -> DeltaBlock:
     significant = ci.lo > 1.0 or ci.hi < 1.0
     words = "significant" if significant else "not significant"
@@ -212,7 +224,7 @@ def _ratio_block(
         ci_high=ci.hi,
         p_value=None,
         significant=significant,
-        test=f"paired bootstrap of the ratio over {cases} cases ({BOOTSTRAP_RESAMPLES} resamples)",
+        test=f"paired bootstrap of the ratio over {cases} {unit} ({BOOTSTRAP_RESAMPLES} resamples)",
         comparable=True,
         reason=reason,
         kind="ratio",
