@@ -222,3 +222,24 @@ def test_rules_need_judge() -> None:
     assert rules_need_judge([Rule("case", "judge.tone", ">=", 3)]) is True
     assert rules_need_judge(DEFAULT_CASE_RULES) is False
     assert rules_need_judge([]) is False
+
+
+def test_a_case_with_no_reply_carries_every_rules_metric_as_null() -> None:
+    rules = parse_rules(
+        {"context_recall": ">= 1.0", "judge.relevance": ">= 0.5", "criteria.polite": ">= 0.5", "ttft_ms": "<= 900"},
+        "case",
+        "gate.case",
+    )
+    result = score_case(make_case(), error_result("endpoint error: HTTP 500 after 3 attempts"), None, rules)
+    assert (result.status, result.failed_conditions) == ("error", ("endpoint error: HTTP 500 after 3 attempts",))
+    assert result.metrics == {
+        "context_recall": None,
+        "context_precision": None,
+        "latency_ms": None,
+        "cost_usd": None,
+        "faithfulness": None,
+        "judge.relevance": None,
+        "criteria.polite": None,
+        "ttft_ms": None,
+    }
+    assert list(result.metrics)[:5] == ["context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"]

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from ragjudge.gate.repeat import final_result
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.gate.suite import SuiteCase, case_metrics, evaluate_suite, suite_metrics
@@ -249,3 +250,31 @@ def test_a_ttft_rule_fails_a_slow_stream_and_skips_a_json_reply() -> None:
     assert score_case(make_case("slow"), ok_result(slow), None, rules).failed_conditions == ("ttft_ms 300 > 200",)
     plain = score_case(make_case("plain"), ok_result(make_trace()), None, rules)
     assert (plain.status, plain.skipped_rules) == ("pass", ("ttft_ms not applicable: the reply was not streamed",))
+
+
+def _run(text: str, cost: float | None, judge_cost: float) -> CaseResult:
+    judgement = Judgement(judge="j", tokens=100, cost_usd=judge_cost, calls=1, cache_hits=1)
+    case = make_case("r", must_mention=["5 days"])
+    return score_case(case, ok_result(make_trace(text, cost_usd=cost)), judgement, CASE_RULES)
+
+
+def test_the_cost_and_usage_of_a_repeated_case_count_every_run() -> None:
+    runs = [
+        _run("Refunds take a while.", 0.01, 0.001),
+        _run("Refunds take a while.", None, 0.002),
+        _run("Refunds take 5 days.", 0.03, 0.004),
+    ]
+    assert [r.status for r in runs] == ["fail", "fail", "pass"]
+    repeated = final_result(runs, 1)
+    assert (repeated.status, repeated.flaky, len(repeated.runs)) == ("pass", True, 3)
+    metrics = suite_metrics([repeated, _ok("b", cost_usd=0.5)])
+    # Endpoint 0.01 + 0.03 (one run reported nothing) + 0.5, judge 0.007: not the passing run's alone.
+    assert metrics["cost_usd"] == 0.547
+    assert metrics["judge_cost_usd"] == 0.007
+    assert (metrics["judge_calls"], metrics["judge_tokens"], metrics["judge_cache_hits"]) == (3, 300, 3)
+    assert metrics["p95_latency_ms"] == 100.0
+
+
+def test_a_repeated_case_whose_runs_reported_no_cost_has_none() -> None:
+    repeated = final_result([_run("Refunds take a while.", None, 0.0), _run("Refunds take 5 days.", None, 0.0)], 1)
+    assert suite_metrics([repeated])["cost_usd"] is None
