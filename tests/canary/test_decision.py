@@ -365,3 +365,28 @@ def test_rules_come_out_in_report_order() -> None:
         ("dislike_rate_ratio", "<", 2.0),
         ("faithfulness", ">", 0.9),
     ]
+
+
+def test_point_mode_holds_a_ratio_rule_against_control_times_the_threshold() -> None:
+    rules = parse_canary_rules({"dislike_rate_ratio": "<= 1.5", "p95_latency_ratio": "<= 1.5"})
+    result = decide(Evidence(arm(dislikes=160, base_ms=480), arm(base_ms=400)), rules, POINT)
+    assert result.verdict == "promote"
+    assert [m.reason for m in result.metrics] == [
+        "dislike rate 0.032 within 1.5x baseline 0.030",
+        "P95 latency 680ms within 1.5x baseline 566ms",
+    ]
+
+
+def test_javascript_number_forms_at_their_edges() -> None:
+    assert (js_number(1e21), js_to_fixed(1e21, 2)) == ("1e+21", "1e+21")
+    assert (js_number(1e20), js_to_fixed(0.0, 3), js_to_fixed(-0.5, 1)) == ("100000000000000000000", "0.000", "-0.5")
+
+
+@pytest.mark.parametrize(("threshold", "ok"), [("1", True), ("0", True), ("1.01", False)])
+def test_a_faithfulness_threshold_may_be_0_to_1_inclusive(threshold: str, ok: bool) -> None:
+    if ok:
+        [rule] = parse_canary_rules({"faithfulness": f">= {threshold}"})
+        assert rule.threshold == float(threshold)
+    else:
+        with pytest.raises(ConfigError):
+            parse_canary_rules({"faithfulness": f">= {threshold}"})

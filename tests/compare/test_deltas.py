@@ -68,3 +68,24 @@ def test_a_ratio_is_significant_only_when_its_interval_excludes_1() -> None:
     slower = [C(f"c{i}", latency=(100.0 + i) * 2) for i in range(20)]
     double = figure(all_deltas(pairs(slower, base), SETTINGS), P95_LATENCY)
     assert (double.delta, double.ci_low, double.significant) == (2.0, 2.0, True)
+
+
+def test_a_scored_metric_is_shown_without_a_rule_and_cost_when_either_side_has_one() -> None:
+    now = [C("a", faithfulness=0.5, cost=0.02), C("b", faithfulness=1.0)]
+    base = [C("a", faithfulness=1.0), C("b", faithfulness=1.0)]
+    found = all_deltas(pairs(now, base), SETTINGS)
+    assert [d.metric for d in found] == [PASS_RATE, "faithfulness", P95_LATENCY, COST]
+    faith = figure(found, "faithfulness")
+    assert faith.reason.startswith("faithfulness 1.000 -> 0.750: -0.250 (95% interval ")
+    cost = figure(found, COST)
+    assert (cost.comparable, cost.reason) == (False, "not comparable: no case has its endpoint cost in both reports")
+    on_base = all_deltas(pairs([C("a")], [C("a", cost=0.01)]), SETTINGS)
+    assert [d.metric for d in on_base] == [PASS_RATE, P95_LATENCY, COST]
+    assert [d.metric for d in all_deltas(pairs([C("a")], [C("a")]), SETTINGS)] == [PASS_RATE, P95_LATENCY]
+
+
+def test_the_interval_is_named_by_its_confidence() -> None:
+    ninety = Settings(alpha=0.1, judge_comparable=True, judge_reason=None)
+    base = [C(f"c{i}", latency=100.0 + i) for i in range(20)]
+    lat = figure(all_deltas(pairs(base, base), ninety), P95_LATENCY)
+    assert lat.reason == "p95 latency 118 ms -> 118 ms: ratio 1.00 (90% interval 1.00 to 1.00; not significant)"

@@ -131,6 +131,8 @@ def test_run_repeated_over_http(tmp_path: Path) -> None:
         ("q3", "fail", False, ["fail", "pass", "fail"]),
         ("q4", "fail", False, ["fail", "fail"]),
     ]
+    # A repeat is judged as the first run is: the flaky pass stands on a judged rerun.
+    assert all(r.judgement is not None and r.judgement.judge == "offline-lexical" for r in results)
     # q1..q4 once each for run 2, then q1 and q3 for run 3: each event names the run it starts.
     assert _repeats(tmp_path / "log.jsonl") == [
         ("q1", 2, 3),

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from ragjudge.gate.scoring import rules_need_judge, score_case
+import dataclasses
+
+from ragjudge.cases import Case
+from ragjudge.gate.scoring import RunRecord, rules_need_judge, score_case
 from ragjudge.judge.interface import Claim, Judgement, Unscored
 from ragjudge.judge.offline import OfflineJudge
+from ragjudge.judge.reference import ReferencePoint
 from ragjudge.rules import Rule, parse_rules
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 
@@ -243,3 +247,100 @@ def test_a_case_with_no_reply_carries_every_rules_metric_as_null() -> None:
         "ttft_ms": None,
     }
     assert list(result.metrics)[:5] == ["context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"]
+
+
+def _with_reference(expected: str | tuple[str, ...] | None = "Refunds take 5 days.") -> Case:
+    return dataclasses.replace(make_case(), expected=expected)
+
+
+def _point(point: str, verdict: str) -> ReferencePoint:
+    return ReferencePoint(point, verdict, "" if verdict == "missing" else "Refunds take", "r")  # type: ignore[arg-type]
+
+
+ANSWER_CORRECT = Rule("case", "answer_correctness", ">=", 0.8)
+
+
+def test_a_reference_the_judge_could_not_read_leaves_the_case_error() -> None:
+    judgement = Judgement(judge="j", unscored=(Unscored("reference", "the reply was cut off"),))
+    result = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT])
+    assert result.status == "error"
+    assert result.failed_conditions == (
+        "reference unscored: the reply was cut off",
+        "answer_correctness unscored: the reply was cut off",
+    )
+    quiet = score_case(_with_reference(), ok_result(make_trace()), Judgement(judge="j"), [ANSWER_CORRECT])
+    assert (quiet.status, quiet.skipped_rules) == (
+        "pass",
+        ("answer_correctness not applicable: the reference was not judged for this reply",),
+    )
+
+
+def test_a_case_without_a_reference_skips_the_reference_rule() -> None:
+    judgement = Judgement(judge="j", unscored=(Unscored("reference", "x"),))
+    result = score_case(_with_reference(None), ok_result(make_trace()), judgement, [ANSWER_CORRECT])
+    assert (result.status, result.skipped_rules) == (
+        "pass",
+        ("answer_correctness not applicable: the case has no reference answer (expected)",),
+    )
+
+
+def test_a_reference_case_with_no_judge_is_not_a_crash() -> None:
+    result = score_case(_with_reference(), ok_result(make_trace()), None, [ANSWER_CORRECT])
+    assert (result.status, result.failed_conditions) == ("error", ("answer_correctness: no judge ran",))
+
+
+def test_a_reference_with_no_points_skips_the_rule() -> None:
+    judgement = Judgement(judge="j", reference_points=())
+    result = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT])
+    assert (result.status, result.skipped_rules) == ("pass", ("answer_correctness: the reference has no points",))
+
+
+def test_answer_correctness_failure_names_the_missed_points() -> None:
+    points = (_point("5 days", "covered"), _point("order number", "missing"), _point("receipt", "partial"))
+    judgement = Judgement(judge="j", reference_points=points)
+    result = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT])
+    assert result.status == "fail"
+    assert result.failed_conditions == (
+        'answer_correctness 0.50 < 0.80 (misses a reference point: "order number"; partly: "receipt")',
+    )
+
+
+def test_a_decline_read_by_the_judge_is_a_refusal() -> None:
+    result = score_case(make_case(), ok_result(make_trace("Ask support.")), Judgement(judge="j", declined=True), [])
+    assert result.endpoint.trace is not None
+    assert (result.endpoint.trace.refused, result.endpoint.trace.refused_by) == (True, "judge")
+
+
+def test_two_unsupported_claims_are_quoted_with_no_more() -> None:
+    judgement = Judgement(judge="j", faithfulness=0.0, claims=_claims(("One.", False), ("Two.", False)))
+    result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
+    assert result.failed_conditions == ('faithfulness 0.00 < 0.80 (2 of 2 claims unsupported: "One.", "Two.")',)
+
+
+def test_ten_missing_ids_are_listed_with_no_more() -> None:
+    golden = [f"g{i}" for i in range(10)]
+    result = score_case(make_case(golden=golden), ok_result(make_trace(ids=["x"])), None, DEFAULT_CASE_RULES)
+    assert result.failed_conditions == (
+        "context_recall 0.00 < 1.00 (missing g0, g1, g2, g3, g4, g5, g6, g7, g8, g9; retrieved x)",
+    )
+
+
+def test_a_run_record_round_trips_and_reads_missing_usage_as_zero() -> None:
+    judgement = Judgement(judge="j", tokens=120, cost_usd=0.003, calls=2, cache_hits=1)
+    result = score_case(make_case(), ok_result(make_trace(latency_ms=123.456, cost_usd=0.01)), judgement, [])
+    saved = result.record().as_saved()
+    assert saved == {
+        "status": "pass",
+        "failed_conditions": [],
+        "latency_ms": 123.5,
+        "cost_usd": 0.01,
+        "judge_calls": 2,
+        "judge_tokens": 120,
+        "judge_cost_usd": 0.003,
+        "judge_cache_hits": 1,
+    }
+    assert RunRecord.of_saved(saved).as_saved() == saved
+    assert RunRecord.of_saved({"status": "fail"}) == RunRecord("fail", (), None, None, 0, 0, 0.0, 0)
+    assert RunRecord.of_saved({"status": "odd"}).status == "error"
+    errored = score_case(make_case(), error_result("endpoint error: HTTP 500"), None, []).record()
+    assert errored == RunRecord("error", ("endpoint error: HTTP 500",), None, None, 0, 0, 0.0, 0)

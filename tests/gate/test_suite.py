@@ -9,7 +9,7 @@ import pytest
 from ragjudge.gate.repeat import final_result
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult, score_case
-from ragjudge.gate.suite import SuiteCase, case_metrics, evaluate_suite, suite_metrics
+from ragjudge.gate.suite import Judged, RunUsage, SuiteCase, case_metrics, evaluate_suite, suite_metrics, with_run_usage
 from ragjudge.judge.interface import Judgement, Unscored
 from ragjudge.rules import Rule, parse_rules
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
@@ -278,3 +278,20 @@ def test_the_cost_and_usage_of_a_repeated_case_count_every_run() -> None:
 def test_a_repeated_case_whose_runs_reported_no_cost_has_none() -> None:
     repeated = final_result([_run("Refunds take a while.", None, 0.0), _run("Refunds take 5 days.", None, 0.0)], 1)
     assert suite_metrics([repeated])["cost_usd"] is None
+
+
+def test_the_runs_own_judge_usage_is_added_to_the_suites() -> None:
+    assert RunUsage() == RunUsage(0, 0, 0.0)
+    assert RunUsage(1, 10, 0.25) + RunUsage(2, 20, 0.5) == RunUsage(3, 30, 0.75)
+    metrics = {"judge_calls": 4, "judge_tokens": 400, "judge_cost_usd": 0.1, "cost_usd": 0.3}
+    totals = with_run_usage(metrics, RunUsage(2, 100, 0.0123456))
+    assert totals == {"judge_calls": 6, "judge_tokens": 500, "judge_cost_usd": 0.112346, "cost_usd": 0.312346}
+    assert with_run_usage({"cost_usd": None}, RunUsage(1, 1, 0.5))["cost_usd"] == 0.5
+    assert with_run_usage({"cost_usd": None}, RunUsage(1, 1, 0.0))["cost_usd"] is None
+    assert with_run_usage({}, RunUsage())["judge_cost_usd"] == 0.0
+
+
+def test_a_saved_judge_block_without_usage_reads_as_zero() -> None:
+    judged = Judged.of_saved({"faithfulness": 0.5})
+    assert (judged.calls, judged.cache_hits, judged.tokens, judged.cost_usd) == (0, 0, 0, 0.0)
+    assert Judged.of_saved({"cache_hits": 3, "calls": 2}).cache_hits == 3
