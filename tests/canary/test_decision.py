@@ -390,3 +390,22 @@ def test_a_faithfulness_threshold_may_be_0_to_1_inclusive(threshold: str, ok: bo
     else:
         with pytest.raises(ConfigError):
             parse_canary_rules({"faithfulness": f">= {threshold}"})
+
+
+def test_point_mode_faithfulness_is_the_mean_of_the_scored_answers() -> None:
+    rules = parse_canary_rules({"faithfulness": ">= 0.9"})
+    evidence = Evidence(ArmEvidence(latencies(400), (1.0, 0.5)), ArmEvidence(latencies(400), (1.0, 0.6)))
+    [result] = decide(evidence, rules, POINT).metrics
+    assert (result.decision, result.treatment, result.control) == ("fail", 0.75, 0.8)
+    assert result.reason == "online faithfulness 0.750 below threshold 0.9"
+
+
+def test_small_numbers_in_javascript_form() -> None:
+    assert (js_number(1e-6), js_number(1e-7), js_number(-2.5e-7)) == ("0.000001", "1e-7", "-2.5e-7")
+
+
+@pytest.mark.parametrize("metric", ["dislike_rate_ratio", "p95_latency_ratio", "p95_latency_ms"])
+def test_an_upper_limit_must_be_above_0(metric: str) -> None:
+    assert parse_canary_rules({metric: "<= 0.5"})[0].threshold == 0.5
+    with pytest.raises(ConfigError, match="the threshold must be above 0"):
+        parse_canary_rules({metric: "<= 0"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragjudge import stats
-from ragjudge.compare.deltas import COST, P95_LATENCY, PASS_RATE, Settings, all_deltas
+from ragjudge.compare.deltas import COST, P95_LATENCY, P95_TTFT, PASS_RATE, Settings, all_deltas
 from ragjudge.report.model import CaseBlock, DeltaBlock
 from tests.fakes.reports import C
 
@@ -89,3 +89,16 @@ def test_the_interval_is_named_by_its_confidence() -> None:
     base = [C(f"c{i}", latency=100.0 + i) for i in range(20)]
     lat = figure(all_deltas(pairs(base, base), ninety), P95_LATENCY)
     assert lat.reason == "p95 latency 118 ms -> 118 ms: ratio 1.00 (90% interval 1.00 to 1.00; not significant)"
+
+
+def test_ttft_is_compared_when_either_side_streamed() -> None:
+    found = all_deltas(pairs([C("a", ttft=50.0)], [C("a")]), SETTINGS)
+    assert [d.metric for d in found] == [PASS_RATE, P95_LATENCY, P95_TTFT]
+    assert figure(found, P95_TTFT).reason == "not comparable: no case has its p95 time to first token in both reports"
+    assert P95_TTFT in [d.metric for d in all_deltas(pairs([C("a")], [C("a", ttft=50.0)]), SETTINGS)]
+
+
+def test_a_ratio_names_its_bootstrap() -> None:
+    base = [C(f"c{i}", latency=100.0 + i) for i in range(20)]
+    lat = figure(all_deltas(pairs(base, base), SETTINGS), P95_LATENCY)
+    assert lat.test == "paired bootstrap of the ratio over 20 cases (2000 resamples)"

@@ -111,3 +111,15 @@ def test_the_verdict_with_regression_rules() -> None:
     assert verdict_with([block("suite", False)], [], "pass") == "fail"
     assert verdict_with([block("case", False)], [], "fail") == "pass"  # case rules reach the verdict via cases
     assert verdict_with([block("suite", False)], [block("regression", False)], "error") == "error"
+
+
+def test_a_floor_rule_on_a_ratio_blocks_only_when_the_interval_is_wholly_below_1() -> None:
+    rule = Rule("regression", "cost_ratio", ">=", 0.5)
+    noisy = decide(rule, [], [figure("cost_usd", 0.4, kind="ratio", ci=(0.3, 1.2))], 0.05)
+    assert noisy.passed is True
+    assert (
+        noisy.reason
+        == "cost_ratio 0.40 < 0.50 but not significant (95% interval 0.30 to 1.20 includes 1): not blocking"
+    )
+    clear = decide(rule, [], [figure("cost_usd", 0.4, kind="ratio", ci=(0.3, 0.6))], 0.05)
+    assert clear.passed is False

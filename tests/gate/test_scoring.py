@@ -344,3 +344,51 @@ def test_a_run_record_round_trips_and_reads_missing_usage_as_zero() -> None:
     assert RunRecord.of_saved({"status": "odd"}).status == "error"
     errored = score_case(make_case(), error_result("endpoint error: HTTP 500"), None, []).record()
     assert errored == RunRecord("error", ("endpoint error: HTTP 500",), None, None, 0, 0, 0.0, 0)
+
+
+def test_a_run_record_without_usage_has_none() -> None:
+    assert RunRecord("pass", (), 10.0, None) == RunRecord("pass", (), 10.0, None, 0, 0, 0.0, 0)
+
+
+def test_a_ttft_rule_reads_a_streamed_reply_and_skips_a_json_one() -> None:
+    rule = [Rule("case", "ttft_ms", "<=", 900)]
+    streamed = dataclasses.replace(make_trace(latency_ms=2000.0), ttft_ms=1234.567)
+    slow = score_case(make_case(), ok_result(streamed), None, rule)
+    assert (slow.status, slow.failed_conditions, slow.metrics["ttft_ms"]) == ("fail", ("ttft_ms 1235 > 900",), 1234.6)
+    json_reply = score_case(make_case(), ok_result(make_trace()), None, rule)
+    assert (json_reply.status, json_reply.skipped_rules) == (
+        "pass",
+        ("ttft_ms not applicable: the reply was not streamed",),
+    )
+    assert "ttft_ms" not in json_reply.metrics
+
+
+def test_three_unsupported_claims_quote_two_and_count_the_rest() -> None:
+    claims = _claims(("One.", False), ("Two.", False), ("Three.", False), ("Four.", True))
+    judgement = Judgement(judge="j", faithfulness=0.25, claims=claims)
+    result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
+    assert result.failed_conditions == (
+        'faithfulness 0.25 < 0.80 (3 of 4 claims unsupported: "One.", "Two." and 1 more)',
+    )
+
+
+def test_eleven_missing_ids_list_ten_and_count_the_rest() -> None:
+    golden = [f"g{i}" for i in range(11)]
+    result = score_case(make_case(golden=golden), ok_result(make_trace(ids=["x"])), None, DEFAULT_CASE_RULES)
+    assert result.failed_conditions == (
+        "context_recall 0.00 < 1.00 (missing g0, g1, g2, g3, g4, g5, g6, g7, g8, g9 and 1 more; retrieved x)",
+    )
+
+
+def test_a_judge_dimensions_reasoning_is_quoted_up_to_200_characters() -> None:
+    judgement = Judgement(judge="j", scores={"relevance": 0.25}, reasoning={"relevance": "w" * 300})
+    rule = Rule("case", "judge.relevance", ">=", 0.5)
+    [reason] = score_case(make_case(), ok_result(make_trace()), judgement, [rule]).failed_conditions
+    assert reason == "judge.relevance 0.25 < 0.50: " + "w" * 199 + "…"
+
+
+def test_missed_reference_points_are_named_only_for_answer_correctness() -> None:
+    judgement = Judgement(judge="j", reference_points=(_point("order number", "missing"),))
+    case = dataclasses.replace(make_case(golden=["d1"]), expected="Give the order number.")
+    result = score_case(case, ok_result(make_trace(ids=["x"])), judgement, DEFAULT_CASE_RULES)
+    assert result.failed_conditions == ("context_recall 0.00 < 1.00 (missing d1; retrieved x)",)

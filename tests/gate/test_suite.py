@@ -295,3 +295,9 @@ def test_a_saved_judge_block_without_usage_reads_as_zero() -> None:
     judged = Judged.of_saved({"faithfulness": 0.5})
     assert (judged.calls, judged.cache_hits, judged.tokens, judged.cost_usd) == (0, 0, 0, 0.0)
     assert Judged.of_saved({"cache_hits": 3, "calls": 2}).cache_hits == 3
+
+
+def test_a_case_rule_failed_by_five_cases_lists_all_five() -> None:
+    results = [_recall_fail(f"r{i}") for i in range(5)]
+    recall = evaluate_suite(results, CASE_RULES, PASS_ALL).rules[0]
+    assert recall.reason == "5 case(s) failed context_recall >= 1: r0, r1, r2, r3, r4"
