@@ -409,3 +409,10 @@ def test_an_upper_limit_must_be_above_0(metric: str) -> None:
     assert parse_canary_rules({metric: "<= 0.5"})[0].threshold == 0.5
     with pytest.raises(ConfigError, match="the threshold must be above 0"):
         parse_canary_rules({metric: "<= 0"})
+
+
+def test_point_mode_with_no_dislikes_on_either_arm_holds_at_a_zero_baseline() -> None:
+    rules = parse_canary_rules({"dislike_rate_ratio": "<= 1.5"})
+    [result] = decide(Evidence(arm(dislikes=0), arm(dislikes=0)), rules, POINT).metrics
+    assert (result.decision, result.treatment, result.control) == ("pass", 0.0, 0.0)
+    assert result.reason == "dislike rate 0.000 within 1.5x baseline 0.000"

@@ -392,3 +392,10 @@ def test_missed_reference_points_are_named_only_for_answer_correctness() -> None
     case = dataclasses.replace(make_case(golden=["d1"]), expected="Give the order number.")
     result = score_case(case, ok_result(make_trace(ids=["x"])), judgement, DEFAULT_CASE_RULES)
     assert result.failed_conditions == ("context_recall 0.00 < 1.00 (missing d1; retrieved x)",)
+
+
+def test_a_criterions_reasoning_is_quoted_up_to_200_characters() -> None:
+    judgement = Judgement(judge="j", criteria={"polite": 0.25}, criteria_reasoning={"polite": "w" * 300})
+    rule = Rule("case", "criteria.polite", ">=", 0.5)
+    [reason] = score_case(make_case(), ok_result(make_trace()), judgement, [rule]).failed_conditions
+    assert reason == "criteria.polite 0.25 < 0.50: " + "w" * 199 + "…"

@@ -301,3 +301,9 @@ def test_a_case_rule_failed_by_five_cases_lists_all_five() -> None:
     results = [_recall_fail(f"r{i}") for i in range(5)]
     recall = evaluate_suite(results, CASE_RULES, PASS_ALL).rules[0]
     assert recall.reason == "5 case(s) failed context_recall >= 1: r0, r1, r2, r3, r4"
+
+
+def test_a_case_rule_failed_by_six_cases_counts_the_sixth() -> None:
+    results = [_recall_fail(f"r{i}") for i in range(6)]
+    recall = evaluate_suite(results, CASE_RULES, PASS_ALL).rules[0]
+    assert recall.reason == "6 case(s) failed context_recall >= 1: r0, r1, r2, r3, r4 and 1 more"
