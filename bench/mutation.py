@@ -160,7 +160,7 @@ def _changes(node: ast.AST) -> Iterator[str]:
     elif isinstance(node, ast.Constant):
         if isinstance(node.value, bool):
             yield f"`{node.value}` -> `{not node.value}`"
-        elif isinstance(node.value, int | float):
+        elif isinstance(node.value, int | float) and node.value + 1 != node.value:  # 1e21 + 1 is 1e21
             yield f"`{node.value!r}` -> `{node.value + 1!r}`"
     elif isinstance(node, ast.Break):
         yield "`break` -> `continue`"

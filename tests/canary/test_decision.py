@@ -416,3 +416,7 @@ def test_point_mode_with_no_dislikes_on_either_arm_holds_at_a_zero_baseline() ->
     [result] = decide(Evidence(arm(dislikes=0), arm(dislikes=0)), rules, POINT).metrics
     assert (result.decision, result.treatment, result.control) == ("pass", 0.0, 0.0)
     assert result.reason == "dislike rate 0.000 within 1.5x baseline 0.000"
+
+
+def test_whole_numbers_in_javascript_form() -> None:
+    assert (js_number(0.0), js_number(1.0), js_number(-3.0), js_number(3000.0)) == ("0", "1", "-3", "3000")

@@ -130,3 +130,8 @@ def test_a_p95_limit_needs_no_control() -> None:
     result = one("p95_latency_ms", ArmEvidence(latencies=MANY), ArmEvidence(latencies=FEW[:5]))
     assert (result.decision, result.treatment, result.control) == ("pass", 194.0, 140.0)
     assert result.reason == "p95 latency 194 ms (95% CI 189–199 ms) is within 3000 ms"
+
+
+def test_a_p95_limit_reports_the_controls_own_p95() -> None:
+    result = one("p95_latency_ms", ArmEvidence(latencies=MANY), ArmEvidence(latencies=MANY))
+    assert (result.treatment, result.control) == (194.0, 194.0)

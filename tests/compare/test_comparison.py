@@ -326,3 +326,9 @@ def test_ten_new_cases_are_listed_whole_and_eleven_with_a_count() -> None:
     ]
     eleven = compare(report([C("a")] + [C(f"n{i}") for i in range(11)]), base).comparison
     assert eleven is not None and eleven.notices[0].endswith("n7, n8, n9 and 1 more")
+
+
+def test_the_regressions_list_holds_the_regressions_only() -> None:
+    base = report([C("a"), C("b"), C("c", "fail")])
+    cmp = compare(report([C("a"), C("b", "fail"), C("c")]), base).comparison
+    assert cmp is not None and [r["id"] for r in cmp.regressions] == ["b"]

@@ -102,3 +102,17 @@ def test_a_ratio_names_its_bootstrap() -> None:
     base = [C(f"c{i}", latency=100.0 + i) for i in range(20)]
     lat = figure(all_deltas(pairs(base, base), SETTINGS), P95_LATENCY)
     assert lat.test == "paired bootstrap of the ratio over 20 cases (2000 resamples)"
+
+
+def test_a_judge_dimension_delta_reads_in_two_digits() -> None:
+    now = [C(f"c{i}", grounding=0.5) for i in range(3)]
+    base = [C(f"c{i}", grounding=1.0) for i in range(3)]
+    grounding = figure(all_deltas(pairs(now, base), SETTINGS), "judge.grounding")
+    assert grounding.reason.startswith("judge.grounding 1.00 -> 0.50: -0.50 (95% interval -0.50 to -0.50;")
+
+
+def test_a_repeated_cases_cost_is_its_first_runs() -> None:
+    first = C("a").block().model_copy(update={"runs": [{"status": "fail", "cost_usd": 0.02}, {"status": "pass"}]})
+    base = C("a", cost=0.01).block()
+    cost = figure(all_deltas([(first, base)], SETTINGS), COST)
+    assert (cost.comparable, cost.now, cost.base, cost.delta) == (True, 0.02, 0.01, 2.0)

@@ -123,3 +123,9 @@ def test_a_floor_rule_on_a_ratio_blocks_only_when_the_interval_is_wholly_below_1
     )
     clear = decide(rule, [], [figure("cost_usd", 0.4, kind="ratio", ci=(0.3, 0.6))], 0.05)
     assert clear.passed is False
+
+
+def test_a_floor_rule_on_a_ratio_whose_interval_ends_at_exactly_1_does_not_block() -> None:
+    rule = Rule("regression", "cost_ratio", ">=", 0.5)
+    found = decide(rule, [], [figure("cost_usd", 0.4, kind="ratio", ci=(0.3, 1.0))], 0.05)
+    assert found.passed is True and found.reason.endswith("(95% interval 0.30 to 1.00 includes 1): not blocking")

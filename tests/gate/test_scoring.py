@@ -399,3 +399,28 @@ def test_a_criterions_reasoning_is_quoted_up_to_200_characters() -> None:
     rule = Rule("case", "criteria.polite", ">=", 0.5)
     [reason] = score_case(make_case(), ok_result(make_trace()), judgement, [rule]).failed_conditions
     assert reason == "criteria.polite 0.25 < 0.50: " + "w" * 199 + "…"
+
+
+def test_a_single_run_is_not_flaky() -> None:
+    result = score_case(make_case(), ok_result(make_trace()), None, DEFAULT_CASE_RULES)
+    assert (result.flaky, result.runs) == (False, ())
+
+
+def test_a_criterion_unscored_with_the_rubric_errors_the_case() -> None:
+    judgement = Judgement(judge="j", unscored=(Unscored("rubric", "the reply was not JSON"),))
+    rule = Rule("case", "criteria.polite", ">=", 0.5)
+    result = score_case(make_case(), ok_result(make_trace()), judgement, [rule])
+    assert (result.status, result.failed_conditions) == (
+        "error",
+        ("criteria.polite unscored: the reply was not JSON",),
+    )
+
+
+def test_four_missed_points_name_three_and_count_the_rest() -> None:
+    points = tuple(_point(f"p{i}", "missing") for i in range(4))
+    judgement = Judgement(judge="j", reference_points=points)
+    [reason] = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT]).failed_conditions
+    assert reason == (
+        'answer_correctness 0.00 < 0.80 (misses a reference point: "p0"; misses a reference point: "p1"; '
+        'misses a reference point: "p2" and 1 more)'
+    )

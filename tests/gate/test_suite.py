@@ -11,6 +11,7 @@ from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.gate.suite import Judged, RunUsage, SuiteCase, case_metrics, evaluate_suite, suite_metrics, with_run_usage
 from ragjudge.judge.interface import Judgement, Unscored
+from ragjudge.judge.reference import ReferencePoint
 from ragjudge.rules import Rule, parse_rules
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 
@@ -307,3 +308,18 @@ def test_a_case_rule_failed_by_six_cases_counts_the_sixth() -> None:
     results = [_recall_fail(f"r{i}") for i in range(6)]
     recall = evaluate_suite(results, CASE_RULES, PASS_ALL).rules[0]
     assert recall.reason == "6 case(s) failed context_recall >= 1: r0, r1, r2, r3, r4 and 1 more"
+
+
+def test_usage_added_to_a_suite_without_any() -> None:
+    assert with_run_usage({}, RunUsage(2, 10, 0.0)) == {"judge_calls": 2, "judge_tokens": 10, "judge_cost_usd": 0.0}
+
+
+def test_the_suites_answer_correctness_is_the_mean_over_judged_references() -> None:
+    def judged(case_id: str, verdicts: tuple[str, ...]) -> CaseResult:
+        points = tuple(ReferencePoint("p", v, "", "r") for v in verdicts)  # type: ignore[arg-type]
+        return score_case(
+            make_case(case_id), ok_result(make_trace()), Judgement(judge="j", reference_points=points), []
+        )
+
+    metrics = suite_metrics([judged("a", ("covered", "missing")), judged("b", ("covered",)), _ok("c")])
+    assert (metrics["answer_correctness"], metrics["reference_contradictions"]) == (0.75, 0)
