@@ -420,3 +420,9 @@ def test_point_mode_with_no_dislikes_on_either_arm_holds_at_a_zero_baseline() ->
 
 def test_whole_numbers_in_javascript_form() -> None:
     assert (js_number(0.0), js_number(1.0), js_number(-3.0), js_number(3000.0)) == ("0", "1", "-3", "3000")
+
+
+def test_point_mode_reports_a_ratio_rules_ratio() -> None:
+    rules = parse_canary_rules({"p95_latency_ratio": "<= 1.5"})
+    [result] = decide(Evidence(arm(base_ms=480), arm(base_ms=400)), rules, POINT).metrics
+    assert (result.treatment, result.control, result.value) == (680, 566, 680 / 566)

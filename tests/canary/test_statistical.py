@@ -135,3 +135,10 @@ def test_a_p95_limit_needs_no_control() -> None:
 def test_a_p95_limit_reports_the_controls_own_p95() -> None:
     result = one("p95_latency_ms", ArmEvidence(latencies=MANY), ArmEvidence(latencies=MANY))
     assert (result.treatment, result.control) == (194.0, 194.0)
+
+
+def test_a_control_of_only_dislikes_is_a_zero_cell() -> None:
+    result = one(
+        "dislike_rate_ratio", ArmEvidence(feedback=ArmFeedback(3, 100)), ArmEvidence(feedback=ArmFeedback(100, 100))
+    )
+    assert result.reason.endswith("(a count was zero, so 0.5 was added to every cell)")

@@ -323,3 +323,10 @@ def test_the_suites_answer_correctness_is_the_mean_over_judged_references() -> N
 
     metrics = suite_metrics([judged("a", ("covered", "missing")), judged("b", ("covered",)), _ok("c")])
     assert (metrics["answer_correctness"], metrics["reference_contradictions"]) == (0.75, 0)
+
+
+def test_costs_are_kept_to_six_decimals() -> None:
+    judgement = Judgement(judge="j", cost_usd=0.00000049)
+    judged = score_case(make_case("a"), ok_result(make_trace(cost_usd=0.0000012)), judgement, [])
+    metrics = suite_metrics([judged])
+    assert (metrics["cost_usd"], metrics["judge_cost_usd"]) == (0.000002, 0.0)
