@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragjudge.errors import ConfigError, ExitCode
-from ragjudge.rules import CASE_METRICS, SUITE_METRICS, Rule, format_value, parse_rules
+from ragjudge.rules import CASE_METRICS, SUITE_METRICS, Rule, criterion_of, format_value, parse_rules
 
 
 def test_case_metrics_are_the_documented_ones() -> None:
@@ -191,3 +191,10 @@ def test_format_value() -> None:
     assert format_value("pass_rate", 1 / 3) == "0.33"
     assert format_value("cost_usd", 1.23456) == "1.2346"
     assert format_value("judge.relevance", 5.0) == "5"
+
+
+def test_criterion_of_names_the_criterion_a_rule_reads() -> None:
+    assert criterion_of("criteria.asks_for_order", "case") == "asks_for_order"
+    assert criterion_of("criteria.asks_for_order_mean", "suite") == "asks_for_order"
+    assert criterion_of("criteria.asks_for_order_delta", "regression") == "asks_for_order"
+    assert criterion_of("criteria.asks_for_order", "suite") is None and criterion_of("faithfulness", "case") is None

@@ -365,3 +365,64 @@ def test_rules_come_out_in_report_order() -> None:
         ("dislike_rate_ratio", "<", 2.0),
         ("faithfulness", ">", 0.9),
     ]
+
+
+def test_point_mode_holds_a_ratio_rule_against_control_times_the_threshold() -> None:
+    rules = parse_canary_rules({"dislike_rate_ratio": "<= 1.5", "p95_latency_ratio": "<= 1.5"})
+    result = decide(Evidence(arm(dislikes=160, base_ms=480), arm(base_ms=400)), rules, POINT)
+    assert result.verdict == "promote"
+    assert [m.reason for m in result.metrics] == [
+        "dislike rate 0.032 within 1.5x baseline 0.030",
+        "P95 latency 680ms within 1.5x baseline 566ms",
+    ]
+
+
+def test_javascript_number_forms_at_their_edges() -> None:
+    assert (js_number(1e21), js_to_fixed(1e21, 2)) == ("1e+21", "1e+21")
+    assert (js_number(1e20), js_to_fixed(0.0, 3), js_to_fixed(-0.5, 1)) == ("100000000000000000000", "0.000", "-0.5")
+
+
+@pytest.mark.parametrize(("threshold", "ok"), [("1", True), ("0", True), ("1.01", False)])
+def test_a_faithfulness_threshold_may_be_0_to_1_inclusive(threshold: str, ok: bool) -> None:
+    if ok:
+        [rule] = parse_canary_rules({"faithfulness": f">= {threshold}"})
+        assert rule.threshold == float(threshold)
+    else:
+        with pytest.raises(ConfigError):
+            parse_canary_rules({"faithfulness": f">= {threshold}"})
+
+
+def test_point_mode_faithfulness_is_the_mean_of_the_scored_answers() -> None:
+    rules = parse_canary_rules({"faithfulness": ">= 0.9"})
+    evidence = Evidence(ArmEvidence(latencies(400), (1.0, 0.5)), ArmEvidence(latencies(400), (1.0, 0.6)))
+    [result] = decide(evidence, rules, POINT).metrics
+    assert (result.decision, result.treatment, result.control) == ("fail", 0.75, 0.8)
+    assert result.reason == "online faithfulness 0.750 below threshold 0.9"
+
+
+def test_small_numbers_in_javascript_form() -> None:
+    assert (js_number(1e-6), js_number(1e-7), js_number(-2.5e-7)) == ("0.000001", "1e-7", "-2.5e-7")
+
+
+@pytest.mark.parametrize("metric", ["dislike_rate_ratio", "p95_latency_ratio", "p95_latency_ms"])
+def test_an_upper_limit_must_be_above_0(metric: str) -> None:
+    assert parse_canary_rules({metric: "<= 0.5"})[0].threshold == 0.5
+    with pytest.raises(ConfigError, match="the threshold must be above 0"):
+        parse_canary_rules({metric: "<= 0"})
+
+
+def test_point_mode_with_no_dislikes_on_either_arm_holds_at_a_zero_baseline() -> None:
+    rules = parse_canary_rules({"dislike_rate_ratio": "<= 1.5"})
+    [result] = decide(Evidence(arm(dislikes=0), arm(dislikes=0)), rules, POINT).metrics
+    assert (result.decision, result.treatment, result.control) == ("pass", 0.0, 0.0)
+    assert result.reason == "dislike rate 0.000 within 1.5x baseline 0.000"
+
+
+def test_whole_numbers_in_javascript_form() -> None:
+    assert (js_number(0.0), js_number(1.0), js_number(-3.0), js_number(3000.0)) == ("0", "1", "-3", "3000")
+
+
+def test_point_mode_reports_a_ratio_rules_ratio() -> None:
+    rules = parse_canary_rules({"p95_latency_ratio": "<= 1.5"})
+    [result] = decide(Evidence(arm(base_ms=480), arm(base_ms=400)), rules, POINT).metrics
+    assert (result.treatment, result.control, result.value) == (680, 566, 680 / 566)

@@ -120,6 +120,10 @@ def test_an_old_baseline_is_a_notice_naming_its_age_and_commit() -> None:
         "then count as this change's"
     ]
     assert compare(report([C("a")]), base).comparison.notices == []  # type: ignore[union-attr]
+    # 3.08 days old (as the block rounds it) against a limit of exactly that: not older, no notice.
+    at_limit = compare(report([C("a")]), base, config(baseline={"max_age_days": 3.08}))
+    assert at_limit.comparison is not None and at_limit.comparison.baseline["age_days"] == 3.08
+    assert at_limit.comparison.notices == []
 
 
 def test_a_changed_case_set_compares_the_intersection_and_lists_the_rest() -> None:
@@ -314,3 +318,19 @@ def test_no_streamed_reply_leaves_the_ttft_ratio_out_and_a_rule_on_it_not_gated(
     assert found.reason == (
         "p95_ttft_ratio not gated: not comparable: no case has its p95 time to first token in both reports"
     )
+
+
+def test_ten_new_cases_are_listed_whole_and_eleven_with_a_count() -> None:
+    base = report([C("a")])
+    ten = compare(report([C("a")] + [C(f"n{i}") for i in range(10)]), base).comparison
+    assert ten is not None and ten.notices == [
+        "the case set changed: compared on the 1 case(s) in both reports; new: n0, n1, n2, n3, n4, n5, n6, n7, n8, n9"
+    ]
+    eleven = compare(report([C("a")] + [C(f"n{i}") for i in range(11)]), base).comparison
+    assert eleven is not None and eleven.notices[0].endswith("n7, n8, n9 and 1 more")
+
+
+def test_the_regressions_list_holds_the_regressions_only() -> None:
+    base = report([C("a"), C("b"), C("c", "fail")])
+    cmp = compare(report([C("a"), C("b", "fail"), C("c")]), base).comparison
+    assert cmp is not None and [r["id"] for r in cmp.regressions] == ["b"]

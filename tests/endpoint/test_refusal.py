@@ -126,3 +126,12 @@ def test_a_refusal_in_words_is_reported_with_how_it_was_decided():
     assert (trace.refused, trace.refused_by) == (True, "builtin")
     empty = parse_reply({"answer": ""}, ResponseMapping(), 1.0, BUILTIN)
     assert (empty.refused, empty.refused_by) == (True, "empty")
+
+
+@pytest.mark.parametrize(("length", "refused"), [(160, "builtin"), (161, None)])
+def test_the_160_character_boundary_of_a_short_answer(length: int, refused: str | None) -> None:
+    # Up to 160 characters the whole answer is searched; past it, only the first sentence.
+    second = " I don't know."
+    answer = "Refunds are paid back to the card " + "x" * (length - 34 - len(second) - 1) + "." + second
+    assert len(normalise(answer)) == length
+    assert decide(answer, None, BUILTIN) == refused

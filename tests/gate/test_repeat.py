@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -130,9 +131,22 @@ def test_run_repeated_over_http(tmp_path: Path) -> None:
         ("q3", "fail", False, ["fail", "pass", "fail"]),
         ("q4", "fail", False, ["fail", "fail"]),
     ]
-    lines = (tmp_path / "log.jsonl").read_text(encoding="utf-8").splitlines()
-    repeats = sorted(line for line in lines if '"type": "repeat"' in line)
-    assert len(repeats) == 6  # q1..q4 once each for run 2, q1 and q3 for run 3
+    # A repeat is judged as the first run is: the flaky pass stands on a judged rerun.
+    assert all(r.judgement is not None and r.judgement.judge == "offline-lexical" for r in results)
+    # q1..q4 once each for run 2, then q1 and q3 for run 3: each event names the run it starts.
+    assert _repeats(tmp_path / "log.jsonl") == [
+        ("q1", 2, 3),
+        ("q2", 2, 3),
+        ("q3", 2, 3),
+        ("q4", 2, 3),
+        ("q1", 3, 3),
+        ("q3", 3, 3),
+    ]
+
+
+def _repeats(log: Path) -> list[tuple[str, int, int]]:
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    return [(e["case_id"], e["run"], e["of"]) for e in events if e["type"] == "repeat"]
 
 
 def test_max_one_runs_each_case_once(tmp_path: Path) -> None:
@@ -187,8 +201,12 @@ def test_a_stop_during_the_repeats_starts_no_further_round(tmp_path: Path) -> No
         with StopsOnRepeat({"question 0?": [GOOD], "question 1?": [BAD, GOOD, GOOD]}) as service:
             client = EndpointClient(EndpointConfig(retries=0, timeout_s=5), service.url)
             plan = RunPlan(cases, RULES, 2, 2)
-            results = run_repeated(plan, client, OfflineJudge(), EventLog(None), 3, 2)
+            log = EventLog(tmp_path / "log.jsonl")
+            results = run_repeated(plan, client, OfflineJudge(), log, 3, 2)
+            log.close()
         assert service.count == {"question 0?": 1, "question 1?": 2}  # no third run after the stop
+        # q1 is still undecided after the cut-off round, but no round 3 is even announced.
+        assert _repeats(tmp_path / "log.jsonl") == [("q1", 2, 3)]
     finally:
         deadline.reset()
     # The first round finished before the stop; the repeat it cut off is not kept.

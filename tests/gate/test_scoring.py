@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from ragjudge.gate.scoring import rules_need_judge, score_case
+import dataclasses
+
+from ragjudge.cases import Case
+from ragjudge.gate.scoring import RunRecord, rules_need_judge, score_case
 from ragjudge.judge.interface import Claim, Judgement, Unscored
 from ragjudge.judge.offline import OfflineJudge
+from ragjudge.judge.reference import ReferencePoint
 from ragjudge.rules import Rule, parse_rules
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 
@@ -222,3 +226,201 @@ def test_rules_need_judge() -> None:
     assert rules_need_judge([Rule("case", "judge.tone", ">=", 3)]) is True
     assert rules_need_judge(DEFAULT_CASE_RULES) is False
     assert rules_need_judge([]) is False
+
+
+def test_a_case_with_no_reply_carries_every_rules_metric_as_null() -> None:
+    rules = parse_rules(
+        {"context_recall": ">= 1.0", "judge.relevance": ">= 0.5", "criteria.polite": ">= 0.5", "ttft_ms": "<= 900"},
+        "case",
+        "gate.case",
+    )
+    result = score_case(make_case(), error_result("endpoint error: HTTP 500 after 3 attempts"), None, rules)
+    assert (result.status, result.failed_conditions) == ("error", ("endpoint error: HTTP 500 after 3 attempts",))
+    assert result.metrics == {
+        "context_recall": None,
+        "context_precision": None,
+        "latency_ms": None,
+        "cost_usd": None,
+        "faithfulness": None,
+        "judge.relevance": None,
+        "criteria.polite": None,
+        "ttft_ms": None,
+    }
+    assert list(result.metrics)[:5] == ["context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness"]
+
+
+def _with_reference(expected: str | tuple[str, ...] | None = "Refunds take 5 days.") -> Case:
+    return dataclasses.replace(make_case(), expected=expected)
+
+
+def _point(point: str, verdict: str) -> ReferencePoint:
+    return ReferencePoint(point, verdict, "" if verdict == "missing" else "Refunds take", "r")  # type: ignore[arg-type]
+
+
+ANSWER_CORRECT = Rule("case", "answer_correctness", ">=", 0.8)
+
+
+def test_a_reference_the_judge_could_not_read_leaves_the_case_error() -> None:
+    judgement = Judgement(judge="j", unscored=(Unscored("reference", "the reply was cut off"),))
+    result = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT])
+    assert result.status == "error"
+    assert result.failed_conditions == (
+        "reference unscored: the reply was cut off",
+        "answer_correctness unscored: the reply was cut off",
+    )
+    quiet = score_case(_with_reference(), ok_result(make_trace()), Judgement(judge="j"), [ANSWER_CORRECT])
+    assert (quiet.status, quiet.skipped_rules) == (
+        "pass",
+        ("answer_correctness not applicable: the reference was not judged for this reply",),
+    )
+
+
+def test_a_case_without_a_reference_skips_the_reference_rule() -> None:
+    judgement = Judgement(judge="j", unscored=(Unscored("reference", "x"),))
+    result = score_case(_with_reference(None), ok_result(make_trace()), judgement, [ANSWER_CORRECT])
+    assert (result.status, result.skipped_rules) == (
+        "pass",
+        ("answer_correctness not applicable: the case has no reference answer (expected)",),
+    )
+
+
+def test_a_reference_case_with_no_judge_is_not_a_crash() -> None:
+    result = score_case(_with_reference(), ok_result(make_trace()), None, [ANSWER_CORRECT])
+    assert (result.status, result.failed_conditions) == ("error", ("answer_correctness: no judge ran",))
+
+
+def test_a_reference_with_no_points_skips_the_rule() -> None:
+    judgement = Judgement(judge="j", reference_points=())
+    result = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT])
+    assert (result.status, result.skipped_rules) == ("pass", ("answer_correctness: the reference has no points",))
+
+
+def test_answer_correctness_failure_names_the_missed_points() -> None:
+    points = (_point("5 days", "covered"), _point("order number", "missing"), _point("receipt", "partial"))
+    judgement = Judgement(judge="j", reference_points=points)
+    result = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT])
+    assert result.status == "fail"
+    assert result.failed_conditions == (
+        'answer_correctness 0.50 < 0.80 (misses a reference point: "order number"; partly: "receipt")',
+    )
+
+
+def test_a_decline_read_by_the_judge_is_a_refusal() -> None:
+    result = score_case(make_case(), ok_result(make_trace("Ask support.")), Judgement(judge="j", declined=True), [])
+    assert result.endpoint.trace is not None
+    assert (result.endpoint.trace.refused, result.endpoint.trace.refused_by) == (True, "judge")
+
+
+def test_two_unsupported_claims_are_quoted_with_no_more() -> None:
+    judgement = Judgement(judge="j", faithfulness=0.0, claims=_claims(("One.", False), ("Two.", False)))
+    result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
+    assert result.failed_conditions == ('faithfulness 0.00 < 0.80 (2 of 2 claims unsupported: "One.", "Two.")',)
+
+
+def test_ten_missing_ids_are_listed_with_no_more() -> None:
+    golden = [f"g{i}" for i in range(10)]
+    result = score_case(make_case(golden=golden), ok_result(make_trace(ids=["x"])), None, DEFAULT_CASE_RULES)
+    assert result.failed_conditions == (
+        "context_recall 0.00 < 1.00 (missing g0, g1, g2, g3, g4, g5, g6, g7, g8, g9; retrieved x)",
+    )
+
+
+def test_a_run_record_round_trips_and_reads_missing_usage_as_zero() -> None:
+    judgement = Judgement(judge="j", tokens=120, cost_usd=0.003, calls=2, cache_hits=1)
+    result = score_case(make_case(), ok_result(make_trace(latency_ms=123.456, cost_usd=0.01)), judgement, [])
+    saved = result.record().as_saved()
+    assert saved == {
+        "status": "pass",
+        "failed_conditions": [],
+        "latency_ms": 123.5,
+        "cost_usd": 0.01,
+        "judge_calls": 2,
+        "judge_tokens": 120,
+        "judge_cost_usd": 0.003,
+        "judge_cache_hits": 1,
+    }
+    assert RunRecord.of_saved(saved).as_saved() == saved
+    assert RunRecord.of_saved({"status": "fail"}) == RunRecord("fail", (), None, None, 0, 0, 0.0, 0)
+    assert RunRecord.of_saved({"status": "odd"}).status == "error"
+    errored = score_case(make_case(), error_result("endpoint error: HTTP 500"), None, []).record()
+    assert errored == RunRecord("error", ("endpoint error: HTTP 500",), None, None, 0, 0, 0.0, 0)
+
+
+def test_a_run_record_without_usage_has_none() -> None:
+    assert RunRecord("pass", (), 10.0, None) == RunRecord("pass", (), 10.0, None, 0, 0, 0.0, 0)
+
+
+def test_a_ttft_rule_reads_a_streamed_reply_and_skips_a_json_one() -> None:
+    rule = [Rule("case", "ttft_ms", "<=", 900)]
+    streamed = dataclasses.replace(make_trace(latency_ms=2000.0), ttft_ms=1234.567)
+    slow = score_case(make_case(), ok_result(streamed), None, rule)
+    assert (slow.status, slow.failed_conditions, slow.metrics["ttft_ms"]) == ("fail", ("ttft_ms 1235 > 900",), 1234.6)
+    json_reply = score_case(make_case(), ok_result(make_trace()), None, rule)
+    assert (json_reply.status, json_reply.skipped_rules) == (
+        "pass",
+        ("ttft_ms not applicable: the reply was not streamed",),
+    )
+    assert "ttft_ms" not in json_reply.metrics
+
+
+def test_three_unsupported_claims_quote_two_and_count_the_rest() -> None:
+    claims = _claims(("One.", False), ("Two.", False), ("Three.", False), ("Four.", True))
+    judgement = Judgement(judge="j", faithfulness=0.25, claims=claims)
+    result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
+    assert result.failed_conditions == (
+        'faithfulness 0.25 < 0.80 (3 of 4 claims unsupported: "One.", "Two." and 1 more)',
+    )
+
+
+def test_eleven_missing_ids_list_ten_and_count_the_rest() -> None:
+    golden = [f"g{i}" for i in range(11)]
+    result = score_case(make_case(golden=golden), ok_result(make_trace(ids=["x"])), None, DEFAULT_CASE_RULES)
+    assert result.failed_conditions == (
+        "context_recall 0.00 < 1.00 (missing g0, g1, g2, g3, g4, g5, g6, g7, g8, g9 and 1 more; retrieved x)",
+    )
+
+
+def test_a_judge_dimensions_reasoning_is_quoted_up_to_200_characters() -> None:
+    judgement = Judgement(judge="j", scores={"relevance": 0.25}, reasoning={"relevance": "w" * 300})
+    rule = Rule("case", "judge.relevance", ">=", 0.5)
+    [reason] = score_case(make_case(), ok_result(make_trace()), judgement, [rule]).failed_conditions
+    assert reason == "judge.relevance 0.25 < 0.50: " + "w" * 199 + "…"
+
+
+def test_missed_reference_points_are_named_only_for_answer_correctness() -> None:
+    judgement = Judgement(judge="j", reference_points=(_point("order number", "missing"),))
+    case = dataclasses.replace(make_case(golden=["d1"]), expected="Give the order number.")
+    result = score_case(case, ok_result(make_trace(ids=["x"])), judgement, DEFAULT_CASE_RULES)
+    assert result.failed_conditions == ("context_recall 0.00 < 1.00 (missing d1; retrieved x)",)
+
+
+def test_a_criterions_reasoning_is_quoted_up_to_200_characters() -> None:
+    judgement = Judgement(judge="j", criteria={"polite": 0.25}, criteria_reasoning={"polite": "w" * 300})
+    rule = Rule("case", "criteria.polite", ">=", 0.5)
+    [reason] = score_case(make_case(), ok_result(make_trace()), judgement, [rule]).failed_conditions
+    assert reason == "criteria.polite 0.25 < 0.50: " + "w" * 199 + "…"
+
+
+def test_a_single_run_is_not_flaky() -> None:
+    result = score_case(make_case(), ok_result(make_trace()), None, DEFAULT_CASE_RULES)
+    assert (result.flaky, result.runs) == (False, ())
+
+
+def test_a_criterion_unscored_with_the_rubric_errors_the_case() -> None:
+    judgement = Judgement(judge="j", unscored=(Unscored("rubric", "the reply was not JSON"),))
+    rule = Rule("case", "criteria.polite", ">=", 0.5)
+    result = score_case(make_case(), ok_result(make_trace()), judgement, [rule])
+    assert (result.status, result.failed_conditions) == (
+        "error",
+        ("criteria.polite unscored: the reply was not JSON",),
+    )
+
+
+def test_four_missed_points_name_three_and_count_the_rest() -> None:
+    points = tuple(_point(f"p{i}", "missing") for i in range(4))
+    judgement = Judgement(judge="j", reference_points=points)
+    [reason] = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT]).failed_conditions
+    assert reason == (
+        'answer_correctness 0.00 < 0.80 (misses a reference point: "p0"; misses a reference point: "p1"; '
+        'misses a reference point: "p2" and 1 more)'
+    )

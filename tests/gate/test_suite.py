@@ -6,10 +6,12 @@ import dataclasses
 
 import pytest
 
+from ragjudge.gate.repeat import final_result
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult, score_case
-from ragjudge.gate.suite import SuiteCase, case_metrics, evaluate_suite, suite_metrics
+from ragjudge.gate.suite import Judged, RunUsage, SuiteCase, case_metrics, evaluate_suite, suite_metrics, with_run_usage
 from ragjudge.judge.interface import Judgement, Unscored
+from ragjudge.judge.reference import ReferencePoint
 from ragjudge.rules import Rule, parse_rules
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 
@@ -249,3 +251,82 @@ def test_a_ttft_rule_fails_a_slow_stream_and_skips_a_json_reply() -> None:
     assert score_case(make_case("slow"), ok_result(slow), None, rules).failed_conditions == ("ttft_ms 300 > 200",)
     plain = score_case(make_case("plain"), ok_result(make_trace()), None, rules)
     assert (plain.status, plain.skipped_rules) == ("pass", ("ttft_ms not applicable: the reply was not streamed",))
+
+
+def _run(text: str, cost: float | None, judge_cost: float) -> CaseResult:
+    judgement = Judgement(judge="j", tokens=100, cost_usd=judge_cost, calls=1, cache_hits=1)
+    case = make_case("r", must_mention=["5 days"])
+    return score_case(case, ok_result(make_trace(text, cost_usd=cost)), judgement, CASE_RULES)
+
+
+def test_the_cost_and_usage_of_a_repeated_case_count_every_run() -> None:
+    runs = [
+        _run("Refunds take a while.", 0.01, 0.001),
+        _run("Refunds take a while.", None, 0.002),
+        _run("Refunds take 5 days.", 0.03, 0.004),
+    ]
+    assert [r.status for r in runs] == ["fail", "fail", "pass"]
+    repeated = final_result(runs, 1)
+    assert (repeated.status, repeated.flaky, len(repeated.runs)) == ("pass", True, 3)
+    metrics = suite_metrics([repeated, _ok("b", cost_usd=0.5)])
+    # Endpoint 0.01 + 0.03 (one run reported nothing) + 0.5, judge 0.007: not the passing run's alone.
+    assert metrics["cost_usd"] == 0.547
+    assert metrics["judge_cost_usd"] == 0.007
+    assert (metrics["judge_calls"], metrics["judge_tokens"], metrics["judge_cache_hits"]) == (3, 300, 3)
+    assert metrics["p95_latency_ms"] == 100.0
+
+
+def test_a_repeated_case_whose_runs_reported_no_cost_has_none() -> None:
+    repeated = final_result([_run("Refunds take a while.", None, 0.0), _run("Refunds take 5 days.", None, 0.0)], 1)
+    assert suite_metrics([repeated])["cost_usd"] is None
+
+
+def test_the_runs_own_judge_usage_is_added_to_the_suites() -> None:
+    assert RunUsage() == RunUsage(0, 0, 0.0)
+    assert RunUsage(1, 10, 0.25) + RunUsage(2, 20, 0.5) == RunUsage(3, 30, 0.75)
+    metrics = {"judge_calls": 4, "judge_tokens": 400, "judge_cost_usd": 0.1, "cost_usd": 0.3}
+    totals = with_run_usage(metrics, RunUsage(2, 100, 0.0123456))
+    assert totals == {"judge_calls": 6, "judge_tokens": 500, "judge_cost_usd": 0.112346, "cost_usd": 0.312346}
+    assert with_run_usage({"cost_usd": None}, RunUsage(1, 1, 0.5))["cost_usd"] == 0.5
+    assert with_run_usage({"cost_usd": None}, RunUsage(1, 1, 0.0))["cost_usd"] is None
+    assert with_run_usage({}, RunUsage())["judge_cost_usd"] == 0.0
+
+
+def test_a_saved_judge_block_without_usage_reads_as_zero() -> None:
+    judged = Judged.of_saved({"faithfulness": 0.5})
+    assert (judged.calls, judged.cache_hits, judged.tokens, judged.cost_usd) == (0, 0, 0, 0.0)
+    assert Judged.of_saved({"cache_hits": 3, "calls": 2}).cache_hits == 3
+
+
+def test_a_case_rule_failed_by_five_cases_lists_all_five() -> None:
+    results = [_recall_fail(f"r{i}") for i in range(5)]
+    recall = evaluate_suite(results, CASE_RULES, PASS_ALL).rules[0]
+    assert recall.reason == "5 case(s) failed context_recall >= 1: r0, r1, r2, r3, r4"
+
+
+def test_a_case_rule_failed_by_six_cases_counts_the_sixth() -> None:
+    results = [_recall_fail(f"r{i}") for i in range(6)]
+    recall = evaluate_suite(results, CASE_RULES, PASS_ALL).rules[0]
+    assert recall.reason == "6 case(s) failed context_recall >= 1: r0, r1, r2, r3, r4 and 1 more"
+
+
+def test_usage_added_to_a_suite_without_any() -> None:
+    assert with_run_usage({}, RunUsage(2, 10, 0.0)) == {"judge_calls": 2, "judge_tokens": 10, "judge_cost_usd": 0.0}
+
+
+def test_the_suites_answer_correctness_is_the_mean_over_judged_references() -> None:
+    def judged(case_id: str, verdicts: tuple[str, ...]) -> CaseResult:
+        points = tuple(ReferencePoint("p", v, "", "r") for v in verdicts)  # type: ignore[arg-type]
+        return score_case(
+            make_case(case_id), ok_result(make_trace()), Judgement(judge="j", reference_points=points), []
+        )
+
+    metrics = suite_metrics([judged("a", ("covered", "missing")), judged("b", ("covered",)), _ok("c")])
+    assert (metrics["answer_correctness"], metrics["reference_contradictions"]) == (0.75, 0)
+
+
+def test_costs_are_kept_to_six_decimals() -> None:
+    judgement = Judgement(judge="j", cost_usd=0.00000049)
+    judged = score_case(make_case("a"), ok_result(make_trace(cost_usd=0.0000012)), judgement, [])
+    metrics = suite_metrics([judged])
+    assert (metrics["cost_usd"], metrics["judge_cost_usd"]) == (0.000002, 0.0)

@@ -29,7 +29,7 @@ def test_marker_names_the_header_and_cannot_be_closed_early() -> None:
 
 def test_compose_caps_the_body_under_githubs_limit() -> None:
     text = compose("gate", "x" * 200_000)
-    assert len(text) == MAX_BODY_CHARS < MAX_COMMENT_LENGTH
+    assert len(text) == MAX_BODY_CHARS == 65_000 < MAX_COMMENT_LENGTH
     assert text.startswith(marker("gate") + "\n") and "truncated" in text[-200:]
     assert compose("gate", "short") == marker("gate") + "\nshort"
 
@@ -155,3 +155,26 @@ def test_a_comment_list_holding_non_objects_and_a_reply_without_html_url_are_war
 
 def test_a_normal_reply_gives_no_warning(fake_github: FakeGitHub) -> None:
     assert upsert(gh_client(fake_github), REPO, 5, "gate", "one").warnings == ()
+
+
+@pytest.mark.parametrize("login", ["", 42, None, ["octocat"], {"login": "x"}])
+def test_a_user_login_that_is_empty_or_not_a_string_falls_back_to_the_actions_bot(login: Any) -> None:
+    with FakeGitHub(token_login=login, user_forbidden=False) as gh:
+        ours = gh.add_comment(5, marker("gate") + "\nold", author=ACTIONS_BOT)
+        client = gh_client(gh)
+
+        assert token_login(client) == ACTIONS_BOT
+        result = upsert(client, REPO, 5, "gate", "new")
+
+        # Taken at its word, the odd login would own nothing here and a second sticky comment would be posted.
+        assert (result.action, result.comment_id) == ("updated", ours["id"])
+        assert [c["body"] for c in gh.comments[5]] == [marker("gate") + "\nnew"]
+        assert [r.method for r in gh.requests].count("POST") == 0
+
+
+def test_a_body_of_exactly_the_limit_is_unchanged_and_one_more_is_cut_to_it() -> None:
+    head = marker("gate") + "\n"
+    exact = "x" * (MAX_BODY_CHARS - len(head))
+    assert compose("gate", exact) == head + exact
+    over = compose("gate", exact + "y")
+    assert len(over) == MAX_BODY_CHARS and "truncated" in over[-200:] and "xy" not in over

@@ -204,3 +204,19 @@ def test_a_case_file_takes_points_as_a_list_in_yaml_and_jsonl(tmp_path: Path) ->
     (tmp_path / "bad.yaml").write_text("- id: a\n  question: q\n  expected: []\n", encoding="utf-8")
     with pytest.raises(CaseFileError, match="an empty list has no reference points"):
         load_cases([tmp_path / "bad.yaml"])
+
+
+def test_answer_correctness_counts_a_partial_point_as_half() -> None:
+    def point(verdict: str) -> ReferencePoint:
+        return ReferencePoint("p", verdict, "", "r")  # type: ignore[arg-type]
+
+    points = [point("covered"), point("partial"), point("missing"), point("contradicted")]
+    assert answer_correctness(points) == 0.375
+    assert answer_correctness([point("partial")] * 2) == 0.5 and answer_correctness([]) is None
+    assert contradictions(points) == 1
+
+
+def test_a_long_point_is_cut_to_120_characters() -> None:
+    long = ReferencePoint("x" * 130, "missing", "", "r")
+    assert missing_reason(long) == 'misses a reference point: "' + "x" * 119 + '…"'
+    assert missing_reason(replace(long, point="x" * 120)) == 'misses a reference point: "' + "x" * 120 + '"'

@@ -8,7 +8,17 @@ from typing import Any
 import pytest
 
 from ragjudge.judge.interface import NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS
-from ragjudge.judge.replies import ReplyError, parse_claims, parse_combined, parse_rubric, response_format, strip_fence
+from ragjudge.judge.replies import (
+    ReplyError,
+    ignored_keys,
+    parse_claims,
+    parse_combined,
+    parse_judged,
+    parse_rubric,
+    response_format,
+    strict_schema,
+    strip_fence,
+)
 from tests.judge.openai_helpers import claim, claims_json, rubric_json
 
 IDS = ("p1", "p2")
@@ -294,3 +304,43 @@ def test_combined_response_format_is_strict_with_the_asked_dimensions_and_the_cl
     assert verdict["required"] == ["claim", "supported", "evidence_id", "reason"]
     assert verdict["additionalProperties"] is False
     assert "title" not in json.dumps(rf)
+
+
+@pytest.mark.parametrize("said", ["yes", 1, "true", None])
+def test_declined_must_be_a_json_boolean(said: Any) -> None:
+    reply = json.loads(rubric_json(dims=("relevance",)))
+    with pytest.raises(ReplyError):
+        parse_rubric(json.dumps({**reply, "declined": said}), ("relevance",), declined=True)
+    assert parse_rubric(json.dumps({**reply, "declined": False}), ("relevance",), declined=True)[0] == {"relevance": 4}
+    # Not asked, `declined` is an unknown top-level key: ignored.
+    assert parse_rubric(json.dumps({**reply, "declined": said}), ("relevance",))[0] == {"relevance": 4}
+
+
+def test_ignored_keys_are_the_top_level_keys_the_schema_does_not_ask_for() -> None:
+    schema = response_format("rubric", ("relevance",))
+    reply = json.loads(rubric_json(dims=("relevance",)))
+    assert ignored_keys(json.dumps({**reply, "summary": "x", "notes": 1}), schema) == ["notes", "summary"]
+    assert ignored_keys(json.dumps(reply), schema) == []
+    assert ignored_keys("[1, 2]", schema) == [] and ignored_keys("not json", schema) == []
+    assert ignored_keys(json.dumps({**reply, "summary": "x"}), {}) == []
+
+
+def test_parse_judged_reads_claims_only_from_a_combined_reply_and_loosens_them() -> None:
+    rubric = rubric_json(dims=("relevance",))
+    parsed = parse_judged(rubric, ("relevance",), None, False, None, "Refunds take 5 days.")
+    assert (parsed.scores, parsed.claims, parsed.points, parsed.declined) == ({"relevance": 4}, None, None, None)
+    combined = {**json.loads(rubric), "claims": [claim("Refunds take 5 days.", "unclear", "")]}
+    judged = parse_judged(json.dumps(combined), ("relevance",), ["p1"], False, None, "Refunds take 5 days.")
+    assert judged.claims is not None
+    assert [(c.supported, c.evidence_id) for c in judged.claims] == [(False, None)]
+
+
+def test_strict_schema_closes_only_objects_with_properties() -> None:
+    assert strict_schema({"type": "object", "title": "T"}) == {"type": "object"}
+    assert strict_schema({"properties": {"a": {"default": 1}}}) == {"properties": {"a": {}}}
+    assert strict_schema({"type": "object", "properties": {"a": {}}}) == {
+        "type": "object",
+        "properties": {"a": {}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }

@@ -90,3 +90,12 @@ def test_wilcoxon_drops_zero_differences_like_scipy() -> None:
         stats.wilcoxon_signed_rank([])
     with pytest.raises(ValueError):
         stats.wilcoxon_signed_rank([1.0, math.nan])
+
+
+def test_wilcoxon_is_exact_up_to_50_differences_and_normal_from_51() -> None:
+    rng = random.Random(15)
+    d = [rng.gauss(0.3, 1) for _ in range(51)]
+    assert close(stats.wilcoxon_signed_rank(d[:50]), float(sps.wilcoxon(d[:50], method="exact").pvalue), rel=1e-12)
+    normal = float(sps.wilcoxon(d, method="asymptotic", correction=False).pvalue)
+    assert close(stats.wilcoxon_signed_rank(d), normal, rel=1e-12)
+    assert not close(float(sps.wilcoxon(d, method="exact").pvalue), normal, rel=1e-6)

@@ -91,6 +91,9 @@ def decide(rule: Rule, regressions: Sequence[str], deltas: Sequence[DeltaBlock],
         evidence = f"{p_words(p)}, {'below' if significant else 'not below'} {alpha:g}"
     if worse and significant:
         return _block(rule, value, False, f"{rule.failure(value)}, significant ({evidence})")
+    if not worse:
+        # A rule that demands an improvement and did not get one: no worse than the baseline is never a block.
+        return _block(rule, value, True, f"{rule.failure(value)} but no worse than the baseline: not blocking")
     return _block(rule, value, True, f"{rule.failure(value)} but not significant ({evidence}): not blocking")
 
 
