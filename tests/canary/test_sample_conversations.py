@@ -45,3 +45,18 @@ def test_each_arm_carries_its_own_answers_into_the_next_turn(tmp_path: Path) -> 
         assert sorted(seen[name]) == sorted(
             [["我想退货"], ["我想退货", f"{name} answer 1", "那运费谁出？"], ["发票呢？"]]
         )
+
+
+def test_a_reply_without_passages_is_observed_as_such(tmp_path: Path) -> None:
+    cases_file = tmp_path / "c.yaml"
+    cases_file.write_text("- id: one\n  question: 发票呢？\n", encoding="utf-8")
+    cases = load_cases([cases_file]).cases
+    config = EndpointConfig.model_validate(
+        {"preset": "openai-chat", "model": "m", "body": '{"messages": {{ messages | tojson }}}', "retries": 0}
+    )
+    reply = {"object": "chat.completion", "choices": [{"index": 0, "message": {"content": "三个工作日内。"}}]}
+    with ResponderServer(lambda ex: ex.json(reply)) as treatment, ResponderServer(lambda ex: ex.json(reply)) as control:
+        clients = {"treatment": EndpointClient(config, treatment.url), "control": EndpointClient(config, control.url)}
+        runs = run_sample(cases, clients, None, 2, 1)
+    assert [o.passages_unknown for o in runs["treatment"].observations] == [True]
+    assert runs["treatment"].passages_unknown == 1

@@ -72,6 +72,15 @@ def test_an_inconclusive_faithfulness_rule_reports_both_means() -> None:
     assert (unscored.treatment, unscored.control) == (None, None)
 
 
+def test_a_faithfulness_rule_short_of_scores_says_when_the_replies_exposed_no_passages() -> None:
+    result = one("faithfulness", ArmEvidence(passages_unknown=30), ArmEvidence(passages_unknown=30))
+    assert result.decision == "inconclusive"
+    assert result.reason == (
+        "faithfulness: too few scored answers (treatment 0; need 20); 30 treatment replies exposed no passages "
+        "(endpoint.response.retrieved is not mapped), so their faithfulness is unknown"
+    )
+
+
 def test_a_decided_p95_limit_reports_both_p95s() -> None:
     result = one("p95_latency_ms", ArmEvidence(latencies=MANY), ArmEvidence(latencies=FEW + FEW))
     assert (result.decision, result.value, result.treatment, result.control) == ("pass", 194.0, 194.0, 190.0)

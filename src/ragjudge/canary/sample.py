@@ -34,6 +34,8 @@ class Observation:
     unscored: str | None = None
     """Why the judge could not score this answer."""
     ttft_ms: float | None = None
+    passages_unknown: bool = False
+    """The reply exposed no passages (`Trace.passages_unknown`): its faithfulness cannot be scored."""
     """Time to the first token of a streamed reply; None for a JSON body or a failed call."""
 
 
@@ -58,6 +60,11 @@ class ArmRun:
         return tuple(o.faithfulness for o in self.observations if o.faithfulness is not None)
 
     @property
+    def passages_unknown(self) -> int:
+        """Replies that exposed no passages."""
+        return sum(o.passages_unknown for o in self.observations)
+
+    @property
     def errors(self) -> tuple[str, ...]:
         return tuple(o.error for o in self.observations if o.error is not None)
 
@@ -78,11 +85,13 @@ def _judge(judge: Judge, case: Case, result: EndpointResult) -> Judgement | str:
 def _observation(case: Case, result: EndpointResult, judged: Judgement | str | None) -> Observation:
     if result.trace is None:
         return Observation(case.id, None, result.error or "endpoint error: no reply")
-    ttft = result.trace.ttft_ms
+    ttft, unknown = result.trace.ttft_ms, result.trace.passages_unknown
     if isinstance(judged, str):
-        return Observation(case.id, result.trace.latency_ms, None, unscored=judged, ttft_ms=ttft)
+        return Observation(
+            case.id, result.trace.latency_ms, None, unscored=judged, ttft_ms=ttft, passages_unknown=unknown
+        )
     if judged is None:
-        return Observation(case.id, result.trace.latency_ms, None, ttft_ms=ttft)
+        return Observation(case.id, result.trace.latency_ms, None, ttft_ms=ttft, passages_unknown=unknown)
     return Observation(
         case.id,
         result.trace.latency_ms,
@@ -90,6 +99,7 @@ def _observation(case: Case, result: EndpointResult, judged: Judgement | str | N
         faithfulness=judged.faithfulness,
         unscored=judged.unscored_reason("faithfulness"),
         ttft_ms=ttft,
+        passages_unknown=unknown,
     )
 
 

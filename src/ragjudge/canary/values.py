@@ -36,6 +36,9 @@ class ArmEvidence:
     """Production counts; None when the source had none for this arm."""
     ttfts: tuple[float, ...] = ()
     """Times to the first token (ms) of the successful streamed replies, in case order."""
+    passages_unknown: int = 0
+    """Replies that exposed no passages (`endpoint.response.retrieved` not mapped): their faithfulness is
+    unknown, so they cannot count for the faithfulness rule."""
 
     def timings(self, metric: str) -> tuple[float, ...]:
         """What a p95 rule is computed on: `ttfts` for the TTFT rules, else `latencies`."""
@@ -147,7 +150,15 @@ def shortfall(rule: CanaryRule, evidence: Evidence, settings: Settings) -> str |
     if rule.metric == P95_TTFT_MS:
         return _too_few("p95 TTFT: too few streamed replies", n_t, n_c, settings.min_requests, both=False)
     if rule.metric == FAITHFULNESS:
-        return _too_few("faithfulness: too few scored answers", n_t, n_c, settings.min_requests, both=False)
+        short = _too_few("faithfulness: too few scored answers", n_t, n_c, settings.min_requests, both=False)
+        unknown = evidence.treatment.passages_unknown
+        if short and unknown:
+            # Said, or the rule would wait for scores a service without passages can never give.
+            short += (
+                f"; {unknown} treatment replies exposed no passages (endpoint.response.retrieved is not mapped), "
+                "so their faithfulness is unknown"
+            )
+        return short
     raise AssertionError(rule.metric)
 
 
