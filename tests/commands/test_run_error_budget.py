@@ -83,3 +83,15 @@ def test_a_budget_outside_0_to_1_is_exit_2_naming_the_key(
     outcome = run(capsys, "run")
     assert outcome.code == 2
     assert "gate.max_error_rate" in outcome.err
+
+
+def test_a_shard_over_the_budget_says_so_without_calling_it_the_run_s_error(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with RagServer(_replies()) as rag:
+        write_config(ws, rag.url, CASES, case_rules={}, suite_rules={"pass_rate": ">= 0.1"})
+        outcome = run(capsys, "run", "--shard", "1/1", "--report", "s.json")
+    report = load(ws / "s.json")
+    assert outcome.code == 0  # a shard's step passes once its report is written
+    assert report["verdict"] == "error"
+    assert outcome.err == f"ragjudge: shard 1/1: {report['error_reason']} (`ragjudge merge` gates the whole set)\n"

@@ -94,7 +94,11 @@ def emit(report: Report, out: Outputs) -> int:
     for path, text in texts:
         write_text(path, text)
     print_summary(report, sys.stdout)
-    if report.error_reason:
+    if report.error_reason and report.shard is not None:
+        # A shard's step passes once its report is written: its budget is a notice, the merge decides.
+        shard = f"{report.shard.index}/{report.shard.count}"
+        print(f"ragjudge: shard {shard}: {report.error_reason} (`ragjudge merge` gates the whole set)", file=sys.stderr)
+    elif report.error_reason:
         print(f"ragjudge: error: {report.error_reason}", file=sys.stderr)
     return int(exit_code_for(report.verdict))
 
