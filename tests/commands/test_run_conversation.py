@@ -132,16 +132,17 @@ class Service:
 
 OPENAI = {
     "body": '{"model": "support", "messages": {{ messages | tojson }}, "stream": true}',
-    "idle_timeout_s": 0.8,
+    "idle_timeout_s": 2,
     "response": {"answer_delta": "choices.0.delta.content", "retrieved": "references"},
 }
 STATEFUL = {
     "body": '{"message": {{ question | tojson }}, "conversation_id": {{ conversation_id | tojson }}}',
-    "idle_timeout_s": 0.8,
+    "idle_timeout_s": 2,
     "response": {"answer_delta": "text", "retrieved": "passages", "conversation_id": "conversation_id"},
 }
 CASE_RULES = {"context_recall": ">= 1.0", "ttft_ms": "<= 5000"}
-SUITE_RULES = {"pass_rate": ">= 1.0", "rejection_accuracy": ">= 1.0", "p95_ttft_ms": "<= 400"}
+# Bounds with room for a loaded 2-core machine: the service sends its first token after 50 ms.
+SUITE_RULES = {"pass_rate": ">= 1.0", "rejection_accuracy": ">= 1.0", "p95_ttft_ms": "<= 1000"}
 
 
 @pytest.fixture
@@ -208,7 +209,7 @@ def test_every_turn_carries_the_conversation_so_far_and_passes(
         assert chat["turns"][0]["trace"]["conversation_id"] in ("conv-1", "conv-2")
     # Every turn is timed to its first token; the suite's TTFT percentiles are over the five turns and the case.
     ttfts = [t["trace"]["ttft_ms"] for c in cases.values() for t in (c["turns"] or [c])]
-    assert len(ttfts) == 5 and all(50 <= t < 400 for t in ttfts), ttfts
+    assert len(ttfts) == 5 and all(50 <= t < 1000 for t in ttfts), ttfts
     assert report["suite"]["p95_ttft_ms"] == max(ttfts)
     # Suite metrics count turns (the declined second turn counts for rejection accuracy); pass counts, cases.
     assert (report["suite"]["cases"], report["suite"]["passed"], report["suite"]["rejection_accuracy"]) == (3, 3, 1.0)
@@ -238,12 +239,12 @@ def test_a_service_that_forgets_earlier_turns_fails_the_conversation_naming_turn
 
 
 def test_slow_to_the_first_token_fails_p95_ttft(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, report, out = _run(ws, capsys, Service(first_token_s=0.5), "openai")
+    code, report, out = _run(ws, capsys, Service(first_token_s=1.2), "openai")
     assert code == 1, out
     assert {c["status"] for c in report["cases"]} == {"pass"}
     (rule,) = [r for r in report["rules"] if r["metric"] == "p95_ttft_ms"]
-    assert rule["passed"] is False and rule["value"] >= 500
-    assert rule["reason"].startswith("p95_ttft_ms ") and rule["reason"].endswith(" > 400")
+    assert rule["passed"] is False and rule["value"] >= 1200
+    assert rule["reason"].startswith("p95_ttft_ms ") and rule["reason"].endswith(" > 1000")
 
 
 def test_a_cut_stream_errors_its_turn_and_the_turns_after_are_not_evaluated(
@@ -279,7 +280,7 @@ def test_a_stall_past_the_idle_timeout_is_an_error_within_the_bound(
     assert time.monotonic() - started < 15
     assert code == 1, out
     chat = by_id(report)["refund-chat"]
-    stalled = "endpoint error: idle timeout: no bytes for 0.8 s (endpoint.idle_timeout_s, 1 attempt)"
+    stalled = "endpoint error: idle timeout: no bytes for 2 s (endpoint.idle_timeout_s, 1 attempt)"
     assert chat["status"] == "error"
     assert chat["failed_conditions"] == [f"turn 2: {stalled}"]
     assert [t["status"] for t in chat["turns"]] == ["pass", "error"]
@@ -378,7 +379,7 @@ def test_against_a_baseline_timing_ratios_pair_the_turns(ws: Path, capsys: pytes
     code, _, out = _run(ws, capsys, Service(first_token_s=0.05), "openai")
     assert code == 0, out
     (ws / "report.json").rename(ws / "baseline.json")
-    with _serve(Service(first_token_s=0.45), "openai") as server:
+    with _serve(Service(first_token_s=1.2), "openai") as server:
         config = write_config(ws, server.url, CASES, case_rules=CASE_RULES, endpoint=OPENAI)
         data = yaml.safe_load(config.read_text(encoding="utf-8"))
         data["gate"]["regression"] = {"p95_ttft_ratio": "<= 2"}
