@@ -449,14 +449,9 @@ class EndpointClient:
 
     def _read_stream_raw(self, response: urllib3.BaseHTTPResponse, limit: deadline.Deadline) -> bytes:
         """A streamed reply's bytes up to max_response_bytes (probe assembles its events afterwards)."""
-        cap = self.config.max_response_bytes
         chunks: list[bytes] = []
-        size = 0
         try:
-            for chunk in _body_chunks(response):
-                size += len(chunk)
-                if size > cap:
-                    raise _Attempt("size", f"reply over {cap} bytes", retry=False)
+            for chunk in _capped_chunks(response, self.config.max_response_bytes):
                 chunks.append(chunk)
                 if time.monotonic() > limit.expires:
                     break
@@ -554,26 +549,28 @@ class EndpointClient:
 
         No bytes for `idle_timeout_s` is an idle timeout; the attempt's deadline bounds the whole stream
         and `max_response_bytes` its size; an error event or a stream cut before its end is a case error."""
-        cap = self.config.max_response_bytes
         _idle(response, min(self.config.idle_timeout_s, max(0.001, limit.remaining())))
         events = stream.parser(kind)
         assembly = stream.Assembly(self.config.response, excerpt=lambda b: mask(error_excerpt(b), self._secrets))
         chunks: list[bytes] = []
-        size = 0
         ttft_ms: float | None = None
+
+        def took_end(parsed: list[stream.Event]) -> bool:
+            """Take the events in order, timing the first answer text; True at the stream's end event."""
+            nonlocal ttft_ms
+            for event in parsed:
+                ended = assembly.add(event)
+                if ttft_ms is None and assembly.first_answer:
+                    ttft_ms = round((time.monotonic() - sent_at) * 1000, 1)
+                if ended:
+                    return True
+            return False
+
         ended = False
         try:
-            for chunk in _body_chunks(response):
-                size += len(chunk)
-                if size > cap:
-                    raise _Attempt("size", f"reply over {cap} bytes", retry=False)
+            for chunk in _capped_chunks(response, self.config.max_response_bytes):
                 chunks.append(chunk)
-                for event in events.feed(chunk):
-                    ended = assembly.add(event)
-                    if ttft_ms is None and assembly.first_answer:
-                        ttft_ms = round((time.monotonic() - sent_at) * 1000, 1)
-                    if ended:
-                        break
+                ended = took_end(events.feed(chunk))
                 if ended:
                     break
                 if time.monotonic() > limit.expires:
@@ -581,12 +578,7 @@ class EndpointClient:
             if limit.fired is not None:
                 raise _cut_off(limit)
             if not ended:
-                for event in events.close():
-                    ended = assembly.add(event)
-                    if ttft_ms is None and assembly.first_answer:
-                        ttft_ms = round((time.monotonic() - sent_at) * 1000, 1)
-                    if ended:
-                        break
+                took_end(events.close())
                 assembly.check_end()
         except stream.StreamFault as fault:
             raise _Attempt("stream", str(fault), retry=False, body=b"".join(chunks)) from None
@@ -608,12 +600,8 @@ class EndpointClient:
         if declared and declared.isdigit() and int(declared) > cap:
             raise _Attempt("size", f"reply over {cap} bytes", retry=False)
         chunks: list[bytes] = []
-        size = 0
         try:
-            for chunk in _body_chunks(response):
-                size += len(chunk)
-                if size > cap:
-                    raise _Attempt("size", f"reply over {cap} bytes", retry=False)
+            for chunk in _capped_chunks(response, cap):
                 chunks.append(chunk)
                 if time.monotonic() > expires:
                     raise _Attempt("timeout", "timeout", retry=True)
@@ -640,6 +628,16 @@ def _idle(response: urllib3.BaseHTTPResponse, seconds: float) -> None:
         sock = getattr(getattr(reader, "raw", None), "_sock", None)
     if isinstance(sock, socket.socket):
         sock.settimeout(seconds)
+
+
+def _capped_chunks(response: urllib3.BaseHTTPResponse, cap: int) -> Iterator[bytes]:
+    """`_body_chunks` up to `cap` bytes in all; past it, a size error (nothing more is read)."""
+    size = 0
+    for chunk in _body_chunks(response):
+        size += len(chunk)
+        if size > cap:
+            raise _Attempt("size", f"reply over {cap} bytes", retry=False)
+        yield chunk
 
 
 def _body_chunks(response: urllib3.BaseHTTPResponse) -> Iterator[bytes]:
