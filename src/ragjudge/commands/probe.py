@@ -239,17 +239,6 @@ def _excerpt(text: str, limit: int = TEXT_CHARS) -> str:
     return json.dumps(flat if len(flat) <= limit else flat[: limit - 1] + "…", ensure_ascii=False)
 
 
-_REPLY_KEYS = (
-    "answer",
-    "refused",
-    "confidence",
-    "retrieved",
-    "retrieved_ids",
-    "citations",
-    "cost_usd",
-    "latency_ms",
-    "conversation_id",
-)
 _SHOWN_WHEN_THERE = frozenset({"conversation_id"})
 """Keys only some services have: shown when mapped or present, not as `nothing` on every probe."""
 _FIND: dict[str, tuple[str, ...]] = {
@@ -287,11 +276,11 @@ def _show_mapping(
 ) -> int:
     from ragjudge.endpoint.answer_check import describe_flag, did_you_mean, is_certain
     from ragjudge.endpoint.coverage import mapping_warnings
-    from ragjudge.endpoint.reply import DEFAULT_KEYS, ReplyShapeError, is_missing, locate
+    from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS, ReplyShapeError, is_missing, locate
 
     print("\nmapping (endpoint.response)", file=out)
     suggested: dict[str, str] = {}
-    for key in _REPLY_KEYS:
+    for key in REPLY_LEVEL_KEYS:
         value, path = locate(data, mapping, key)
         mapped = getattr(mapping, key)
         if is_missing(value) and key in _SHOWN_WHEN_THERE and not mapped:

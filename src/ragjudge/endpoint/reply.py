@@ -42,6 +42,20 @@ DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
 }
 """What each mapping key reads when it is not mapped (the first key present and not null)."""
 
+REPLY_LEVEL_KEYS = (
+    "answer",
+    "refused",
+    "confidence",
+    "retrieved",
+    "retrieved_ids",
+    "citations",
+    "cost_usd",
+    "latency_ms",
+    "conversation_id",
+)
+"""The mapping keys read at the reply's top level (`retrieved_id`, `retrieved_text`, `retrieved_title` are read
+inside each passage)."""
+
 
 def _step(node: Any, part: str) -> Any:
     if isinstance(node, dict) and part in node:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragjudge.config.model import ResponseMapping
-from ragjudge.endpoint.reply import DEFAULT_KEYS, dig, is_missing
+from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS, dig, is_missing
 from ragjudge.safetext import clean_data, clean_text
 
 SSE_TYPES = ("text/event-stream",)
@@ -34,17 +34,9 @@ END_EVENT = "end"
 """LangServe's last event: a stream with named events must end with it."""
 ERROR_EVENT = "error"
 
-_LOOKED_UP = (
-    "refused",
-    "confidence",
-    "retrieved",
-    "retrieved_ids",
-    "citations",
-    "cost_usd",
-    "latency_ms",
-    "conversation_id",
-)
-"""The reply-level mapping keys looked up in every event (the last event where one resolves wins)."""
+_LOOKED_UP = tuple(key for key in REPLY_LEVEL_KEYS if key != "answer")
+"""The reply-level mapping keys looked up in every event (the last event where one resolves wins); the answer is
+gathered on its own (deltas, or the last answer sent)."""
 
 
 @dataclass(frozen=True)
