@@ -12,8 +12,9 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ragjudge.cases import Case, Dialogue, rehearsal
+from ragjudge.cases import Case, rehearsal
 from ragjudge.endpoint.client import EndpointClient
+from ragjudge.endpoint.dialogue import ask_turns
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.judge.interface import Judge, Judgement
 
@@ -132,15 +133,8 @@ def run_sample(
             (every turn is one observation; a turn with no reply ends the conversation)."""
             if not case.turns:
                 return [(case, ask(arm, case))]
-            asked: list[tuple[Case, EndpointResult]] = []
-            dialogue = Dialogue()
-            for turn in case.turns:
-                this = dialogue.ask(turn)
-                result = ask(arm, this)
-                asked.append((this, result))
-                if result.trace is None:
-                    break
-                dialogue.answered(this, result.trace.answer, result.trace.conversation_id)
+            asked = ask_turns(case, lambda turn: ask(arm, turn))
+            assert asked is not None  # `ask` always gives a result: the canary has no stop mid-case
             return asked
 
         futures = [(arm, calls.submit(call, arm, case)) for case in cases for arm in ARMS]

@@ -16,7 +16,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from ragjudge.cases import Case, Dialogue, rehearsal
+from ragjudge.cases import Case, rehearsal
+from ragjudge.endpoint.dialogue import ask_turns
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.scoring import CaseResult, score_case, score_conversation
@@ -186,23 +187,6 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
                 judging.append(judged[case.id])
             return result if plan.keep_passage_text else _without_passage_text(result)
 
-        def converse(case: Case) -> list[tuple[Case, EndpointResult]] | None:
-            """A conversation's turns, in order, each asked with the conversation so far; None if stopped.
-
-            A turn with no reply ends it: the next turn would be asked without the answer it follows."""
-            asked: list[tuple[Case, EndpointResult]] = []
-            dialogue = Dialogue()
-            for turn in case.turns:
-                this = dialogue.ask(turn)
-                result = call(this)
-                if result is None:
-                    return None
-                asked.append((this, result))
-                if result.trace is None:
-                    break
-                dialogue.answered(this, result.trace.answer, result.trace.conversation_id)
-            return asked
-
         def scored(case: Case, reply: EndpointResult) -> CaseResult | None:
             judgement = _outcome(judged[case.id]) if case.id in judged else None
             if case.id in judged and judgement is None:
@@ -212,7 +196,7 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
         Replied = EndpointResult | list[tuple[Case, EndpointResult]]
 
         def evaluate(case: Case) -> Replied | None:
-            return converse(case) if case.turns else call(case)
+            return ask_turns(case, call) if case.turns else call(case)
 
         calls: list[tuple[Case, Future[Replied | None]]] = [(c, endpoints.submit(evaluate, c)) for c in plan.cases]
         results = []
