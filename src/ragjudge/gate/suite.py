@@ -223,19 +223,27 @@ class CaseFigures:
     """The reply's time to the first token, when it was streamed."""
 
 
-def _usage(case: SuiteCase, figures: CaseFigures | None) -> tuple[float | None, float, int, int, int]:
-    """(endpoint cost, judge cost, judge calls, cache hits, judge tokens) of a case over every run; of a
-    conversation that was not repeated, over its turns."""
-    if case.runs:
-        run_costs = [run.endpoint_cost_usd for run in case.runs if run.endpoint_cost_usd is not None]
-        return (
-            sum(run_costs) if run_costs else None,
-            sum(run.judge_cost_usd for run in case.runs),
-            sum(run.judge_calls for run in case.runs),
-            sum(run.judge_cache_hits for run in case.runs),
-            sum(run.judge_tokens for run in case.runs),
-        )
-    parts = [figures_of(t) for t in case.turns] if case.turns else [figures] if figures else []
+Usage = tuple[float | None, float, int, int, int]
+"""(endpoint cost, judge cost, judge calls, cache hits, judge tokens): None when the endpoint reported no cost."""
+
+
+def _runs_usage(runs: Sequence[RunRecord]) -> Usage:
+    """What every run of a repeated case (or conversation) used."""
+    costs = [run.endpoint_cost_usd for run in runs if run.endpoint_cost_usd is not None]
+    return (
+        sum(costs) if costs else None,
+        sum(run.judge_cost_usd for run in runs),
+        sum(run.judge_calls for run in runs),
+        sum(run.judge_cache_hits for run in runs),
+        sum(run.judge_tokens for run in runs),
+    )
+
+
+def _usage(case: SuiteCase, parts: Sequence[CaseFigures]) -> Usage:
+    """A case's usage from its figures (`parts`: its own, or a conversation's turns'); a repeated conversation's
+    from its runs (its turns are the kept run's only)."""
+    if case.turns and case.runs:
+        return _runs_usage(case.runs)
     costs = [f.cost_usd for f in parts if f.cost_usd is not None]
     return (
         sum(costs) if costs else None,
@@ -246,22 +254,12 @@ def _usage(case: SuiteCase, figures: CaseFigures | None) -> tuple[float | None, 
     )
 
 
-def units(cases: Sequence[SuiteCase]) -> list[SuiteCase]:
-    """What the suite's reply figures count: every single case, and every asked turn of a conversation."""
-    return [unit for case in cases for unit in (case.turns or (case,))]
-
-
 def figures_of(case: SuiteCase) -> CaseFigures:
     reply = case.reply
     # A judgement counts only beside the reply it judged.
     judged = case.judged if reply is not None else None
     if case.runs:  # usage counts every run
-        run_costs = [run.endpoint_cost_usd for run in case.runs if run.endpoint_cost_usd is not None]
-        cost = sum(run_costs) if run_costs else None
-        judge_cost = sum(run.judge_cost_usd for run in case.runs)
-        calls = sum(run.judge_calls for run in case.runs)
-        hits = sum(run.judge_cache_hits for run in case.runs)
-        tokens = sum(run.judge_tokens for run in case.runs)
+        cost, judge_cost, calls, hits, tokens = _runs_usage(case.runs)
         first_latency = case.runs[0].latency_ms
     else:
         cost = reply.cost_usd if reply is not None else None
@@ -300,9 +298,11 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
     passed = sum(c.status == "pass" for c in cases)
     failed = sum(c.status == "fail" for c in cases)
     errored = sum(c.status == "error" for c in cases)
-    # Reply figures count turns (a conversation's turns are each a reply); pass counts count cases.
-    figures = [figures_of(c) for c in units(cases)]
-    usage = [_usage(c, None if c.turns else figures_of(c)) for c in cases]
+    # Reply figures count every single case and every asked turn of a conversation; pass counts count cases,
+    # and usage is summed per case.
+    by_case = [[figures_of(u) for u in (c.turns or (c,))] for c in cases]
+    figures = [f for parts in by_case for f in parts]
+    usage = [_usage(c, parts) for c, parts in zip(cases, by_case, strict=True)]
     asked = len(figures)
     replied = [f for f in figures if f.replied]
     latencies = [f.latency_ms for f in figures if f.latency_ms is not None]
