@@ -424,3 +424,22 @@ def test_four_missed_points_name_three_and_count_the_rest() -> None:
         'answer_correctness 0.00 < 0.80 (misses a reference point: "p0"; misses a reference point: "p1"; '
         'misses a reference point: "p2" and 1 more)'
     )
+
+
+def test_a_conversation_puts_its_errored_turns_reasons_first_and_names_the_turns_not_asked() -> None:
+    from ragjudge.gate.scoring import score_conversation
+
+    turns = tuple(
+        dataclasses.replace(make_case(f"chat turn {n}", f"q{n}", must_mention=["30 days"]), turn=n) for n in (1, 2, 3)
+    )
+    chat = dataclasses.replace(make_case("chat", "q1"), turns=turns)
+    first = score_case(turns[0], ok_result(make_trace("Refunds take a week.", [])), None, [])
+    second = score_case(turns[1], error_result("endpoint error: HTTP 500 after 3 attempts"), None, [])
+    result = score_conversation(chat, [first, second])
+    assert (first.status, second.status, result.status) == ("fail", "error", "error")
+    assert result.failed_conditions == (
+        "turn 2: endpoint error: HTTP 500 after 3 attempts",
+        'turn 1: missing required detail: "30 days"',
+        "turns 3 to 3: not evaluated: turn 2 got no reply, and this turn follows it",
+    )
+    assert result.endpoint is second.endpoint and result.turns == (first, second)

@@ -319,15 +319,13 @@ def score_conversation(case: Case, turns: Sequence[CaseResult]) -> CaseResult:
     """A conversation from its asked turns: `error` if any turn errors, else `fail` if any fails; its conditions
     are the turns', each prefixed `turn N: `; its metrics the mean over the turns that have one."""
     assert turns, "a conversation is scored from at least its first turn"
-    conditions = tuple(f"turn {t.case.turn}: {c}" for t in turns for c in t.failed_conditions)
-    if len(turns) < len(case.turns):
-        conditions += (f"turns {len(turns) + 1} to {len(case.turns)}: {not_evaluated_reason(len(turns))}",)
     statuses = {t.status for t in turns}
     status: Status = "error" if "error" in statuses else "fail" if "fail" in statuses else "pass"
-    if status == "error":
-        # The reasons it could not be evaluated come first, as for a single case.
-        errors = tuple(f"turn {t.case.turn}: {c}" for t in turns if t.status == "error" for c in t.failed_conditions)
-        conditions = errors + tuple(c for c in conditions if c not in errors)
+    # The errored turns' reasons come first, as a single case's reasons it could not be evaluated do.
+    ordered = sorted(turns, key=lambda t: t.status != "error")
+    conditions = tuple(f"turn {t.case.turn}: {c}" for t in ordered for c in t.failed_conditions)
+    if len(turns) < len(case.turns):
+        conditions += (f"turns {len(turns) + 1} to {len(case.turns)}: {not_evaluated_reason(len(turns))}",)
     keys = dict.fromkeys(k for t in turns for k in t.metrics)
     metrics: dict[str, float | None] = {}
     for key in keys:
