@@ -118,11 +118,11 @@ class PointAgreement:
 
     @property
     def agreement(self) -> float | None:
-        return self.agreed / self.n if self.n else None
+        return VerdictAgreement(self.n, self.agreed).agreement
 
     @property
     def ci95(self) -> tuple[float, float] | None:
-        return tuple(wilson_interval(self.agreed, self.n, z=Z95)) if self.n else None  # type: ignore[return-value]
+        return VerdictAgreement(self.n, self.agreed).ci95
 
     @property
     def kappa(self) -> float | None:
