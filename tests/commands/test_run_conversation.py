@@ -394,3 +394,31 @@ def test_against_a_baseline_timing_ratios_pair_the_turns(ws: Path, capsys: pytes
     assert ratio["test"] == "paired bootstrap of the ratio over 5 replies (conversations by turn) (2000 resamples)"
     (rule,) = [r for r in report["comparison"]["rules"] if r["metric"] == "p95_ttft_ratio"]
     assert rule["passed"] is False
+
+
+def test_probe_on_a_conversation_runs_its_turns_carrying_the_conversation_id(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service = Service()
+    with _serve(service, "stateful") as server:
+        write_config(ws, server.url, CASES, case_rules=CASE_RULES, suite_rules=SUITE_RULES, endpoint=STATEFUL)
+        outcome = run(capsys, "probe", "--case", "refund-chat")
+    assert outcome.code == 0, outcome.out
+    lines = outcome.out.splitlines()
+    assert [line for line in lines if line.startswith("== ")] == [
+        "== refund-chat: turn 1 of 2",
+        "== refund-chat: turn 2 of 2",
+    ]
+    assert lines.count("result: the reply maps cleanly") == 2
+    assert [b["conversation_id"] for b in service.seen] == [None, "conv-1"]
+    assert "  conversation_id for the next turn: conv-1" in lines
+
+
+def test_probe_stops_a_conversation_at_a_turn_with_no_answer(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    service = Service(cut_on=Q_RETURN)
+    with _serve(service, "openai") as server:
+        write_config(ws, server.url, CASES, case_rules=CASE_RULES, suite_rules=SUITE_RULES, endpoint=OPENAI)
+        outcome = run(capsys, "probe", "--case", "refund-chat")
+    assert outcome.code == 1
+    assert "turns 2 to 2 not sent: turn 1 gave no answer" in outcome.out
+    assert len(service.seen) == 1

@@ -75,14 +75,8 @@ def _probe_conversation(out: TextIO, config: Config, client: Any, case: Case, se
     for turn in case.turns:
         print(f"== {case.id}: turn {turn.turn} of {len(case.turns)}", file=out)
         this = dialogue.ask(turn)
-        code, raw = _probe(out, config, client, this, secrets)
+        code, trace = _probe(out, config, client, this, secrets)
         worst = max(worst, code)
-        trace = None
-        if raw is not None and raw.status < 400:
-            try:
-                trace = client.read(raw)
-            except ValueError:
-                trace = None
         if trace is None:
             if turn.turn < len(case.turns):
                 print(
@@ -96,19 +90,19 @@ def _probe_conversation(out: TextIO, config: Config, client: Any, case: Case, se
     return worst
 
 
-def _probe(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[str, ...]) -> tuple[int, Any]:
-    """One request and what its reply maps to: the exit code, and the raw reply (None when none came)."""
+def _probe(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[str, ...]) -> tuple[int, Trace | None]:
+    """One request and what its reply maps to: the exit code, and the reply as read (None when it could not be)."""
     rendered_url, body = client.render(case)
     _show_request(out, config, rendered_url, client.request_headers(body), body, secrets)
     raw = client.fetch_once(rendered_url, body)  # EvaluationError (exit 3) when unreachable
     data = _show_reply(out, raw, secrets)
     if raw.status >= 400:
-        return _show_http_error(out, client, config, rendered_url, raw, data, secrets), raw
+        return _show_http_error(out, client, config, rendered_url, raw, data, secrets), None
     try:
         streamed = client.assembled(raw)
     except ValueError as exc:
         print(f"\nresult: endpoint error: {exc}", file=out)
-        return int(ExitCode.GATE_FAILED), raw
+        return int(ExitCode.GATE_FAILED), None
     if streamed is not None:
         from ragjudge.endpoint.client import mask
 
@@ -122,8 +116,8 @@ def _probe(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[
         elif data is _TOO_DEEP:
             kind = f"nested more than {MAX_DEPTH} deep"
         print(f"\nresult: the reply is {kind}: ragjudge reads JSON objects", file=out)
-        return int(ExitCode.GATE_FAILED), raw
-    return _show_mapping(out, client, raw, data, config.endpoint.response, case, secrets), raw
+        return int(ExitCode.GATE_FAILED), None
+    return _show_mapping(out, client, raw, data, config.endpoint.response, case, secrets)
 
 
 def _show_http_error(
@@ -273,7 +267,9 @@ def _show_mapping(
     mapping: ResponseMapping,
     case: Case,
     secrets: tuple[str, ...],
-) -> int:
+) -> tuple[int, Trace | None]:
+    """The mapping key by key, the reply as read, and what is wrong with it: the exit code, and the reply as read
+    (None when it could not be)."""
     from ragjudge.endpoint.answer_check import describe_flag, did_you_mean, is_certain
     from ragjudge.endpoint.coverage import mapping_warnings
     from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS, ReplyShapeError, is_missing, locate
@@ -304,7 +300,7 @@ def _show_mapping(
     except (ReplyShapeError, ValueError) as exc:
         _suggest_yaml(out, mapping, suggested)
         print(f"\nresult: mapping error: {exc}", file=out)
-        return int(ExitCode.GATE_FAILED)
+        return int(ExitCode.GATE_FAILED), None
     _show_trace(out, trace)
     warnings = [
         w for w in mapping_warnings([(case.id, trace)], mapping) if not w.startswith("endpoint.response.answer")
@@ -332,9 +328,9 @@ def _show_mapping(
     _suggest_yaml(out, mapping, suggested)
     if warnings:
         print("\nresult: the reply maps, with the warnings above", file=out)
-        return int(ExitCode.GATE_FAILED)
+        return int(ExitCode.GATE_FAILED), trace
     print("\nresult: the reply maps cleanly", file=out)
-    return int(ExitCode.PASSED)
+    return int(ExitCode.PASSED), trace
 
 
 def _describe_value(value: Any) -> str:
