@@ -172,16 +172,13 @@ def _replies(pairs: Sequence[Pair]) -> list[tuple[CaseBlock | TurnBlock, CaseBlo
 
 def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
     unit = "cases"
-    if metric == P95_LATENCY:
+    if metric in (P95_LATENCY, P95_TTFT):
         replies = _replies(pairs)
-        now, base = _values(replies, _latency)
-        statistic, what = stats.p95_ratio, "p95 latency"
-        unit = "cases" if len(replies) == len(pairs) else "replies (conversations by turn)"
-    elif metric == P95_TTFT:
-        replies = _replies(pairs)
-        now, base = _values(replies, _ttft)
-        statistic, what = stats.p95_ratio, "p95 time to first token"
-        unit = "cases" if len(replies) == len(pairs) else "replies (conversations by turn)"
+        now, base = _values(replies, _latency if metric == P95_LATENCY else _ttft)
+        statistic = stats.p95_ratio
+        what = "p95 latency" if metric == P95_LATENCY else "p95 time to first token"
+        if len(replies) != len(pairs):
+            unit = "replies (conversations by turn)"
     else:
         now, base = _values(pairs, _first_cost)
         statistic, what = stats.total_ratio, "endpoint cost"
