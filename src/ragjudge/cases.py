@@ -305,11 +305,14 @@ def rehearsal(case: Case) -> list[Case]:
     ]
 
 
+def questions_key(questions: Sequence[str]) -> str:
+    """What two cases share when one duplicates the other: their questions (one, or a conversation's every
+    question), normalised."""
+    return "\x1f".join(normalize_question(q) for q in questions)
+
+
 def dedupe_key(case: Case) -> str:
-    """What two cases share when one duplicates the other: the question, or a conversation's every question."""
-    if case.turns:
-        return "\x1f".join(normalize_question(t.question) for t in case.turns)
-    return normalize_question(case.question)
+    return questions_key([t.question for t in case.turns] if case.turns else [case.question])
 
 
 TOO_DEEP = "nested too deeply to read (lists or mappings hundreds of levels deep)"

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from ragjudge.cases import normalize_question, read_items
+from ragjudge.cases import questions_key, read_items
 from ragjudge.errors import CaseFileError
 from ragjudge.outpaths import check_output_paths
 
@@ -32,7 +32,7 @@ def _key(data: Any) -> str | None:
     texts = [q for q in questions if isinstance(q, str) and q.strip()]
     if not texts or len(texts) != len(questions):
         return None
-    return "\x1f".join(normalize_question(q) for q in texts)
+    return questions_key(texts)
 
 
 def handle(args: argparse.Namespace) -> int:
