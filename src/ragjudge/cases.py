@@ -260,17 +260,23 @@ def template_variables(case: Case) -> dict[str, Any]:
     """What an endpoint template sees for one request: `question`, `case`, and the conversation so far.
 
     `messages` is the OpenAI-style list (earlier questions and the service's own answers, then this
-    question); `history` is the same without this question; `turn` counts from 1 (1 for one question);
+    question); `history` is the same without this question; `ui_messages` is `messages` as the AI SDK's
+    UIMessages (`{id, role, parts: [{type: "text", text}]}`); `turn` counts from 1 (1 for one question);
     `conversation_id` is what the service called the conversation last (None on a first turn)."""
     history: list[dict[str, str]] = []
     for exchange in case.history:
         history.append({"role": "user", "content": exchange.question})
         history.append({"role": "assistant", "content": exchange.answer})
+    messages = [*history, {"role": "user", "content": case.question}]
     return {
         "question": case.question,
         "case": case.as_template_context(),
         "history": history,
-        "messages": [*history, {"role": "user", "content": case.question}],
+        "messages": messages,
+        "ui_messages": [
+            {"id": f"{case.id}-{i}", "role": m["role"], "parts": [{"type": "text", "text": m["content"]}]}
+            for i, m in enumerate(messages, 1)
+        ],
         "turn": case.turn or 1,
         "conversation_id": case.conversation_id,
     }

@@ -354,7 +354,7 @@ def test_a_streamed_reply_is_shown_assembled_and_mapped(ws: Path, capsys: pytest
 def test_a_cut_stream_is_an_endpoint_error_in_probe(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     chunk = json.dumps({"object": "chat.completion.chunk", "choices": [{"delta": {"content": "Refu"}}]})
     with RawServer(lambda _request: _sse_reply([chunk])) as server:
-        configure(ws, server.url, response={"answer_delta": "choices.0.delta.content"})
+        configure(ws, server.url, protocol="openai-chat")
         code, out, _err = probe(capsys)
     assert "\nresult: endpoint error: stream ended before its end (1 events, 4 characters)\n" in out
     assert code == 1

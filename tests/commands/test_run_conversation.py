@@ -133,12 +133,19 @@ class Service:
 OPENAI = {
     "body": '{"model": "support", "messages": {{ messages | tojson }}, "stream": true}',
     "idle_timeout_s": 2,
-    "response": {"answer_delta": "choices.0.delta.content", "retrieved": "references"},
+    "protocol": "openai-chat",
+    "response": {"retrieved": "references"},
 }
 STATEFUL = {
     "body": '{"message": {{ question | tojson }}, "conversation_id": {{ conversation_id | tojson }}}',
     "idle_timeout_s": 2,
-    "response": {"answer_delta": "text", "retrieved": "passages", "conversation_id": "conversation_id"},
+    # The README's declared protocol for a `retrieval` / `token` / `done` service, with this one's `end`.
+    "protocol": {
+        "text": {"event": "token", "path": "text"},
+        "passages": {"event": "retrieval", "path": "passages"},
+        "conversation_id": {"event": "done", "path": "conversation_id"},
+        "end": {"event": "end"},
+    },
 }
 CASE_RULES = {"context_recall": ">= 1.0", "ttft_ms": "<= 5000"}
 # Bounds with room for a loaded 2-core machine: the service sends its first token after 50 ms.

@@ -52,7 +52,7 @@ def test_an_openai_stream_is_assembled_judged_and_timed(ws: Path, capsys: pytest
     endpoint: dict[str, Any] = {
         "body": OPENAI_BODY,
         "idle_timeout_s": 0.8,
-        "response": {"answer_delta": "choices.0.delta.content"},
+        "protocol": "openai-chat",
     }
     with ResponderServer(_chat) as server:
         write_config(
@@ -128,7 +128,7 @@ def test_a_langserve_stream_reads_passages_from_its_first_event(ws: Path, capsys
     assert got["refund"]["metrics"]["context_recall"] == 1.0
     assert got["broken"]["status"] == "error"
     assert got["broken"]["failed_conditions"] == [
-        'endpoint error: the stream sent an error event: {"message":"Internal Server Error"}'
+        "endpoint error: the stream sent an error event: Internal Server Error"
     ]
 
 

@@ -13,6 +13,7 @@ from ragjudge.config.model import (
     DEFAULT_SUITE_RULES,
     load_config,
 )
+from ragjudge.config.protocol import ProtocolConfig
 from ragjudge.errors import ConfigError
 
 SECRET = "sk-live-0123456789abcdef"
@@ -571,7 +572,8 @@ def test_an_unknown_preset_exits_2_naming_the_key_and_the_choices(tmp_path, caps
     code, out, err = run_cli(capsys, "--config", str(cfg))
     assert (code, out) == (2, "")
     assert err.splitlines()[0] == (
-        f"ragjudge: error: {cfg}: endpoint.preset: Input should be 'openai-chat' or 'langserve'"
+        f"ragjudge: error: {cfg}: endpoint.preset: Input should be "
+        "'openai-chat', 'openai-responses', 'ai-sdk' or 'langserve'"
     )
 
 
@@ -594,13 +596,16 @@ def test_a_preset_fills_body_and_response_and_what_is_given_wins(tmp_path):
     assert endpoint.body == '{"model": {{ model | tojson }}, "messages": {{ messages | tojson }}, "stream": true}'
     assert (endpoint.response.answer, endpoint.response.answer_delta, endpoint.response.retrieved) == (
         "reply",
-        "choices.0.delta.content",
+        None,
         "references",
     )
-    write(cfg, "endpoint:\n  preset: langserve\n")
-    response = load_config(cfg).endpoint.response
+    assert endpoint.protocol == "openai-chat"  # the preset declares the protocol of its name
+    write(cfg, "endpoint:\n  preset: langserve\n  protocol: {extends: langserve, end: {event: done}}\n")
+    endpoint = load_config(cfg).endpoint
+    response = endpoint.response
+    assert isinstance(endpoint.protocol, ProtocolConfig)  # a given protocol wins
     assert (response.answer_delta, response.retrieved, response.retrieved_id, response.retrieved_text) == (
-        "answer",
+        None,
         "context",
         "metadata.source",
         "page_content",

@@ -28,12 +28,12 @@ def openai_chunk(content: str | None, finish: str | None = None) -> dict[str, An
 
 OPENAI = {"response": {"answer_delta": "choices.0.delta.content"}}
 LANGSERVE = {
+    "protocol": "langserve",
     "response": {
-        "answer_delta": "answer",
         "retrieved": "context",
         "retrieved_id": "metadata.source",
         "retrieved_text": "page_content",
-    }
+    },
 }
 CONTEXT = [
     {"page_content": "Refunds are issued within 30 days.", "metadata": {"source": "doc-1"}, "type": "Document"},
@@ -108,7 +108,7 @@ def test_an_ndjson_error_line_is_a_case_error_quoting_it(serve, make_client, mak
     server = serve(lambda ex: ex.stream(list(lines), content_type="application/x-ndjson"))
     result = _client(make_client, server.url, response={"answer_delta": "delta"}).call(make_case())
     assert result.trace is None
-    assert result.error == 'endpoint error: the stream sent an error event: {"error":"model overloaded"}'
+    assert result.error == "endpoint error: the stream sent an error event: model overloaded"
 
 
 def test_a_langserve_stream_reads_its_passages_from_the_first_data_event(serve, make_client, make_case) -> None:
@@ -130,14 +130,25 @@ def test_an_error_event_in_a_200_is_a_case_error_quoting_it(serve, make_client, 
     server = serve(lambda ex: ex.stream(pieces))
     result = _client(make_client, server.url, **LANGSERVE).call(make_case())
     assert result.trace is None
-    assert result.error == 'endpoint error: the stream sent an error event: {"message":"Internal Server Error"}'
+    assert result.error == "endpoint error: the stream sent an error event: Internal Server Error"
 
 
 def test_an_openai_stream_cut_before_done_is_an_exact_error(serve, make_client, make_case) -> None:
     server = serve(lambda ex: ex.stream(openai_stream("Refunds ", "take", done=False)))
-    result = _client(make_client, server.url, **OPENAI).call(make_case())
+    result = _client(make_client, server.url, protocol="openai-chat").call(make_case())
     assert result.trace is None
     assert result.error == "endpoint error: stream ended before its end (3 events, 12 characters)"
+
+
+def test_an_undeclared_openai_stream_ends_at_its_close_and_says_what_it_looks_like(
+    serve, make_client, make_case
+) -> None:
+    server = serve(lambda ex: ex.stream(openai_stream("Refunds ", "take", done=False)))
+    result = _client(make_client, server.url, **OPENAI).call(make_case())
+    assert result.error is None and result.trace is not None and result.trace.stream is not None
+    assert result.trace.answer == "Refunds take"
+    assert (result.trace.stream.protocol, result.trace.stream.suggestion) == ("generic", "openai-chat")
+    assert result.trace.stream.looks_like == "OpenAI Chat Completions chunks"
 
 
 def test_a_named_event_stream_cut_before_end_is_an_exact_error(serve, make_client, make_case) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragjudge.config.model import ResponseMapping
+from ragjudge.endpoint.protocols import BUILTIN, Protocol
 from ragjudge.endpoint.reply import parse_reply
 from ragjudge.endpoint.stream import Assembly, Event, NdjsonParser, SseParser, StreamFault, stream_kind
 
@@ -90,8 +91,8 @@ def test_the_stream_kind(setting: str, content_type: str | None, kind: str | Non
     assert stream_kind(setting, content_type) == kind
 
 
-def _assemble(mapping: ResponseMapping, events: list[Event]) -> Assembly:
-    assembly = Assembly(mapping)
+def _assemble(mapping: ResponseMapping, events: list[Event], protocol: Protocol | None = None) -> Assembly:
+    assembly = Assembly(mapping, protocol=protocol)
     for event in events:
         if assembly.add(event):
             break
@@ -130,17 +131,27 @@ def test_non_json_data_is_text_when_no_delta_is_mapped() -> None:
     assert parse_reply(assembly.reply(), ResponseMapping(), 1.0).answer == "Refunds take 30 days."
 
 
-def test_openai_chunks_without_done_are_a_cut_stream() -> None:
-    mapping = ResponseMapping(answer_delta="choices.0.delta.content")
-    assembly = _assemble(mapping, [Event("", '{"choices": [{"delta": {"content": "Refu"}}]}')])
+def test_openai_chunks_without_done_are_a_cut_stream_when_the_protocol_is_declared() -> None:
+    mapping = ResponseMapping()
+    events = [Event("", '{"choices": [{"delta": {"content": "Refu"}}]}')]
+    assembly = _assemble(mapping, events, BUILTIN["openai-chat"])
     with pytest.raises(StreamFault, match=r"^stream ended before its end \(1 events, 4 characters\)$"):
         assembly.check_end()
+    # Undeclared, the same stream ends at its close: nothing is guessed from its shape.
+    undeclared = _assemble(ResponseMapping(answer_delta="choices.0.delta.content"), events)
+    undeclared.check_end()
+    assert undeclared.reply() == {"answer": "Refu"}
 
 
-def test_named_events_without_end_are_a_cut_stream() -> None:
-    assembly = _assemble(ResponseMapping(answer_delta="answer"), [Event("data", '{"answer": "Re"}')])
+def test_named_events_of_an_undeclared_protocol_end_at_the_close() -> None:
+    # A hand-written service whose last event is `done` (not LangServe's `end`) is whole when it closes.
+    events = [Event("token", '{"text": "Re"}'), Event("done", '{"conversation_id": "c-1"}')]
+    assembly = _assemble(ResponseMapping(answer_delta="text"), events)
+    assembly.check_end()
+    assert assembly.reply() == {"answer": "Re", "conversation_id": "c-1"}
+    declared = _assemble(ResponseMapping(), [Event("data", '{"answer": "Re"}')], BUILTIN["langserve"])
     with pytest.raises(StreamFault, match=r"^stream ended before its end \(1 events, 2 characters\)$"):
-        assembly.check_end()
+        declared.check_end()
 
 
 def test_an_unnamed_stream_with_no_end_marker_ends_at_close() -> None:
@@ -149,32 +160,71 @@ def test_an_unnamed_stream_with_no_end_marker_ends_at_close() -> None:
     assert assembly.reply() == {"answer": "ok"}
 
 
-def test_chat_completion_chunks_need_done_whatever_the_mapping() -> None:
-    chunk = '{"object": "chat.completion.chunk", "text": "Hi"}'
-    assembly = _assemble(ResponseMapping(answer_delta="text"), [Event("", chunk)])
-    with pytest.raises(StreamFault, match=r"^stream ended before its end \(1 events, 2 characters\)$"):
-        assembly.check_end()
-    done = _assemble(ResponseMapping(answer_delta="text"), [Event("", chunk), Event("", "[DONE]")])
-    done.check_end()
-    assert done.reply() == {"answer": "Hi"}
-
-
 def test_openai_chunks_that_give_their_finish_reason_end_without_done() -> None:
     # hayhooks 2.1 closes after the finish_reason chunk and sends no `[DONE]`.
-    mapping = ResponseMapping(answer_delta="choices.0.delta.content")
+    mapping = ResponseMapping()
     events = [
         Event("", '{"object": "chat.completion.chunk", "choices": [{"delta": {"content": "Refunds"}}]}'),
         Event("", '{"object": "chat.completion.chunk", "choices": [{"delta": {}, "finish_reason": "stop"}]}'),
     ]
-    assembly = _assemble(mapping, events)
+    assembly = _assemble(mapping, events, BUILTIN["openai-chat"])
     assembly.check_end()
     assert parse_reply(assembly.reply(), mapping, 1.0).answer == "Refunds"
+    assert assembly.finish_reason == "stop"
 
 
-def test_an_ndjson_error_line_is_an_error_event() -> None:
+def test_an_ndjson_error_line_is_a_fault_and_error_null_beside_data_is_not() -> None:
     parser = NdjsonParser()
     events = parser.feed(b'{"delta": "Re", "error": null}\n{"error": "model \\"m\\" not found"}\n') + parser.close()
-    assert events == [
-        Event("", '{"delta": "Re", "error": null}'),
-        Event("error", '{"error": "model \\"m\\" not found"}'),
+    assembly = Assembly(ResponseMapping(answer_delta="delta"), kind="ndjson")
+    assert assembly.add(events[0]) is False
+    with pytest.raises(StreamFault, match=r'^the stream sent an error event: model "m" not found$'):
+        assembly.add(events[1])
+
+
+def test_a_crlf_ending_one_chunk_with_the_next_data_line_in_the_next_chunk_is_one_event() -> None:
+    assert _sse(b"data: a\r", b"\ndata: b\r\n\r\n") == [Event("", "a\nb")]
+
+
+def test_an_ndjson_last_line_without_its_newline_is_kept() -> None:
+    parser = NdjsonParser()
+    assert parser.feed(b'{"d": "a"}\n{"d": "b"}') == [Event("", '{"d": "a"}')]
+    assert parser.close() == [Event("", '{"d": "b"}')]
+
+
+def test_a_byte_order_mark_at_the_start_is_dropped() -> None:
+    assert _sse('\ufeffdata: {"answer": "ok"}\n\n'.encode()) == [Event("", '{"answer": "ok"}')]
+    parser = NdjsonParser()
+    assert parser.feed(b"\xef\xbb") + parser.feed(b'\xbf{"d": 1}\n') == [Event("", '{"d": 1}')]
+
+
+def test_reading_stops_at_a_declared_end_and_nothing_after_it_is_answer() -> None:
+    events = [
+        Event("", '{"type": "text-delta", "id": "t", "delta": "Refunds."}'),
+        Event("", '{"type": "finish"}'),
+        Event("", '{"type": "text-delta", "id": "t", "delta": " And more."}'),
     ]
+    assembly = Assembly(ResponseMapping(), protocol=BUILTIN["ai-sdk"])
+    assert [assembly.add(e) for e in events[:2]] == [False, True]
+    assembly.check_end()
+    assert assembly.reply() == {"answer": "Refunds."}
+
+
+def test_a_stream_of_only_empty_deltas_is_an_empty_answer_only_when_it_ended_normally() -> None:
+    events = [Event("", '{"type": "text-delta", "id": "t", "delta": ""}'), Event("", '{"type": "finish"}')]
+    whole = _assemble(ResponseMapping(), events, BUILTIN["ai-sdk"])
+    whole.check_end()
+    trace = parse_reply(whole.reply(), ResponseMapping(), 1.0)
+    assert (trace.answer, trace.refused, trace.refused_by) == ("", True, "empty")
+    cut = _assemble(ResponseMapping(), events[:1], BUILTIN["ai-sdk"])
+    with pytest.raises(StreamFault, match=r"^stream ended before its end \(1 events, 0 characters\)$"):
+        cut.check_end()
+
+
+def test_an_ndjson_line_that_is_not_json_names_its_line() -> None:
+    parser = NdjsonParser()
+    events = parser.feed(b'{\n  "answer": "Refunds take 30 days."\n}\n') + parser.close()
+    assembly = Assembly(ResponseMapping(), kind="ndjson")
+    with pytest.raises(StreamFault, match=r"^stream line 1 is not valid JSON$"):
+        for event in events:
+            assembly.add(event)

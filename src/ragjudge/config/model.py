@@ -29,6 +29,7 @@ from ragjudge.config import presets, safeyaml
 from ragjudge.config.envsubst import substitute
 from ragjudge.config.headers import Headers
 from ragjudge.config.mistakes import recognise
+from ragjudge.config.protocol import BuiltinProtocol, ProtocolConfig
 from ragjudge.config.templatepath import check_contained, workspace
 from ragjudge.errors import ConfigError
 
@@ -178,15 +179,23 @@ class EndpointConfig(_Strict):
         "`turn`, `conversation_id` and `model`; checked as JSON before any call unless a header sets another "
         "Content-Type. Given, it wins over a preset's.",
     )
-    preset: Literal["openai-chat", "langserve"] | None = Field(
+    preset: BuiltinProtocol | None = Field(
         None,
         description="Wire a well-known API in one line: `openai-chat` (OpenAI-compatible chat completions, "
-        "streamed) or `langserve` (a LangServe runnable's `/stream`); a given `body` and `response:` keys win.",
+        "streamed), `openai-responses` (the Responses API), `ai-sdk` (an AI SDK UI message stream route) or "
+        "`langserve` (a LangServe runnable's `/stream`): the body, the protocol of the same name, and response "
+        "keys; a given `body`, `protocol` and `response:` keys win.",
+    )
+    protocol: BuiltinProtocol | ProtocolConfig | None = Field(
+        None,
+        description="How a streamed reply's events are read: a built-in protocol's name, or one declared with "
+        "`text`, `end`, `error`, `passages`, ... (README: Stream protocols). Unset: the mapped `answer_delta` in "
+        "every event, and the stream ends when the connection closes.",
     )
     model: str | None = Field(
         None,
         description="The model the request names (`model` in the body template); needed by the `openai-chat` "
-        "preset unless `body` is given.",
+        "and `openai-responses` presets unless `body` is given.",
     )
     timeout_s: float = Field(
         30.0,

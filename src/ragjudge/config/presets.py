@@ -7,31 +7,43 @@ read, checked and reported as if the team had written it out.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 OPENAI_CHAT_BODY = '{"model": {{ model | tojson }}, "messages": {{ messages | tojson }}, "stream": true}'
+OPENAI_RESPONSES_BODY = '{"model": {{ model | tojson }}, "input": {{ messages | tojson }}, "stream": true}'
+AI_SDK_BODY = (
+    '{"id": {{ (conversation_id or case.id) | tojson }}, "messages": {{ ui_messages | tojson }}, '
+    '"trigger": "submit-message"}'
+)
 
-PRESETS: dict[str, tuple[str, dict[str, str]]] = {
-    # OpenAI-compatible chat completions (gateways, hayhooks' chat route, vLLM, ...). Streamed: the deltas;
-    # a service that answers with one JSON body anyway: its message.
-    "openai-chat": (
-        OPENAI_CHAT_BODY,
-        {"answer": "choices.0.message.content", "answer_delta": "choices.0.delta.content"},
-    ),
+
+@dataclass(frozen=True)
+class Preset:
+    body: str
+    """The request body template (a given `endpoint.body` wins)."""
+    response: dict[str, str] = field(default_factory=dict)
+    """The `response:` paths it supplies (each given key wins)."""
+    needs_model: bool = False
+    """The body sends `endpoint.model`."""
+
+
+PRESETS: dict[str, Preset] = {
+    # OpenAI-compatible chat completions (gateways, hayhooks' chat route, vLLM, ...). Streamed: the protocol reads
+    # the deltas; a service that answers with one JSON body anyway: its message.
+    "openai-chat": Preset(OPENAI_CHAT_BODY, {"answer": "choices.0.message.content"}, needs_model=True),
+    # The Responses API (`POST /v1/responses`); one JSON body is read by the protocol too.
+    "openai-responses": Preset(OPENAI_RESPONSES_BODY, needs_model=True),
+    # An AI SDK route (`streamText(...).toUIMessageStreamResponse()`): the conversation as UIMessages.
+    "ai-sdk": Preset(AI_SDK_BODY),
     # LangServe's `/stream` route of a chain returning {"context": [Document, ...], "answer": "..."}.
-    "langserve": (
+    "langserve": Preset(
         '{"input": {"question": {{ question | tojson }}}}',
-        {
-            "answer_delta": "answer",
-            "retrieved": "context",
-            "retrieved_id": "metadata.source",
-            "retrieved_text": "page_content",
-        },
+        {"retrieved": "context", "retrieved_id": "metadata.source", "retrieved_text": "page_content"},
     ),
 }
-"""Per preset: the body template and the `response:` paths it supplies."""
-
-NEEDS_MODEL = frozenset({"openai-chat"})
+"""Per preset: the body template and the `response:` paths it supplies; each also declares the stream protocol
+of its name (`endpoint.protocol`), unless one is given."""
 
 
 def apply(data: Any) -> Any:
@@ -42,17 +54,19 @@ def apply(data: Any) -> Any:
     if not isinstance(data, dict) or data.get("preset") not in PRESETS:
         return data
     name = data["preset"]
-    body, response = PRESETS[name]
+    preset = PRESETS[name]
     given = data.get("response")
     if given is not None and not isinstance(given, dict):
         return data
     out = dict(data)
     if out.get("body") is None:
-        if name in NEEDS_MODEL and not out.get("model"):
+        if preset.needs_model and not out.get("model"):
             raise ValueError(
                 f"preset {name} sends endpoint.model as the request's model: set endpoint.model (the model, or "
                 "the pipeline's name for hayhooks), or give your own endpoint.body"
             )
-        out["body"] = body
-    out["response"] = {**response, **(given or {})}
+        out["body"] = preset.body
+    out["response"] = {**preset.response, **(given or {})}
+    if out.get("protocol") is None:
+        out["protocol"] = name
     return out

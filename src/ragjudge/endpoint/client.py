@@ -27,14 +27,14 @@ from urllib3.exceptions import (
 from ragjudge import masking
 from ragjudge.cases import Case, template_variables
 from ragjudge.config.model import EndpointConfig
-from ragjudge.endpoint import stream
+from ragjudge.endpoint import protocols, stream
 from ragjudge.endpoint.answer_check import check_answer
 from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.result import EndpointResult, RawReply
 from ragjudge.endpoint.templating import BoundedSandbox, RenderTooLarge
-from ragjudge.endpoint.trace import Trace
+from ragjudge.endpoint.trace import StreamNotes, Trace
 from ragjudge.errors import ConfigError, EvaluationError
 from ragjudge.safetext import clean_text
 from ragjudge.transport import deadline, urls
@@ -51,6 +51,11 @@ _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _ACCEPT_ENCODING = urllib3.util.make_headers(accept_encoding=True)["accept-encoding"]
 """What `requests` would offer: replies may come compressed, and are read decoded."""
 MAX_REDIRECTS = 5
+
+
+_Reply = tuple[int, Decoded, bytes, "tuple[float | None, StreamNotes] | None", float]
+"""One attempt's reply: status, the decoded reply, its bytes, (TTFT, how it streamed) for a stream, when its last
+bytes arrived."""
 
 
 class _Attempt(Exception):
@@ -104,6 +109,8 @@ class EndpointClient:
         self._rendered: dict[int, tuple[Case, str, str | None]] = {}
         """Requests rendered ahead (the check before any call), kept for the call: each is rendered once."""
         self._refusal = RefusalRules.from_config(config.refusal)
+        self.protocol = protocols.declared(config.protocol)
+        """The declared stream protocol; None: streams are read by `protocols.generic`."""
         cap = config.max_request_bytes
         env = BoundedSandbox(cap, undefined=StrictUndefined, autoescape=False)
         # `tojson` must fail on an undefined name the way `{{ name }}` does.
@@ -181,15 +188,20 @@ class EndpointClient:
         for attempt in range(1, attempts_allowed + 1):
             t0 = time.monotonic()
             try:
-                status, decoded, raw, ttft_ms = self._once(url, body, t0)
-                elapsed_ms = (time.monotonic() - t0) * 1000
+                status, decoded, raw, streamed, done_at = self._once(url, body, t0)
+                # To the reply's last bytes: reading a stream's events as they come is ragjudge's time, not the
+                # service's.
+                elapsed_ms = (done_at - t0) * 1000
                 try:
                     trace = parse_reply(decoded.data, self.config.response, elapsed_ms, self._refusal)
                 except RecursionError:
                     raise ReplyShapeError("reply is nested too deeply to read") from None
                 trace = self._checked(trace, decoded.data, case.question)
-                if ttft_ms is not None:
-                    trace = dataclasses.replace(trace, ttft_ms=ttft_ms)
+                if streamed is not None:
+                    ttft = (
+                        streamed[0] if streamed[0] is None else min(streamed[0], trace.latency_ms)
+                    )  # one chunk: equal
+                    trace = dataclasses.replace(trace, ttft_ms=ttft, stream=streamed[1])
                 if decoded.duplicate_keys:
                     trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
             except _Attempt as failure:
@@ -280,10 +292,11 @@ class EndpointClient:
             status=status,
         )
 
-    def _once(self, url: str, body: str | None, sent_at: float) -> tuple[int, Decoded, bytes, float | None]:
+    def _once(self, url: str, body: str | None, sent_at: float) -> _Reply:
         """One attempt, redirects included, under one deadline for the whole of it.
 
-        Also returns the time to the first token in ms for a streamed reply (None otherwise)."""
+        Also returns, for a streamed reply, the time to the first token in ms and how it was read (None for one
+        JSON body), and when the reply's last bytes arrived."""
         if deadline.stopped():
             raise _Attempt("interrupted", "interrupted", retry=False)
         cfg = self.config
@@ -304,7 +317,7 @@ class EndpointClient:
         headers: dict[str, str],
         limit: deadline.Deadline,
         sent_at: float,
-    ) -> tuple[int, Decoded, bytes, float | None]:
+    ) -> _Reply:
         start = url  # every hop is judged against where the call began, not the hop before
         for _ in range(MAX_REDIRECTS + 1):
             response = self._send(method, url, body, headers, limit)
@@ -327,12 +340,14 @@ class EndpointClient:
                 try:
                     kind = stream.stream_kind(self.config.stream, response.headers.get("Content-Type"))
                     if kind is not None:
-                        decoded, raw, ttft_ms = self._read_stream(response, kind, limit, sent_at)
-                        return response.status, decoded, raw, ttft_ms
+                        decoded, raw, streamed, done_at = self._read_stream(response, kind, limit, sent_at)
+                        return response.status, decoded, raw, streamed, done_at
                     raw = self._read_capped(response, limit.expires)
+                    done_at = time.monotonic()
                     if limit.fired is not None:
                         raise _cut_off(limit)  # a cut-off body can look complete
-                    return response.status, _decode(raw, response.headers.get("Content-Type")), raw, None
+                    decoded = _decode(raw, response.headers.get("Content-Type"))
+                    return response.status, self._as_protocol(decoded), raw, None, done_at
                 except _Attempt as failure:
                     failure.status = response.status
                     raise
@@ -490,7 +505,7 @@ class EndpointClient:
         if kind is None:
             return None
         events = stream.parser(kind)
-        assembly = stream.Assembly(self.config.response, excerpt=lambda b: mask(error_excerpt(b), self._secrets))
+        assembly = self.assembly(kind)
         try:
             for event in [*events.feed(raw.body), *events.close()]:
                 if assembly.add(event):
@@ -500,6 +515,19 @@ class EndpointClient:
         except stream.StreamFault as fault:
             raise ValueError(str(fault)) from None
         return assembly.reply()
+
+    def assembly(self, kind: str) -> stream.Assembly:
+        """A stream's reader: the declared protocol, or the generic one for the mapping and the format."""
+        protocol = self.protocol or protocols.generic(self.config.response.answer_delta, kind)
+        return stream.Assembly(
+            self.config.response, excerpt=lambda b: mask(error_excerpt(b), self._secrets), protocol=protocol, kind=kind
+        )
+
+    def _as_protocol(self, decoded: Decoded) -> Decoded:
+        """One JSON body as the declared protocol reads it (the Responses API's `output` items)."""
+        if self.protocol is None:
+            return decoded
+        return dataclasses.replace(decoded, data=protocols.read_body(self.protocol, decoded.data, self.config.response))
 
     def _checked(self, trace: Trace, data: Any, question: str | None) -> Trace:
         """The trace, noting an answer that is the question, a passage's text or an id (endpoint/answer_check.py)."""
@@ -521,6 +549,7 @@ class EndpointClient:
         bad = non_finite(decoded.data)
         if bad is not None:
             raise ValueError(f'reply field "{bad[0]}" is not a finite number ({_shown(bad[1])})')
+        decoded = self._as_protocol(decoded)
         trace = parse_reply(decoded.data, self.config.response, raw.elapsed_ms, self._refusal)
         if decoded.duplicate_keys:
             trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
@@ -544,33 +573,36 @@ class EndpointClient:
 
     def _read_stream(
         self, response: urllib3.BaseHTTPResponse, kind: str, limit: deadline.Deadline, sent_at: float
-    ) -> tuple[Decoded, bytes, float | None]:
+    ) -> tuple[Decoded, bytes, tuple[float | None, StreamNotes], float]:
         """A streamed reply, event by event as its bytes arrive, gathered into one reply object.
 
         No bytes for `idle_timeout_s` is an idle timeout; the attempt's deadline bounds the whole stream
         and `max_response_bytes` its size; an error event or a stream cut before its end is a case error."""
         _idle(response, min(self.config.idle_timeout_s, max(0.001, limit.remaining())))
         events = stream.parser(kind)
-        assembly = stream.Assembly(self.config.response, excerpt=lambda b: mask(error_excerpt(b), self._secrets))
+        assembly = self.assembly(kind)
         chunks: list[bytes] = []
         ttft_ms: float | None = None
 
-        def took_end(parsed: list[stream.Event]) -> bool:
-            """Take the events in order, timing the first answer text; True at the stream's end event."""
+        def took_end(parsed: list[stream.Event], arrived: float) -> bool:
+            """Take the events in order, timing the first answer text at the bytes that carried it (ragjudge's
+            own parsing is not the service's latency); True where reading stops."""
             nonlocal ttft_ms
             for event in parsed:
                 ended = assembly.add(event)
                 if ttft_ms is None and assembly.first_answer:
-                    ttft_ms = round((time.monotonic() - sent_at) * 1000, 1)
+                    ttft_ms = round((arrived - sent_at) * 1000, 1)
                 if ended:
                     return True
             return False
 
         ended = False
+        arrived = time.monotonic()
         try:
             for chunk in _capped_chunks(response, self.config.max_response_bytes):
+                arrived = time.monotonic()
                 chunks.append(chunk)
-                ended = took_end(events.feed(chunk))
+                ended = took_end(events.feed(chunk), arrived)
                 if ended:
                     break
                 if time.monotonic() > limit.expires:
@@ -578,7 +610,7 @@ class EndpointClient:
             if limit.fired is not None:
                 raise _cut_off(limit)
             if not ended:
-                took_end(events.close())
+                took_end(events.close(), time.monotonic())
                 assembly.check_end()
         except stream.StreamFault as fault:
             raise _Attempt("stream", str(fault), retry=False, body=b"".join(chunks)) from None
@@ -592,7 +624,8 @@ class EndpointClient:
         bad = non_finite(reply)
         if bad is not None:
             raise _Attempt("json", f'reply field "{bad[0]}" is not a finite number ({_shown(bad[1])})', retry=False)
-        return Decoded(reply, ()), b"".join(chunks), ttft_ms
+        header = response.headers.get(protocols.AI_SDK_HEADER)
+        return Decoded(reply, ()), b"".join(chunks), (ttft_ms, notes(assembly, header)), arrived
 
     def _read_capped(self, response: urllib3.BaseHTTPResponse, expires: float) -> bytes:
         cap = self.config.max_response_bytes
@@ -610,6 +643,21 @@ class EndpointClient:
                 raise _Attempt("timeout", "timeout", retry=True) from None
             raise _Attempt("connection", "connection dropped while reading the reply", retry=True) from None
         return b"".join(chunks)
+
+
+def notes(assembly: stream.Assembly, header: str | None = None) -> StreamNotes:
+    """How a stream was read, and, when no protocol was declared, what it looks like."""
+    looks = None
+    if assembly.protocol.generic:
+        looks = protocols.recognise(assembly.seen, header)
+    finish = assembly.finish_reason
+    return StreamNotes(
+        protocol=assembly.protocol.name,
+        looks_like=looks.label if looks else None,
+        suggestion=looks.name if looks and looks.name in protocols.BUILTIN else None,
+        finish_reason=clean_text(finish)[:100] if isinstance(finish, str) else None,
+        reasoning="".join(assembly.reasoning) or None,
+    )
 
 
 def _cut_off(limit: deadline.Deadline) -> _Attempt:

@@ -1,4 +1,4 @@
-"""Streamed replies: Server-Sent Events and NDJSON, read as the bytes arrive.
+"""Streamed replies: Server-Sent Events and NDJSON, read as the bytes arrive, by a declared protocol.
 
 `SseParser` follows the HTML standard's event-stream rules: lines end in CRLF,
 LF or CR; a line starting with `:` is a comment; `field: value` drops one space
@@ -6,34 +6,32 @@ after the colon, a line with no colon is a field with an empty value; `data`
 lines are joined with "\\n"; `event` names the event; `id` and `retry` are
 ignored; a blank line dispatches the event (one with neither data nor a name is
 dropped: unlike the standard, a named event without data is kept, for `event: end`).
-`NdjsonParser` yields one event per non-blank line; a line that is an object
-with a non-empty `error` (what Ollama-style services send when they fail
-mid-stream) is an `error` event, as SSE's `event: error` is.
+A byte order mark at the start is dropped. `NdjsonParser` yields one event per
+non-blank line. Both are linear in the bytes.
 
-`Assembly` turns the events into the one JSON object the ordinary reply reader
-(`parse_reply`) expects: the `answer_delta` values appended in order, and every
-other mapped path taken from the last event where it resolves.
+`Assembly` reads the events by their protocol (`endpoint/protocols.py`): a failure
+marker is a `StreamFault` quoting its message, a declared end stops the reading,
+and the events are gathered into the one JSON object the ordinary reply reader
+(`parse_reply`) expects: the answer text joined, passages collected across
+events, and every other mapped path taken from the last event where it resolves.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ragjudge.config.model import ResponseMapping
+from ragjudge.endpoint.protocols import Protocol, Selector, generic
 from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS, dig, is_missing
 from ragjudge.safetext import clean_data, clean_text
 
 SSE_TYPES = ("text/event-stream",)
 NDJSON_TYPES = ("application/x-ndjson", "application/jsonl", "application/x-jsonl")
-DONE = "[DONE]"
-"""OpenAI's last `data:`: a stream that has sent it once must end with it."""
-END_EVENT = "end"
-"""LangServe's last event: a stream with named events must end with it."""
-ERROR_EVENT = "error"
-
 _LOOKED_UP = tuple(key for key in REPLY_LEVEL_KEYS if key != "answer")
 """The reply-level mapping keys looked up in every event (the last event where one resolves wins); the answer is
 gathered on its own (deltas, or the last answer sent)."""
@@ -64,40 +62,48 @@ def stream_kind(setting: str, content_type: str | None) -> str | None:
     return None
 
 
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 class _Lines:
-    """Bytes in, complete lines out (CRLF, LF or CR), UTF-8 decoded across chunk boundaries."""
+    """Bytes in, complete lines out (CRLF, LF or CR), UTF-8 decoded across chunk boundaries.
+
+    Linear in the bytes: each chunk is scanned once, and a line longer than one chunk is kept in pieces until its
+    end arrives (joining the buffer to every chunk made one 4.5 MB event cost tens of seconds)."""
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        self._pieces: list[str] = []
         self._after_cr = False
+        self._started = False
 
     def feed(self, chunk: bytes, final: bool = False) -> list[str]:
         text = self._decoder.decode(chunk, final=final)
-        if self._after_cr and text.startswith("\n"):
-            text = text[1:]  # the LF of a CRLF split across chunks
-        self._after_cr = False
-        text = self._buffer + text
+        if not self._started and text:
+            self._started = True
+            if text.startswith("\ufeff"):
+                text = text[1:]  # a byte order mark is not part of the first field's name
+        if self._after_cr and text:
+            self._after_cr = False
+            if text.startswith("\n"):
+                text = text[1:]  # the LF of a CRLF split across chunks
         lines: list[str] = []
         start = 0
-        i = 0
-        n = len(text)
-        while i < n:
-            ch = text[i]
-            if ch == "\n" or ch == "\r":
-                lines.append(text[start:i])
-                if ch == "\r":
-                    if i + 1 < n:
-                        if text[i + 1] == "\n":
-                            i += 1
-                    else:
-                        self._after_cr = True
-                start = i + 1
-            i += 1
-        self._buffer = text[start:]
-        if final and self._buffer:
-            lines.append(self._buffer)  # the standard drops it; a last line with no newline is read here
-            self._buffer = ""
+        for found in _BREAK.finditer(text):
+            if self._pieces:
+                self._pieces.append(text[start : found.start()])
+                lines.append("".join(self._pieces))
+                self._pieces = []
+            else:
+                lines.append(text[start : found.start()])
+            start = found.end()
+        if text.endswith("\r"):
+            self._after_cr = True  # a CR at a chunk's end may be the first half of a CRLF
+        if start < len(text):
+            self._pieces.append(text[start:])
+        if final and self._pieces:
+            lines.append("".join(self._pieces))  # the standard drops it; a last line with no newline is read here
+            self._pieces = []
         return lines
 
 
@@ -149,28 +155,16 @@ class SseParser:
 
 
 class NdjsonParser:
-    """One JSON value per line, fed bytes as they arrive."""
+    """One JSON value per line, fed bytes as they arrive; blank lines are skipped."""
 
     def __init__(self) -> None:
         self._lines = _Lines()
 
     def feed(self, chunk: bytes) -> list[Event]:
-        return [_ndjson_event(line) for line in self._lines.feed(chunk) if line.strip()]
+        return [Event("", line) for line in self._lines.feed(chunk) if line.strip()]
 
     def close(self) -> list[Event]:
-        return [_ndjson_event(line) for line in self._lines.feed(b"", final=True) if line.strip()]
-
-
-def _ndjson_event(line: str) -> Event:
-    """A line `{"error": ...}` is the stream's failure, never answer text; `"error": null` beside data is not."""
-    if '"error"' in line:  # parse twice only the lines that may be an error
-        try:
-            data = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            return Event("", line)
-        if isinstance(data, dict) and data.get("error") not in (None, "", False, {}, []):
-            return Event(ERROR_EVENT, line)
-    return Event("", line)
+        return [Event("", line) for line in self._lines.feed(b"", final=True) if line.strip()]
 
 
 def parser(kind: str) -> SseParser | NdjsonParser:
@@ -190,92 +184,216 @@ def _put(target: dict[str, Any], path: str, value: Any) -> None:
     node[parts[-1]] = value
 
 
-class Assembly:
-    """The events of one stream, gathered into the reply object the ordinary reader reads."""
+_NOT_JSON: Any = object()
+_SEEN_KEPT = 20
+"""Events kept (name and JSON) for `recognise`: what a stream is shows in its first events."""
+MAX_REASONING_CHARS = 20_000
+"""A model's reasoning is kept in the trace up to this many characters."""
+_MESSAGE_KEYS = ("errorText", "message", "detail", "error")
 
-    def __init__(self, mapping: ResponseMapping, excerpt: Any = None) -> None:
+
+def _empty(value: Any) -> bool:
+    return is_missing(value) or value in (None, "", False) or value == {} or value == []
+
+
+def _matches(selector: Selector, name: str, raw: str, data: Any) -> bool:
+    if selector.event is not None and name != selector.event:
+        return False
+    if selector.data is not None and raw != selector.data:
+        return False
+    if selector.where or selector.has is not None or selector.path is not None:
+        if data is _NOT_JSON:
+            return False
+        for path, value in selector.where:
+            found = dig(data, path)
+            if is_missing(found) or found != value or type(found) is not type(value):
+                return False
+        if selector.has is not None and _empty(dig(data, selector.has)):
+            return False
+    return True
+
+
+class Assembly:
+    """The events of one stream, read by its protocol and gathered into the reply object the ordinary reader
+    (`parse_reply`) reads: the answer text joined, passages collected, the rest from the last event carrying it."""
+
+    def __init__(
+        self,
+        mapping: ResponseMapping,
+        excerpt: Callable[[bytes], str] | None = None,
+        protocol: Protocol | None = None,
+        kind: str = "sse",
+    ) -> None:
         self.mapping = mapping
+        self.protocol = protocol if protocol is not None else generic(mapping.answer_delta, kind)
+        self.kind = kind
         self.events = 0
         self.deltas: list[str] = []
         self.chars = 0
         self.first_answer: bool = False
         """True once an event carried answer text (a non-empty delta, or the answer itself)."""
-        self.done = False
-        self.finished = False
-        """An OpenAI chunk gave its `finish_reason`: the answer is complete, `[DONE]` or not."""
-        self.wants_done = False
-        self.wants_end = False
         self.ended = False
+        """The stream reached an end its protocol declares: a close now is not a cut."""
+        self.refused = False
+        self.reasoning: list[str] = []
+        self.reasoning_chars = 0
+        self.usage: Any = None
+        self.finish_reason: str | None = None
+        self.seen: list[tuple[str, Any]] = []
+        """The first events' names and JSON, for `protocols.recognise`."""
         self._excerpt = excerpt
         self._found: dict[str, Any] = {}
         self._answer: Any = None
         self._text: list[str] = []
+        self._passages: list[Any] | None = None
+        self._conversation_id: Any = None
 
     def _paths(self, key: str) -> tuple[str, ...]:
         mapped = getattr(self.mapping, key)
         return (mapped,) if mapped else DEFAULT_KEYS[key]
 
     def add(self, event: Event) -> bool:
-        """Take one event; True when it was the stream's end. Raises StreamFault for an error or bad event."""
-        if event.name:
-            self.wants_end = True
-        if event.name == ERROR_EVENT:
-            shown = clean_text(self._excerpt(event.data.encode("utf-8")) if self._excerpt else event.data)
-            raise StreamFault(f"the stream sent an error event: {shown}" if shown else "the stream sent an error event")
-        if event.name == END_EVENT:
-            self.ended = True
-            return True
-        if event.data.strip() == DONE:
-            self.done = self.wants_done = True
-            return True
-        if not event.data.strip():
-            return False  # a keep-alive or a named event without data: nothing to read
+        """Take one event; True when reading stops here (a declared end). Raises StreamFault for a failure or a
+        broken event."""
+        raw = event.data.strip()
+        if not raw and not event.name:
+            return False  # a keep-alive
         self.events += 1
-        if self.events == 1 and (self.mapping.answer_delta or "").startswith("choices."):
-            self.wants_done = True  # OpenAI chunks: `[DONE]` closes them
-        try:
-            data: Any = json.loads(event.data)
-        except (json.JSONDecodeError, RecursionError):
-            if self.mapping.answer_delta:
-                raise StreamFault(f"stream event {self.events} is not valid JSON") from None
-            if event.data:
-                self._text.append(event.data)  # a text stream: its data is the answer
-                self.chars += len(event.data)
-                self.first_answer = True
-            return False
-        if self.mapping.answer_delta:
-            delta = dig(data, self.mapping.answer_delta)
-            if isinstance(delta, str) and delta:
-                self.deltas.append(delta)
-                self.chars += len(delta)
-                self.first_answer = True
-        if not isinstance(data, dict):
-            return False
-        if data.get("object") == "chat.completion.chunk":
-            self.wants_done = True
-        if _finished(data):
-            # Some OpenAI-compatible servers (hayhooks 2.1) close after the chunk that gives its finish_reason and
-            # send no `[DONE]`: that chunk is an end too. A stream cut mid-answer has neither.
-            self.finished = True
-        answer_path = self.mapping.answer or "answer"
-        answer = dig(data, answer_path)
-        if not is_missing(answer) and answer is not None:
-            self._answer = answer
-            if not self.mapping.answer_delta and isinstance(answer, str) and answer:
-                self.first_answer = True
-                self.chars = len(answer)
-        for key in _LOOKED_UP:
-            for path in self._paths(key):
-                value = dig(data, path)
-                if not is_missing(value):
-                    self._found[path] = value
+        data: Any = _NOT_JSON
+        if raw:
+            try:
+                data = json.loads(raw)
+            except (json.JSONDecodeError, RecursionError):
+                data = _NOT_JSON
+        if len(self.seen) < _SEEN_KEPT:
+            self.seen.append((event.name, data if data is not _NOT_JSON else None))
+        name = event.name
+        protocol = self.protocol
+        for selector in protocol.errors:
+            if _matches(selector, name, raw, data):
+                raise StreamFault(self._failure(selector, event, data))
+        end = next((s for s in protocol.ends if _matches(s, name, raw, data)), None)
+        if data is _NOT_JSON and raw and protocol.json_events and end is None:
+            what = "line" if self.kind == "ndjson" else "event"
+            raise StreamFault(f"stream {what} {self.events} is not valid JSON")
+        self._read(name, event.data, data)
+        if end is not None:
+            self.ended = True
+            return not end.until_close
         return False
 
-    def check_end(self) -> None:
-        """At the stream's close: a format with an end marker that did not send it is a cut stream."""
-        if (self.wants_done and not (self.done or self.finished)) or (
-            self.wants_end and not self.ended and not self.done
+    def _read(self, name: str, text: str, data: Any) -> None:
+        """Take what the event carries. `text` is its data as sent (a text stream's spaces are its answer's)."""
+        raw = text.strip()
+        protocol = self.protocol
+        for selector in protocol.text:
+            if _matches(selector, name, raw, data):
+                self._take_text(self._value(selector, text, data))
+                break
+        else:
+            if protocol.generic:
+                self._generic_answer(text, data)
+        for selector in protocol.refusal:
+            if _matches(selector, name, raw, data):
+                value = self._value(selector, text, data)
+                if isinstance(value, str) and value:
+                    self.refused = True
+                    self._take_text(value)
+        for selector in protocol.reasoning:
+            if _matches(selector, name, raw, data):
+                value = self._value(selector, text, data)
+                if isinstance(value, str) and self.reasoning_chars < MAX_REASONING_CHARS:
+                    self.reasoning.append(value[: MAX_REASONING_CHARS - self.reasoning_chars])
+                    self.reasoning_chars += len(self.reasoning[-1])
+        for selector in protocol.passages:
+            if _matches(selector, name, raw, data):
+                self._take_passages(selector, self._value(selector, text, data))
+        for key, selectors in (
+            ("conversation_id", protocol.conversation_id),
+            ("usage", protocol.usage),
+            ("finish_reason", protocol.finish_reason),
         ):
+            for selector in selectors:
+                if _matches(selector, name, raw, data):
+                    value = self._value(selector, text, data)
+                    if not _empty(value):
+                        setattr(self, "_conversation_id" if key == "conversation_id" else key, value)
+        if isinstance(data, dict):
+            for key in _LOOKED_UP:
+                for path in self._paths(key):
+                    value = dig(data, path)
+                    if not is_missing(value):
+                        self._found[path] = value
+
+    @staticmethod
+    def _value(selector: Selector, text: str, data: Any) -> Any:
+        if selector.path is None:
+            return data if isinstance(data, (str, dict, list)) else text
+        return dig(data, selector.path)
+
+    def _take_text(self, value: Any) -> None:
+        if isinstance(value, str) and value:
+            self.deltas.append(value)
+            self.chars += len(value)
+            self.first_answer = True
+
+    def _generic_answer(self, sent: str, data: Any) -> None:
+        """An undeclared stream with no `answer_delta`: text events are the answer, else the last `answer` sent."""
+        if not isinstance(data, (dict, list)):
+            text = data if isinstance(data, str) else sent  # a JSON string is its text; anything else as sent
+            if text:
+                self._text.append(text)
+                self.chars += len(text)
+                self.first_answer = True
+            return
+        answer = dig(data, self.mapping.answer or "answer")
+        if not is_missing(answer) and answer is not None:
+            self._answer = answer
+            if isinstance(answer, str) and answer:
+                self.first_answer = True
+                self.chars = len(answer)
+
+    def _take_passages(self, selector: Selector, value: Any) -> None:
+        items = value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+        if self._passages is None:
+            self._passages = []
+        for item in items:
+            if selector.id or selector.text or selector.title:
+                self._passages.append(self._passage(selector, item))
+            else:
+                self._passages.append(item)
+
+    def _passage(self, selector: Selector, item: Any) -> dict[str, Any]:
+        """A passage in the shape the mapping reads: each declared field at the mapping's per-passage path."""
+        out: dict[str, Any] = {}
+        for key, path in (("id", selector.id), ("text", selector.text), ("title", selector.title)):
+            value = dig(item, path) if path else _NOT_JSON
+            if not is_missing(value) and value is not _NOT_JSON:
+                _put(out, getattr(self.mapping, f"retrieved_{key}") or key, value)
+        return out
+
+    def _failure(self, selector: Selector, event: Event, data: Any) -> str:
+        message: Any = None
+        if selector.path is not None and data is not _NOT_JSON:
+            message = dig(data, selector.path)
+            if isinstance(message, dict) and isinstance(message.get("message"), str):
+                message = message["message"]
+        if _empty(message) and isinstance(data, dict):
+            message = next((data[k] for k in _MESSAGE_KEYS if not _empty(data.get(k))), None)
+            if isinstance(message, dict) and isinstance(message.get("message"), str):
+                message = message["message"]
+        if _empty(message):
+            message = event.data if data is _NOT_JSON or (selector.path is None and not selector.where) else None
+        if message is not None and not isinstance(message, str):
+            message = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        shown = ""
+        if message:
+            shown = clean_text(self._excerpt(message.encode("utf-8")) if self._excerpt else message)
+        return f"{selector.reason}: {shown}" if shown else selector.reason
+
+    def check_end(self) -> None:
+        """At the stream's close: a protocol whose end was declared and not reached is a cut stream."""
+        if self.protocol.end_required and not self.ended:
             raise StreamFault(self.cut())
 
     def cut(self) -> str:
@@ -283,7 +401,7 @@ class Assembly:
         return f"stream ended before its end ({self.events} events, {self.chars} characters)"
 
     def reply(self) -> dict[str, Any]:
-        """One reply object: the answer (deltas joined, else the last answer sent, else the text) and the rest."""
+        """One reply object: the answer (the text joined, else the last answer sent, else the text) and the rest."""
         out: dict[str, Any] = {}
         for path, value in self._found.items():
             _put(out, path, value)
@@ -294,17 +412,14 @@ class Assembly:
             _put(out, answer_path, self._answer)
         elif self._text:
             _put(out, answer_path, "".join(self._text))
-        elif self.mapping.answer_delta:
-            _put(out, answer_path, "")  # a stream of empty deltas answered nothing
+        elif self.protocol.text:
+            _put(out, answer_path, "")  # a stream that ended normally with no text answered nothing
+        if self.refused:
+            _put(out, self.mapping.refused or "refused", True)
+        if self._passages is not None:
+            _put(out, self.mapping.retrieved or "retrieved", self._passages)
+        if self._conversation_id is not None:
+            _put(out, self.mapping.conversation_id or "conversation_id", self._conversation_id)
         # Made safe once joined: a surrogate pair sent in two deltas is one character again.
         cleaned: dict[str, Any] = clean_data(out)
         return cleaned
-
-
-def _finished(data: dict[str, Any]) -> bool:
-    """An OpenAI chunk whose first choice says why it finished (`stop`, `length`, ...)."""
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return False
-    reason = choices[0].get("finish_reason")
-    return isinstance(reason, str) and bool(reason)

@@ -58,6 +58,22 @@ class ReadNotes:
 
 
 @dataclass(frozen=True)
+class StreamNotes:
+    """How a streamed reply was read."""
+
+    protocol: str
+    """The protocol that read it: a built-in name, `declared`, or `generic` (none was declared)."""
+    looks_like: str | None = None
+    """For `generic`: what the stream's events look like (`protocols.recognise`), for the run's warning."""
+    suggestion: str | None = None
+    """For `generic`: the built-in protocol that would read it (None for named events of no known protocol)."""
+    finish_reason: str | None = None
+    """The finish reason the stream gave, where its protocol reads one."""
+    reasoning: str | None = None
+    """A model's reasoning, kept apart from the answer (bounded); None when the stream sent none."""
+
+
+@dataclass(frozen=True)
 class Trace:
     """An endpoint reply, normalised."""
 
@@ -86,6 +102,8 @@ class Trace:
     what it retrieved (an OpenAI-compatible chat reply), so its passages are unknown, not absent."""
     passage_text_dropped: bool = False
     """The passages' text and title were let go once judged (a large run keeps only their ids)."""
+    stream: StreamNotes | None = None
+    """A streamed reply: how it was read; None for one JSON body."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

@@ -1,0 +1,158 @@
+"""`endpoint.protocol`: how a streamed reply's events are read, declared rather than guessed from their shape.
+
+A protocol names its events by what they are: which carry answer text, what ends the stream, what marks a
+failure and where its message is, which carry passages, the conversation id, usage and the finish reason. The
+built-in ones (`endpoint/protocols.py`) are written in this same vocabulary; a team declares its own here.
+
+Every marker picks events with the same four tests, all of which must hold: `event` (the SSE event name),
+`data` (the event's data text exactly, such as `[DONE]`), `where` (JSON fields by dotted path, each equal to a
+value) and `has` (a dotted path holding a non-empty value).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+BUILTIN_PROTOCOLS = ("openai-chat", "openai-responses", "ai-sdk", "langserve")
+"""The protocols `endpoint.protocol` (and the preset of the same name) can name."""
+
+BuiltinProtocol = Literal["openai-chat", "openai-responses", "ai-sdk", "langserve"]
+
+Scalar = str | int | float | bool | None
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class Marker(_Strict):
+    """Which events: every test given must hold (at least one is given)."""
+
+    event: str | None = Field(None, description="The SSE `event:` name the event must have.")
+    data: str | None = Field(
+        None, description="The event's data text, exactly (leading and trailing blanks aside): `[DONE]`."
+    )
+    where: dict[str, Scalar] = Field(
+        default_factory=dict,
+        description="JSON fields the event must have, by dotted path, each equal to its value: `{type: finish}`.",
+    )
+    has: str | None = Field(None, description="A dotted path that must hold a non-empty value in the event's JSON.")
+
+    @model_validator(mode="after")
+    def _some_test(self) -> Marker:
+        if self.event is None and self.data is None and not self.where and self.has is None:
+            raise ValueError("give at least one of event, data, where, has: a marker with none would match every event")
+        return self
+
+    @field_validator("where")
+    @classmethod
+    def _paths(cls, value: dict[str, Scalar]) -> dict[str, Scalar]:
+        for path in value:
+            if not path or any(not part for part in path.split(".")):
+                raise ValueError(f"{path!r} is not a dotted path")
+        return value
+
+
+class Reading(Marker):
+    """Events that carry a value, and where it is in them."""
+
+    path: str | None = Field(
+        None, description="Dotted path to the value in the event's JSON; unset: the event's data text itself."
+    )
+
+
+class TextReading(Reading):
+    """Events that carry answer text. `event` or `where` alone may pick them (`{event: token}` reads every
+    `token` event's data); with neither, every event is read at `path`."""
+
+    @model_validator(mode="after")
+    def _some_test(self) -> TextReading:
+        if self.event is None and self.data is None and not self.where and self.has is None and self.path is None:
+            raise ValueError("give a path, or an event or where that picks the text events")
+        return self
+
+
+class EndMarker(Marker):
+    """An event that ends the stream."""
+
+    until_close: bool = Field(
+        False,
+        description="The stream is complete here but may send more (usage, say): read on until the connection "
+        "closes. Unset: reading stops at this event.",
+    )
+
+
+class ErrorMarker(Marker):
+    """An event that marks a failure: the case is an error quoting its message, never an answer."""
+
+    message: str | None = Field(
+        None,
+        description="Dotted path to the failure's message; unset: the event's `errorText`, `message`, `detail` or "
+        "`error`, else its data.",
+    )
+
+
+class PassageSource(Reading):
+    """Events that carry passages, collected across every matching event: the value at `path` is one passage
+    (an object) or a list of them."""
+
+    id: str | None = Field(None, description="Path to the passage's id inside one passage.")
+    text: str | None = Field(None, description="Path to the passage's text inside one passage.")
+    title: str | None = Field(None, description="Path to the passage's title inside one passage.")
+
+
+class ProtocolConfig(_Strict):
+    """A stream protocol, in the vocabulary of the built-in ones. Each key takes one marker or a list."""
+
+    extends: BuiltinProtocol | None = Field(
+        None,
+        description="A built-in protocol to start from: the keys given here replace its own (e.g. the AI SDK's, "
+        "with passages from your `data-*` part).",
+    )
+    text: list[TextReading] | None = Field(
+        None, description="Events carrying answer text, appended in order. Needed unless `extends` gives it."
+    )
+    end: list[EndMarker] | None = Field(
+        None,
+        description="What ends the stream. Declared, a close before it is a cut stream (a case error); unset, "
+        "the stream ends when the connection closes.",
+    )
+    error: list[ErrorMarker] | None = Field(None, description="What marks a failure, and where its message is.")
+    passages: list[PassageSource] | None = Field(None, description="Events carrying the retrieved passages.")
+    reasoning: list[Reading] | None = Field(
+        None, description="Events carrying a model's reasoning: kept in the trace, never in the answer or the TTFT."
+    )
+    refusal: list[Reading] | None = Field(
+        None, description="Events carrying the model's refusal text: appended to the answer, which reads as declined."
+    )
+    conversation_id: list[Reading] | None = Field(
+        None, description="Events carrying the conversation id (the last one read wins)."
+    )
+    usage: list[Reading] | None = Field(None, description="Events carrying token usage (the last one read wins).")
+    finish_reason: list[Reading] | None = Field(
+        None, description="Events carrying the finish reason (the last one read wins)."
+    )
+
+    @field_validator(
+        "text",
+        "end",
+        "error",
+        "passages",
+        "reasoning",
+        "refusal",
+        "conversation_id",
+        "usage",
+        "finish_reason",
+        mode="before",
+    )
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        return [value] if isinstance(value, dict) else value
+
+    @model_validator(mode="after")
+    def _reads_text(self) -> ProtocolConfig:
+        if self.extends is None and not self.text:
+            raise ValueError("text: say which events carry the answer text (or extend a built-in protocol)")
+        return self

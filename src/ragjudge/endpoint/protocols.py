@@ -1,0 +1,350 @@
+"""Stream protocols as data: which events carry the answer, which end the stream, which mark a failure.
+
+Each built-in protocol is written here in the vocabulary a team uses to declare its own
+(`config/protocol.py`), and `stream.Assembly` is the one reader of all of them. Nothing is guessed from a
+stream's shape: a stream of an undeclared protocol is read by `generic` (the mapped `answer_delta`, ending
+when the connection closes), and `recognise` only names what a stream looks like, for probe's suggestion and
+a run's warning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.config.model import ResponseMapping
+from ragjudge.config.protocol import BUILTIN_PROTOCOLS, Marker, ProtocolConfig, Scalar
+from ragjudge.endpoint.reply import ReplyShapeError, dig, is_missing
+
+
+@dataclass(frozen=True)
+class Selector:
+    """Which events (every test given must hold) and what to read in them."""
+
+    event: str | None = None
+    """The SSE event name."""
+    data: str | None = None
+    """The event's data text, exactly (stripped)."""
+    where: tuple[tuple[str, Scalar], ...] = ()
+    """JSON fields by dotted path, each equal to its value."""
+    has: str | None = None
+    """A dotted path that must hold a non-empty value."""
+    path: str | None = None
+    """Where the value is (for an error: its message); None: the event's data text (an error: its message keys)."""
+    id: str | None = None
+    text: str | None = None
+    title: str | None = None
+    """Per-passage paths, for passage sources."""
+    until_close: bool = False
+    """An end that completes the stream but lets it send more: reading goes on to the close."""
+    reason: str = "the stream sent an error event"
+    """How an error marker's reason opens (built-in protocols name the failure they read)."""
+
+    @property
+    def needs_json(self) -> bool:
+        return bool(self.where) or self.has is not None or self.path is not None
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One stream protocol."""
+
+    name: str
+    """A built-in name, `declared`, or `generic` (no protocol declared)."""
+    text: tuple[Selector, ...] = ()
+    ends: tuple[Selector, ...] = ()
+    errors: tuple[Selector, ...] = ()
+    passages: tuple[Selector, ...] = ()
+    reasoning: tuple[Selector, ...] = ()
+    refusal: tuple[Selector, ...] = ()
+    conversation_id: tuple[Selector, ...] = ()
+    usage: tuple[Selector, ...] = ()
+    finish_reason: tuple[Selector, ...] = ()
+    end_required: bool = True
+    """A close before an end is a cut stream. False for `generic`, whose ends only stop the reading."""
+    json_events: bool = True
+    """Every event that no `data` marker picks must be JSON: anything else is a broken stream, not answer text."""
+    history: bool = True
+    """The preset's body carries the conversation (for the warning about turns sent without their history)."""
+
+    @property
+    def generic(self) -> bool:
+        return self.name == "generic"
+
+
+def _s(**kwargs: Any) -> Selector:
+    where = kwargs.pop("where", {})
+    return Selector(where=tuple(where.items()), **kwargs)
+
+
+DONE = _s(data="[DONE]")
+
+BUILTIN: dict[str, Protocol] = {
+    # Chat Completions chunks. hayhooks 2.1 closes after the chunk with a finish_reason and never sends `[DONE]`,
+    # so that chunk completes the stream too; the usage chunk may follow it, so reading goes on to the close.
+    "openai-chat": Protocol(
+        name="openai-chat",
+        text=(_s(path="choices.0.delta.content"),),
+        ends=(DONE, _s(has="choices.0.finish_reason", until_close=True)),
+        errors=(_s(has="error", path="error", reason="the stream sent an error"),),
+        reasoning=(_s(path="choices.0.delta.reasoning_content"),),
+        refusal=(_s(path="choices.0.delta.refusal"),),
+        usage=(_s(has="usage", path="usage"),),
+        finish_reason=(_s(has="choices.0.finish_reason", path="choices.0.finish_reason"),),
+    ),
+    # The Responses API's typed events (each also names itself in `event:`; the JSON `type` is read).
+    "openai-responses": Protocol(
+        name="openai-responses",
+        text=(_s(where={"type": "response.output_text.delta"}, path="delta"),),
+        ends=(_s(where={"type": "response.completed"}),),
+        errors=(
+            _s(where={"type": "response.failed"}, path="response.error.message", reason="the response failed"),
+            _s(
+                where={"type": "response.incomplete"},
+                path="response.incomplete_details.reason",
+                reason="the response is incomplete",
+            ),
+            _s(where={"type": "error"}, path="message", reason="the stream sent an error event"),
+        ),
+        passages=(
+            _s(
+                where={"type": "response.output_item.done", "item.type": "file_search_call"},
+                has="item.results",
+                path="item.results",
+                id="file_id",
+                text="text",
+                title="filename",
+            ),
+        ),
+        reasoning=(_s(where={"type": "response.reasoning_summary_text.delta"}, path="delta"),),
+        refusal=(_s(where={"type": "response.refusal.delta"}, path="delta"),),
+        usage=(_s(where={"type": "response.completed"}, path="response.usage"),),
+        finish_reason=(_s(where={"type": "response.completed"}, path="response.status"),),
+    ),
+    # The AI SDK's UI message stream (`x-vercel-ai-ui-message-stream: v1`), what `useChat` reads.
+    "ai-sdk": Protocol(
+        name="ai-sdk",
+        text=(_s(where={"type": "text-delta"}, path="delta"),),
+        ends=(_s(where={"type": "finish"}), DONE),
+        errors=(
+            _s(where={"type": "error"}, path="errorText", reason="the stream sent an error part"),
+            _s(where={"type": "abort"}, reason="the stream was aborted"),
+            _s(
+                where={"type": "finish", "finishReason": "error"},
+                reason='the stream finished with finishReason "error"',
+            ),
+        ),
+        passages=(
+            _s(where={"type": "source-document"}, id="sourceId", title="title"),
+            _s(where={"type": "source-url"}, id="sourceId", title="title"),
+        ),
+        reasoning=(_s(where={"type": "reasoning-delta"}, path="delta"),),
+        usage=(_s(where={"type": "finish"}, has="messageMetadata.usage", path="messageMetadata.usage"),),
+        finish_reason=(_s(where={"type": "finish"}, has="finishReason", path="finishReason"),),
+    ),
+    # LangServe's `/stream`: `event: data` chunks of the chain's output, then `event: end`.
+    "langserve": Protocol(
+        name="langserve",
+        text=(_s(event="data", path="answer"),),
+        ends=(_s(event="end"),),
+        errors=(_s(event="error"),),
+        history=False,
+    ),
+}
+"""The built-in protocols, by name (`endpoint.protocol`, and the preset of the same name)."""
+
+assert tuple(BUILTIN) == BUILTIN_PROTOCOLS
+
+_GENERIC_ERRORS = (
+    _s(event="error"),
+    _s(has="error", path="error"),
+    _s(where={"type": "error"}),
+)
+"""An undeclared stream's failures: an `error` event (LangServe), an object with a non-empty `error` (Ollama,
+OpenAI-compatible gateways), a `{"type": "error"}` part (the AI SDK). An outage is never read as an answer."""
+
+
+def generic(answer_delta: str | None, kind: str) -> Protocol:
+    """No protocol declared: the mapped `answer_delta` in every event, the known failures, and the stream ends when
+    the connection closes (`[DONE]` and `event: end` stop the reading, but are not required)."""
+    return Protocol(
+        name="generic",
+        text=(_s(path=answer_delta),) if answer_delta else (),
+        ends=(DONE, _s(event="end")),
+        errors=_GENERIC_ERRORS,
+        end_required=False,
+        json_events=bool(answer_delta) or kind == "ndjson",
+    )
+
+
+def _selectors(markers: Sequence[Marker] | None) -> tuple[Selector, ...] | None:
+    if markers is None:
+        return None
+    out = []
+    for marker in markers:
+        fields = marker.model_dump()
+        fields["where"] = tuple(fields["where"].items())
+        out.append(Selector(**fields))
+    return tuple(out)
+
+
+def declared(config: str | ProtocolConfig | None) -> Protocol | None:
+    """The protocol `endpoint.protocol` declares; None when none is."""
+    if config is None:
+        return None
+    if isinstance(config, str):
+        return BUILTIN[config]
+    base = BUILTIN[config.extends] if config.extends else Protocol(name="declared", history=True)
+    changes: dict[str, Any] = {}
+    for key, attr in (
+        ("text", "text"),
+        ("end", "ends"),
+        ("error", "errors"),
+        ("passages", "passages"),
+        ("reasoning", "reasoning"),
+        ("refusal", "refusal"),
+        ("conversation_id", "conversation_id"),
+        ("usage", "usage"),
+        ("finish_reason", "finish_reason"),
+    ):
+        given = _selectors(getattr(config, key))
+        if given is not None:
+            changes[attr] = given
+    protocol = dataclasses.replace(base, **changes)
+    if config.extends is None:
+        # A declared protocol requires its end only when it names one; its events are JSON when its text is read
+        # at a path (a `token` event whose data is the text itself needs none).
+        protocol = dataclasses.replace(
+            protocol,
+            end_required=bool(protocol.ends),
+            json_events=any(s.path is not None for s in protocol.text),
+        )
+    return protocol
+
+
+@dataclass(frozen=True)
+class Recognised:
+    """What a stream looks like, and the wiring that reads it."""
+
+    name: str
+    """A built-in protocol's name, or `named-events` (event names no built-in protocol uses)."""
+    label: str
+    """How probe and the run's warning call it."""
+    events: tuple[str, ...] = field(default=())
+    """For `named-events`: the event names seen, in order of first appearance."""
+
+
+LABELS = {
+    "openai-chat": "OpenAI Chat Completions chunks",
+    "openai-responses": "OpenAI Responses API events",
+    "ai-sdk": "the AI SDK's UI message stream",
+    "langserve": "LangServe events",
+}
+
+_AI_SDK_TYPES = frozenset(
+    {
+        "start",
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-end",
+        "finish-step",
+        "finish",
+        "source-document",
+        "source-url",
+        "reasoning-start",
+        "reasoning-delta",
+        "reasoning-end",
+        "error",
+        "abort",
+        "tool-input-start",
+        "tool-input-delta",
+        "tool-input-available",
+        "tool-output-available",
+        "message-metadata",
+    }
+)
+
+
+def recognise(events: Iterable[tuple[str, Any]], header: str | None = None) -> Recognised | None:
+    """What a stream's events (name, decoded JSON or None) look like; None when nothing is recognised.
+
+    `header` is the reply's `x-vercel-ai-ui-message-stream` header, which names the AI SDK's stream outright."""
+    if header:
+        return Recognised("ai-sdk", LABELS["ai-sdk"])
+    names: list[str] = []
+    for name, data in events:
+        if name and name not in names:
+            names.append(name)
+        if not isinstance(data, dict):
+            continue
+        kind = data.get("type")
+        if data.get("object") == "chat.completion.chunk" or _is_chunk(data):
+            return Recognised("openai-chat", LABELS["openai-chat"])
+        if isinstance(kind, str) and kind.startswith("response."):
+            return Recognised("openai-responses", LABELS["openai-responses"])
+        if isinstance(kind, str) and (kind in _AI_SDK_TYPES or kind.startswith("data-")):
+            return Recognised("ai-sdk", LABELS["ai-sdk"])
+    if names and set(names) <= {"metadata", "data", "end", "error"} and "data" in names:
+        return Recognised("langserve", LABELS["langserve"])
+    if names:
+        return Recognised("named-events", "named events (" + ", ".join(names[:6]) + ")", tuple(names))
+    return None
+
+
+def _is_chunk(data: dict[str, Any]) -> bool:
+    choices = data.get("choices")
+    return isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict) and "delta" in choices[0]
+
+
+AI_SDK_HEADER = "x-vercel-ai-ui-message-stream"
+"""The header an AI SDK UI message stream response carries (`v1`)."""
+
+
+def read_body(protocol: Protocol, data: Any, mapping: ResponseMapping) -> Any:
+    """One JSON body as `protocol` reads it. Only the Responses API needs this: its answer is the `output_text`
+    parts of its `output` items, its passages a `file_search_call`'s results. Anything else is left as it is."""
+    if protocol.name != "openai-responses" or not isinstance(data, dict) or data.get("object") != "response":
+        return data
+    status = data.get("status")
+    if status == "failed":
+        error = data.get("error")
+        message = error.get("message") if isinstance(error, dict) else None
+        raise ReplyShapeError(f"the response failed: {message}" if isinstance(message, str) else "the response failed")
+    if status == "incomplete":
+        details = data.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, dict) else None
+        raise ReplyShapeError(
+            f"the response is incomplete: {reason}" if isinstance(reason, str) else "the response is incomplete"
+        )
+    texts: list[str] = []
+    refused = False
+    passages: list[dict[str, Any]] | None = None
+    source = next(s for s in protocol.passages) if protocol.passages else None
+    for item in data.get("output") or []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "message":
+            for part in item.get("content") or []:
+                if isinstance(part, dict) and part.get("type") == "output_text" and isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+                elif isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
+                    texts.append(part["refusal"])
+                    refused = True
+        elif item.get("type") == "file_search_call" and isinstance(item.get("results"), list) and source is not None:
+            passages = passages or []
+            for result in item["results"]:
+                passage: dict[str, Any] = {}
+                for key, path in (("id", source.id), ("text", source.text), ("title", source.title)):
+                    value = dig(result, path) if path else None
+                    if value is not None and not is_missing(value):
+                        passage[getattr(mapping, f"retrieved_{key}") or key] = value
+                passages.append(passage)
+    out: dict[str, Any] = {mapping.answer or "answer": "".join(texts)}
+    if refused:
+        out[mapping.refused or "refused"] = True
+    if passages is not None:
+        out[mapping.retrieved or "retrieved"] = passages
+    return out
