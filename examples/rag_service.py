@@ -405,8 +405,8 @@ class RagHandler(BaseHTTPRequestHandler):
         self.server.conversations.add(conversation_id, message)
         events: list[tuple[str | None, Any]] = [("retrieval", {"passages": reply["retrieved"]})]
         events += [("token", {"text": p}) for p in pieces(reply["answer"])]
+        # Its last event is `done`, as hand-written and Dify-style services end theirs (not LangServe's `end`).
         events.append(("done", {"conversation_id": conversation_id, "refused": reply["refused"]}))
-        events.append(("end", ""))
         self._send_events(events)
 
     def _send_events(self, events: Sequence[tuple[str | None, Any]]) -> None:

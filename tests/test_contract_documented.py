@@ -17,9 +17,10 @@ import pytest
 from pydantic import BaseModel
 
 from ragjudge.config import model as config_model
+from ragjudge.config import protocol as config_protocol
 from ragjudge.report import model as report_model
 
-CONTRACTS = [report_model, config_model]
+CONTRACTS = [report_model, config_model, config_protocol]
 
 
 def attribute_docstrings(source: str) -> dict[str, dict[str, str]]:
@@ -88,7 +89,7 @@ def test_every_field_is_documented(module: ModuleType) -> None:
 def test_the_walk_sees_the_models(module: ModuleType) -> None:
     # A walk that found no model would pass vacuously.
     fields = sum(len(m.model_fields) for m in models(module))
-    assert fields >= 50, f"{module.__name__}: only {fields} fields found"
+    assert fields >= (30 if module is config_protocol else 50), f"{module.__name__}: only {fields} fields found"
 
 
 def test_a_field_without_a_docstring_is_found() -> None:

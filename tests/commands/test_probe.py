@@ -340,15 +340,41 @@ def test_a_streamed_reply_is_shown_assembled_and_mapped(ws: Path, capsys: pytest
         for t in ("Refunds ", "take 30 days.")
     ]
     with RawServer(lambda _request: _sse_reply([*chunks, "[DONE]"])) as server:
-        configure(ws, server.url, response={"answer_delta": "choices.0.delta.content"})
+        configure(ws, server.url, protocol="openai-chat")
         code, out, _err = probe(capsys)
-    assert "assembled from the stream's events (endpoint.stream, response.answer_delta)" in out
+    assert "assembled from the stream's events" in out
+    assert "\nstream: 3 events, read by protocol openai-chat\n  time to the first token: " in out
     assert '  answer: "Refunds take 30 days."' in out
     assert (
         "  passages: unknown (none in the reply, and endpoint.response.retrieved is not mapped: retrieval metrics "
         "and faithfulness will be null; map it if the service sends them)"
     ) in out.splitlines()
     assert code == 0, out
+
+
+def test_an_undeclared_stream_s_first_suggestion_is_the_preset_that_reads_it(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chunks = [
+        json.dumps({"object": "chat.completion.chunk", "choices": [{"delta": {"content": t}}]})
+        for t in ("Refunds ", "take 30 days.")
+    ]
+    with RawServer(lambda _request: _sse_reply([*chunks, "[DONE]"])) as server:
+        configure(ws, server.url, response={"answer_delta": "choices.0.delta.content"})
+        code, out, _err = probe(capsys)
+    lines = out.splitlines()
+    at = lines.index("suggested first: paste under `endpoint:` in your config, then probe again")
+    assert lines[at - 1 : at + 3] == [
+        "the events look like OpenAI Chat Completions chunks, but endpoint.protocol is not declared: read without "
+        "it, a failure the stream reports its own way, or a cut before its end, would read as an answer",
+        "suggested first: paste under `endpoint:` in your config, then probe again",
+        "  preset: openai-chat",
+        "  model: <the model; for hayhooks, the pipeline's name>",
+    ]
+    assert at < lines.index("mapping (endpoint.response)")  # before any mapping key
+    assert "  warning: the stream's protocol is not declared (preset: openai-chat reads it)" in lines
+    assert lines[-1] == "result: the reply maps, with the warnings above"
+    assert code == 1
 
 
 def test_a_cut_stream_is_an_endpoint_error_in_probe(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -438,10 +464,12 @@ def test_a_reply_without_passages_for_a_case_with_golden_ids_is_named(
         code, out, _ = probe(capsys)
     assert code == 1
     assert [line for line in out.splitlines() if line.startswith("  warning: ")] == [
-        "  warning: case refund has golden_context_ids (doc-refund-1) but the reply carries no passages, so "
-        "context_recall fails: map endpoint.response.retrieved to the passage list (a LangServe chain whose output "
-        "type is inferred leaves `context` out of the reply: return the documents); the reply holds no golden id "
-        "anywhere: check the ids in your cases against your documents' ids"
+        # As a run reads the same reply: recall unknown, not failed.
+        "  warning: case refund has golden_context_ids (doc-refund-1) but the service exposes no passages "
+        "(endpoint.response.retrieved is not mapped and the reply has none), so context_recall is unknown and a "
+        "rule on it makes the case an error: map endpoint.response.retrieved to the passage list (a LangServe chain "
+        "whose output type is inferred leaves `context` out of the reply: return the documents); the reply holds "
+        "no golden id anywhere: check the ids in your cases against your documents' ids"
     ]
 
 

@@ -69,9 +69,14 @@ def _probe_conversation(out: TextIO, config: Config, client: Any, case: Case, se
 
     The worst turn's exit code; a turn whose reply cannot be read ends the conversation."""
     from ragjudge.cases import Dialogue
+    from ragjudge.endpoint.wiring import history_warning
 
     dialogue = Dialogue()
     worst = int(ExitCode.PASSED)
+    unheard = history_warning([case], config.endpoint)
+    if unheard is not None:
+        print(f"warning: {unheard}\n", file=out)
+        worst = int(ExitCode.GATE_FAILED)
     for turn in case.turns:
         print(f"== {case.id}: turn {turn.turn} of {len(case.turns)}", file=out)
         this = dialogue.ask(turn)
@@ -98,16 +103,20 @@ def _probe(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[
     data = _show_reply(out, raw, secrets)
     if raw.status >= 400:
         return _show_http_error(out, client, config, rendered_url, raw, data, secrets), None
-    try:
-        streamed = client.assembled(raw)
-    except ValueError as exc:
-        print(f"\nresult: endpoint error: {exc}", file=out)
-        return int(ExitCode.GATE_FAILED), None
-    if streamed is not None:
+    unread: list[str] = []
+    if client.streams(raw):
+        from ragjudge.commands.probe_stream import show_stream
         from ragjudge.endpoint.client import mask
 
-        print("\nassembled from the stream's events (endpoint.stream, response.answer_delta)", file=out)
+        try:
+            streamed, assembly, ttft_ms = client.assemble(raw)
+        except ValueError as exc:
+            print(f"\nresult: endpoint error: {exc}", file=out)
+            return int(ExitCode.GATE_FAILED), None
+        print("\nassembled from the stream's events", file=out)
         print(_indent(mask(json.dumps(streamed, indent=2, ensure_ascii=False)[:BODY_CHARS], secrets)), file=out)
+        said = show_stream(out, raw, assembly, ttft_ms, config.endpoint)
+        unread = [said] if said else []
         data = streamed
     if not isinstance(data, dict):
         kind = f"a JSON {type(data).__name__}, not an object"
@@ -117,13 +126,14 @@ def _probe(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[
             kind = f"nested more than {MAX_DEPTH} deep"
         print(f"\nresult: the reply is {kind}: ragjudge reads JSON objects", file=out)
         return int(ExitCode.GATE_FAILED), None
-    return _show_mapping(out, client, raw, data, config.endpoint.response, case, secrets)
+    return _show_mapping(out, client, raw, data, config.endpoint.response, case, secrets, unread)
 
 
 def _show_http_error(
     out: TextIO, client: Any, config: Config, url: str, raw: RawReply, data: Any, secrets: tuple[str, ...]
 ) -> int:
     from ragjudge.commands.probe_hints import body_hints, route_hints
+    from ragjudge.commands.probe_stream import http_error_hints
     from ragjudge.endpoint.client import error_excerpt, mask
     from ragjudge.transport.urls import public_url
 
@@ -134,6 +144,7 @@ def _show_http_error(
     hints = body_hints(data, url, client) if raw.status == 422 else []
     if raw.status == 404:
         hints = route_hints(url, client)
+    hints = http_error_hints(url, raw, config.endpoint) + hints
     for hint in hints:
         print(f"  hint: {mask(hint, secrets)}", file=out)
     if raw.status >= 500:
@@ -267,6 +278,7 @@ def _show_mapping(
     mapping: ResponseMapping,
     case: Case,
     secrets: tuple[str, ...],
+    unread: list[str],
 ) -> tuple[int, Trace | None]:
     """The mapping key by key, the reply as read, and what is wrong with it: the exit code, and the reply as read
     (None when it could not be)."""
@@ -323,6 +335,7 @@ def _show_mapping(
         # Said once: the golden-id warning names the same fix, for this case's own ids.
         warnings = [w for w in warnings if not w.startswith("passage ids in ")]
     warnings += golden
+    warnings = unread + warnings
     for w in warnings:
         print(f"  warning: {w}", file=out)
     _suggest_yaml(out, mapping, suggested)

@@ -72,6 +72,14 @@ def golden_warnings(case: Case, trace: Trace, data: Any, mapping: ResponseMappin
         at = f"the golden ids appear at {', '.join(where[:3])}: map the passage list and its id there"
     else:
         at = "the reply holds no golden id anywhere: check the ids in your cases against your documents' ids"
+    if trace.passages_unknown:
+        # As a run reads it: unknown, never a failed recall (a rule on it makes the case an error).
+        return [
+            f"case {case.id} has golden_context_ids ({_ids(golden)}) but the service exposes no passages "
+            "(endpoint.response.retrieved is not mapped and the reply has none), so context_recall is unknown and a "
+            "rule on it makes the case an error: map endpoint.response.retrieved to the passage list (a LangServe "
+            f"chain whose output type is inferred leaves `context` out of the reply: return the documents); {at}"
+        ]
     if not trace.passages:
         return [
             f"case {case.id} has golden_context_ids ({_ids(golden)}) but the reply carries no passages, so "

@@ -437,7 +437,7 @@ class EndpointClient:
                 what = f"timeout after {cfg.timeout_s:g} s" if failure.kind == "timeout" else failure.detail
                 raise EvaluationError(f"endpoint error: {what}") from None
             with response:
-                raw = self._probe_body(response, limit)
+                raw, arrivals = self._probe_body(response, limit, t0)
         return RawReply(
             status=response.status,
             reason=response.reason or "",
@@ -445,34 +445,46 @@ class EndpointClient:
             body=raw,
             size=len(raw),
             elapsed_ms=round((time.monotonic() - t0) * 1000, 1),
+            arrivals=arrivals,
+            stream_header=response.headers.get(protocols.AI_SDK_HEADER),
         )
 
-    def _probe_body(self, response: urllib3.BaseHTTPResponse, limit: deadline.Deadline) -> bytes:
-        """An error reply's start; a success read whole, with the size limit and deadline a run reads it with."""
+    def _probe_body(
+        self, response: urllib3.BaseHTTPResponse, limit: deadline.Deadline, sent_at: float
+    ) -> tuple[bytes, tuple[tuple[int, float], ...]]:
+        """An error reply's start; a success read whole, with the size limit and deadline a run reads it with (a
+        stream with when each chunk arrived)."""
         if response.status >= 400:
-            return self._error_body(response, limit.expires)
+            return self._error_body(response, limit.expires), ()
         try:
             if stream.stream_kind(self.config.stream, response.headers.get("Content-Type")) is not None:
-                return self._read_stream_raw(response, limit)
+                return self._read_stream_raw(response, limit, sent_at)
             raw = self._read_capped(response, limit.expires)
             if limit.fired is not None:
                 raise _cut_off(limit)
-            return raw
+            return raw, ()
         except _Attempt as failure:
             what = f"timeout after {self.config.timeout_s:g} s" if failure.kind == "timeout" else failure.detail
             raise EvaluationError(f"endpoint error: {what}") from None
 
-    def _read_stream_raw(self, response: urllib3.BaseHTTPResponse, limit: deadline.Deadline) -> bytes:
-        """A streamed reply's bytes up to max_response_bytes (probe assembles its events afterwards)."""
+    def _read_stream_raw(
+        self, response: urllib3.BaseHTTPResponse, limit: deadline.Deadline, sent_at: float
+    ) -> tuple[bytes, tuple[tuple[int, float], ...]]:
+        """A streamed reply's bytes up to max_response_bytes, and when each chunk arrived (probe assembles its
+        events afterwards, timing them as a run does)."""
         chunks: list[bytes] = []
+        arrivals: list[tuple[int, float]] = []
+        size = 0
         try:
             for chunk in _capped_chunks(response, self.config.max_response_bytes):
                 chunks.append(chunk)
+                size += len(chunk)
+                arrivals.append((size, round((time.monotonic() - sent_at) * 1000, 1)))
                 if time.monotonic() > limit.expires:
                     break
         except (urllib3.exceptions.HTTPError, OSError):
             pass  # what arrived is assembled, and a cut stream is named there
-        return b"".join(chunks)
+        return b"".join(chunks), tuple(arrivals)
 
     def fetch_get(self, url: str, beside: str) -> RawReply | None:
         """One GET of a route beside the endpoint `beside` (LangServe's `input_schema`, FastAPI's `openapi.json`),
@@ -498,23 +510,42 @@ class EndpointClient:
             elapsed_ms=round((time.monotonic() - t0) * 1000, 1),
         )
 
-    def assembled(self, raw: RawReply) -> dict[str, Any] | None:
-        """A streamed reply's events gathered into one reply object, as a run gathers them; None when the reply
-        is one JSON body. Raises ValueError for a stream that gives no reply (an error event, a cut)."""
-        kind = stream.stream_kind(self.config.stream, raw.content_type)
-        if kind is None:
-            return None
+    def streams(self, raw: RawReply) -> bool:
+        """Whether `raw` is read as a stream (by `endpoint.stream` and its Content-Type)."""
+        return stream.stream_kind(self.config.stream, raw.content_type) is not None
+
+    def assemble(self, raw: RawReply) -> tuple[dict[str, Any], stream.Assembly, float | None]:
+        """A streamed reply (`raw` is one) read as a run reads it: the reply object, the assembly (how it was read)
+        and the TTFT, from when its chunks arrived. Raises ValueError for a stream that gives no reply."""
+        kind = stream.stream_kind(self.config.stream, raw.content_type) or "sse"
         events = stream.parser(kind)
         assembly = self.assembly(kind)
+        ttft_ms: float | None = None
+        start = 0
+        pieces = raw.arrivals or ((len(raw.body), raw.elapsed_ms),)
         try:
-            for event in [*events.feed(raw.body), *events.close()]:
-                if assembly.add(event):
-                    break
+            for end, at_ms in pieces:
+                for event in events.feed(raw.body[start:end]):
+                    ended = assembly.add(event)
+                    if ttft_ms is None and assembly.first_answer:
+                        ttft_ms = at_ms
+                    if ended:
+                        break
+                else:
+                    start = end
+                    continue
+                break
             else:
-                assembly.check_end()
+                for event in events.close():
+                    if assembly.add(event):
+                        break
+                else:
+                    assembly.check_end()
+            if ttft_ms is None and assembly.first_answer:
+                ttft_ms = raw.elapsed_ms
         except stream.StreamFault as fault:
             raise ValueError(str(fault)) from None
-        return assembly.reply()
+        return assembly.reply(), assembly, ttft_ms
 
     def assembly(self, kind: str) -> stream.Assembly:
         """A stream's reader: the declared protocol, or the generic one for the mapping and the format."""
@@ -538,9 +569,10 @@ class EndpointClient:
 
     def read(self, raw: RawReply, question: str | None = None) -> Trace:
         """The reply read as a run reads it; raises ReplyShapeError (or ValueError for a body that is not JSON)."""
-        streamed = self.assembled(raw)
-        if streamed is not None:
+        if stream.stream_kind(self.config.stream, raw.content_type) is not None:
+            streamed, assembly, ttft_ms = self.assemble(raw)
             trace = parse_reply(streamed, self.config.response, raw.elapsed_ms, self._refusal)
+            trace = dataclasses.replace(trace, ttft_ms=ttft_ms, stream=notes(assembly, raw.stream_header))
             return self._checked(trace, streamed, question)
         try:
             decoded = decode(raw.body.decode("utf-8"))

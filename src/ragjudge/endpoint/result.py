@@ -21,6 +21,10 @@ class RawReply:
     size: int
     """Bytes received (the body is cut at max_response_bytes)."""
     elapsed_ms: float
+    arrivals: tuple[tuple[int, float], ...] = ()
+    """A streamed reply: each chunk's end in the body, and when it arrived (ms after the request was sent)."""
+    stream_header: str | None = None
+    """The reply's `x-vercel-ai-ui-message-stream` header, which names the AI SDK's stream."""
 
 
 @dataclass(frozen=True)

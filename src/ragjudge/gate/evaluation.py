@@ -16,6 +16,7 @@ from ragjudge.config.model import Config, check_http_url, register_secrets
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.coverage import mapping_warnings, unknown_passages_warning
 from ragjudge.endpoint.result import EndpointResult
+from ragjudge.endpoint.wiring import history_warning, undeclared_protocol_warning
 from ragjudge.errors import ConfigError
 from ragjudge.gate.bias_probe import BiasCheck
 from ragjudge.gate.eventlog import EventLog
@@ -113,6 +114,9 @@ def run_gate(request: GateRequest) -> Report:
         case_set = load_cases(paths, config.max_case_file_bytes, config.folder if from_config else None)
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
+        unheard = history_warning(cases, config.endpoint)
+        if unheard is not None:
+            warnings.append(unheard)
         source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)
     check_criteria(cases, config, (*case_rules, *suite_rules, *regression_rules(config)))
     all_cases = cases  # provenance hashes the whole set, so every shard (and their merge) names the same one
@@ -172,6 +176,7 @@ def run_gate(request: GateRequest) -> Report:
     warnings.extend(mapping_warnings(replies, config.endpoint.response))
     results = passage_answers_as_errors(results)
     warnings.extend(unknown_passages_warning(replies))
+    warnings.extend(undeclared_protocol_warning(replies))
     suite = evaluate_suite(results, case_rules, suite_rules, config.gate.max_error_rate)
     judge_info = judge_summary(config, judge)
     # Each result is let go as its record is built: a large run never holds every result and every record.

@@ -63,6 +63,9 @@ def _trace_block(result: CaseResult) -> TraceBlock:
         ttft_ms=round(trace.ttft_ms, 1) if trace and trace.ttft_ms is not None else None,
         conversation_id=trace.conversation_id if trace else None,
         passages_unknown=bool(trace and trace.passages_unknown),
+        protocol=trace.stream.protocol if trace and trace.stream else None,
+        finish_reason=trace.stream.finish_reason if trace and trace.stream else None,
+        reasoning=trace.stream.reasoning if trace and trace.stream else None,
     )
 
 

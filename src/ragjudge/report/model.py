@@ -183,6 +183,14 @@ class TraceBlock(_Model):
     passages_unknown: bool = False
     """True when the reply carried no passages and `endpoint.response.retrieved` is not mapped: what the service
     retrieved is unknown, so retrieval metrics are null, faithfulness and grounding/citations unassessable."""
+    protocol: str | None = None
+    """A streamed reply: the protocol that read it (`openai-chat`, `openai-responses`, `ai-sdk`, `langserve`,
+    `declared` for the team's own, `generic` when none was declared); null for one JSON body."""
+    finish_reason: str | None = None
+    """A streamed reply: the finish reason its protocol read (`stop`, `completed`, ...); null when none was sent."""
+    reasoning: str | None = None
+    """A streamed reply: the model's reasoning, kept apart from the answer and the TTFT (up to 20,000
+    characters); null when the stream sent none."""
 
 
 class TurnBlock(_Model):
