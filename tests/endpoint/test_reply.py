@@ -477,3 +477,20 @@ def test_a_mapped_number_must_be_a_number():
 def test_passages_are_unknown_only_when_nothing_maps_or_carries_them(data, mapping, unknown) -> None:
     trace = parse(data, mapping)
     assert (trace.passages, trace.passages_unknown) == ((), unknown)
+
+
+def test_an_object_of_exactly_twelve_keys_is_described_without_and_0_more() -> None:
+    from ragjudge.endpoint.reply import describe
+
+    twelve = {f"k{i}": i for i in range(12)}
+    assert describe(twelve) == "an object with keys " + ", ".join(f"k{i}" for i in range(12))
+    assert describe({**twelve, "k12": 12}).endswith("k11 and 1 more")
+
+
+def test_a_path_suggested_through_a_list_names_its_index() -> None:
+    data = {"answers": [{"data": "Refunds take 30 days.", "meta": {}}]}
+    with pytest.raises(ReplyShapeError) as caught:
+        parse_reply(data, ResponseMapping(answer="answers"), 1.0)
+    assert str(caught.value) == (
+        "endpoint.response.answer: answers is a list of 1 item of objects: did you mean answers.0.data?"
+    )

@@ -29,7 +29,7 @@ from ragjudge.config import presets, safeyaml
 from ragjudge.config.envsubst import substitute
 from ragjudge.config.headers import Headers
 from ragjudge.config.mistakes import recognise
-from ragjudge.config.protocol import BuiltinProtocol, ProtocolConfig
+from ragjudge.config.protocol import UNION_TAGS, BuiltinProtocol, ProtocolSetting
 from ragjudge.config.templatepath import check_contained, workspace
 from ragjudge.errors import ConfigError
 
@@ -186,7 +186,7 @@ class EndpointConfig(_Strict):
         "`langserve` (a LangServe runnable's `/stream`): the body, the protocol of the same name, and response "
         "keys; a given `body`, `protocol` and `response:` keys win.",
     )
-    protocol: BuiltinProtocol | ProtocolConfig | None = Field(
+    protocol: ProtocolSetting | None = Field(
         None,
         description="How a streamed reply's events are read: a built-in protocol's name, or one declared with "
         "`text`, `end`, `error`, `passages`, ... (README: Stream protocols). Unset: the mapped `answer_delta` in "
@@ -675,7 +675,7 @@ def explain_validation_error(source: str, error: ValidationError) -> tuple[str, 
     lines = []
     tip = None
     for item in error.errors(include_url=False):
-        loc = ".".join(str(p) for p in item["loc"]) or "(top level)"
+        loc = ".".join(str(p) for p in item["loc"] if p not in UNION_TAGS) or "(top level)"
         mistake = recognise(item["loc"], item["type"], item.get("input"), echo=False)
         if item["type"] == "extra_forbidden":
             lines.append(f"{source}: unknown key {loc!r}")

@@ -11,9 +11,9 @@ value) and `has` (a dotted path holding a non-empty value).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 BUILTIN_PROTOCOLS = ("openai-chat", "openai-responses", "ai-sdk", "langserve")
 """The protocols `endpoint.protocol` (and the preset of the same name) can name."""
@@ -156,3 +156,13 @@ class ProtocolConfig(_Strict):
         if self.extends is None and not self.text:
             raise ValueError("text: say which events carry the answer text (or extend a built-in protocol)")
         return self
+
+
+UNION_TAGS = frozenset({"named", "declared"})
+"""The tags `ProtocolSetting` gives its two forms; error locations leave them out (`endpoint.protocol.end.0`)."""
+
+ProtocolSetting = Annotated[
+    Annotated[BuiltinProtocol, Tag("named")] | Annotated[ProtocolConfig, Tag("declared")],
+    Discriminator(lambda value: "named" if isinstance(value, str) else "declared"),
+]
+"""`endpoint.protocol`: a built-in protocol's name, or a declared one (a mapping)."""
