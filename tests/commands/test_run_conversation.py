@@ -566,3 +566,19 @@ def test_a_request_too_large_without_any_answer_is_still_exit_2_before_any_call(
     )
     assert service.asked == []
     assert not (ws / "report.json").exists()
+
+
+def test_probe_stops_a_conversation_at_the_turn_its_answers_made_too_large(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service = Chatty()
+    endpoint = {"body": '{"messages": {{ messages | tojson }}}', "max_request_bytes": LIMIT}
+    with ResponderServer(service) as server:
+        write_config(ws, server.url, [_long_chat("chatty", *Q_LONG), *HEALTHY], endpoint=endpoint)
+        outcome = run(capsys, "probe", "--case", "chatty")
+    assert outcome.code == 1, outcome.err
+    lines = outcome.out.splitlines()
+    at = lines.index("== chatty: turn 3 of 4")
+    assert lines[at + 1 :] == [f"result: {OUTGROWN}", "", "turns 4 to 4 not sent: turn 3 gave no answer"]
+    assert lines.count("result: the reply maps cleanly") == 2
+    assert service.asked == [[Q_LONG[0]], [Q_LONG[0], Q_LONG[1]]]
