@@ -429,3 +429,163 @@ def test_probe_stops_a_conversation_at_a_turn_with_no_answer(ws: Path, capsys: p
     assert outcome.code == 1
     assert "turns 2 to 2 not sent: turn 1 gave no answer" in outcome.out
     assert len(service.seen) == 1
+
+
+# --- a conversation whose answers outgrow endpoint.max_request_bytes ----------------------------------------------
+
+Q_LONG = ("Tell me everything about returns.", "And about shipping?", "And about invoices?", "Anything else?")
+LONG_ANSWER = ("Returns are accepted within 15 days of delivery. " * 40)[:1500]
+SHORT = {"Hello?": "hello, how can I help", "Bye?": "goodbye", "Invoice?": "within 3 days"}
+LIMIT = 2000
+"""Turn 2 carries one 1,500-character answer and fits; turn 3 carries two and does not."""
+OUTGROWN = (
+    "endpoint error: not sent: endpoint.body renders over 2,000 bytes with the conversation's 2 earlier answers "
+    "(endpoint.max_request_bytes: 2,000)"
+)
+NOT_ASKED = "not evaluated: turn 3 got no reply, and this turn follows it"
+
+
+def _long_chat(case_id: str, *questions: str) -> dict[str, Any]:
+    return {"id": case_id, "turns": [{"question": q} for q in questions]}
+
+
+HEALTHY: list[dict[str, Any]] = [
+    {"id": "short-chat", "turns": [{"question": "Hello?", "must_mention": ["hello"]}, {"question": "Bye?"}]},
+    {"id": "single", "question": "Invoice?", "must_mention": ["3 days"]},
+]
+
+
+class Chatty:
+    """A service that answers questions from `Q_LONG` at length (1,500 characters) and the rest briefly."""
+
+    def __init__(self) -> None:
+        self.asked: list[list[str]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, ex: Exchange) -> None:
+        questions = [m["content"] for m in ex.request.json()["messages"] if m["role"] == "user"]
+        with self.lock:
+            self.asked.append(questions)
+        question = questions[-1].removesuffix(" (again)")
+        ex.json({"answer": LONG_ANSWER if question in Q_LONG else SHORT[question], "retrieved": []})
+
+
+def _run_chatty(
+    ws: Path, capsys: pytest.CaptureFixture[str], cases: list[dict[str, Any]], body: str | None = None
+) -> tuple[Any, Chatty]:
+    service = Chatty()
+    endpoint = {"body": body or '{"messages": {{ messages | tojson }}}', "max_request_bytes": LIMIT}
+    with ResponderServer(service) as server:
+        write_config(ws, server.url, cases, endpoint=endpoint)
+        outcome = run(
+            capsys,
+            "run",
+            "--report",
+            "report.json",
+            "--comment-file",
+            "comment.md",
+            "--html",
+            "report.html",
+            "--junit",
+            "junit.xml",
+        )
+    return outcome, service
+
+
+def test_a_conversation_whose_answers_outgrow_the_request_limit_errors_that_turn_and_the_run_goes_on(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcome, service = _run_chatty(ws, capsys, [_long_chat("chatty", *Q_LONG), *HEALTHY])
+    # One conversation of three errored, within the error budget: the gate fails (exit 1), it is not bad input.
+    assert outcome.code == 1, outcome.err
+    report = load(ws / "report.json")
+    cases = by_id(report)
+    assert {cid: (c["status"], c["failed_conditions"]) for cid, c in cases.items()} == {
+        "chatty": ("error", [f"turn 3: {OUTGROWN}", f"turns 4 to 4: {NOT_ASKED}"]),
+        "short-chat": ("pass", []),
+        "single": ("pass", []),
+    }
+    turns = cases["chatty"]["turns"]
+    assert [(t["turn"], t["status"], t["failed_conditions"]) for t in turns] == [
+        (1, "pass", []),
+        (2, "pass", []),
+        (3, "error", [OUTGROWN]),
+        (4, "not evaluated", [NOT_ASKED]),
+    ]
+    assert (turns[2]["trace"]["error"], turns[2]["trace"]["attempts"]) == (OUTGROWN, 0)
+    # Turns 1 and 2 were asked, turn 3 was never sent; the healthy cases were asked as ever.
+    assert sorted(service.asked) == sorted(
+        [[Q_LONG[0]], [Q_LONG[0], Q_LONG[1]], ["Hello?"], ["Hello?", "Bye?"], ["Invoice?"]]
+    )
+    assert report["verdict"] == "fail" and report["suite"]["errored"] == 1
+    assert f"chatty error: turn 3: {OUTGROWN}" in outcome.out
+    # Every output is written.
+    shown = OUTGROWN.replace("_", "\\_")  # markdown's escape
+    assert f"| <code>chatty</code> | error | turn 3: {shown}<br>turns 4 to 4: {NOT_ASKED} |" in (
+        (ws / "comment.md").read_text(encoding="utf-8").splitlines()
+    )
+    escaped = OUTGROWN.replace("'", "&#39;")  # Jinja's escape
+    assert f'<div class="text">{escaped}</div>' in (ws / "report.html").read_text(encoding="utf-8")
+    (suite,) = [s for s in ET.parse(ws / "junit.xml").iter("testsuite") if s.get("name") == "ragjudge cases"]
+    junit = {c.get("name"): c for c in suite.iter("testcase")}
+    assert sorted(junit) == ["chatty", "short-chat", "single"]
+    errored = junit["chatty"].find("error")
+    assert errored is not None and errored.get("message", "").startswith(f"turn 3: {OUTGROWN}")
+
+
+def test_conversations_outgrowing_the_limit_past_the_error_budget_are_exit_3_with_every_output(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = [_long_chat("chatty", *Q_LONG), _long_chat("chatty-again", *(f"{q} (again)" for q in Q_LONG)), HEALTHY[1]]
+    outcome, _ = _run_chatty(ws, capsys, cases)
+    assert outcome.code == 3, outcome.err
+    report = load(ws / "report.json")
+    assert report["verdict"] == "error"
+    assert report["error_reason"] == (
+        "2 of 3 cases errored (67%), over gate.max_error_rate 0.5: the verdict is error; the error that dominated "
+        f"(2 of 2): turn 3: {OUTGROWN}"
+    )
+    assert [(c["id"], c["status"]) for c in report["cases"]] == [
+        ("chatty", "error"),
+        ("chatty-again", "error"),
+        ("single", "pass"),
+    ]
+    assert all((ws / name).stat().st_size > 0 for name in ("comment.md", "report.html", "junit.xml"))
+
+
+@pytest.mark.parametrize(
+    ("body", "questions", "case_id"),
+    [
+        # The template alone renders over the limit.
+        ('{"messages": {{ messages | tojson }}, "pad": "{{ "x" * 3000 }}"}', Q_LONG[:2], "chatty turn 1"),
+        # The case file's own questions, carried by turn 3, do (800 characters each; the answers play no part).
+        (None, tuple(f"{n} " + "q" * 800 for n in range(3)), "chatty turn 3"),
+    ],
+)
+def test_a_request_too_large_without_any_answer_is_still_exit_2_before_any_call(
+    ws: Path, capsys: pytest.CaptureFixture[str], body: str | None, questions: tuple[str, ...], case_id: str
+) -> None:
+    outcome, service = _run_chatty(ws, capsys, [_long_chat("chatty", *questions), *HEALTHY], body)
+    assert outcome.code == 2
+    assert outcome.err.splitlines()[0] == (
+        f"ragjudge: error: endpoint.body: the template renders over 2,000 bytes for case {case_id!r} "
+        "(endpoint.max_request_bytes: 2,000); rendering was stopped there"
+    )
+    assert service.asked == []
+    assert not (ws / "report.json").exists()
+
+
+def test_probe_stops_a_conversation_at_the_turn_its_answers_made_too_large(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    service = Chatty()
+    endpoint = {"body": '{"messages": {{ messages | tojson }}}', "max_request_bytes": LIMIT}
+    with ResponderServer(service) as server:
+        write_config(ws, server.url, [_long_chat("chatty", *Q_LONG), *HEALTHY], endpoint=endpoint)
+        outcome = run(capsys, "probe", "--case", "chatty")
+    assert outcome.code == 1, outcome.err
+    lines = outcome.out.splitlines()
+    at = lines.index("== chatty: turn 3 of 4")
+    assert lines[at + 1 :] == [f"result: {OUTGROWN}", "", "turns 4 to 4 not sent: turn 3 gave no answer"]
+    assert lines.count("result: the reply maps cleanly") == 2
+    assert service.asked == [[Q_LONG[0]], [Q_LONG[0], Q_LONG[1]]]

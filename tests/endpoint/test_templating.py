@@ -4,10 +4,13 @@ render or build more stops before it does, as a config error naming the key, the
 from __future__ import annotations
 
 import tracemalloc
+from dataclasses import replace
 
 import pytest
 from jinja2 import StrictUndefined
 
+from ragjudge.cases import Exchange
+from ragjudge.endpoint.dialogue import TurnOutgrown
 from ragjudge.endpoint.templating import BoundedSandbox, RenderTooLarge
 from ragjudge.errors import ConfigError
 
@@ -87,6 +90,34 @@ def test_the_client_names_the_key_the_case_and_the_limit(serve, make_client, mak
         f"(endpoint.max_request_bytes: {limit:,}); rendering was stopped there"
     )
     assert info.value.tip is not None and "endpoint.max_request_bytes" in info.value.tip
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("key", "setting"),
+    [
+        ("endpoint.body", {"body": '{"messages": {{ messages | tojson }}}'}),
+        ("endpoint.url", {"method": "GET", "url": "?history={{ history | tojson }}"}),
+    ],
+)
+def test_a_turn_the_answers_grew_past_the_limit_is_its_error_not_sent(
+    serve, make_client, make_case, key, setting
+) -> None:
+    server = serve(lambda ex: ex.json(OK))
+    client = make_client(server.url + setting.pop("url", ""), **setting, max_request_bytes=2000)
+    earlier = (Exchange("a?", "x" * 1200), Exchange("b?", "y" * 1200))
+    turn = make_case(id="chat turn 3", question="c?", turn=3, history=earlier)
+    result = client.call(turn)
+    assert (result.trace, result.attempts, result.status) == (None, 0, None)
+    assert result.error == (
+        f"endpoint error: not sent: {key} renders over 2,000 bytes with the conversation's 2 earlier answers "
+        "(endpoint.max_request_bytes: 2,000)"
+    )
+    with pytest.raises(TurnOutgrown) as outgrown:
+        client.render(turn)  # `probe` renders each turn itself
+    assert outgrown.value.reason == result.error
+    # The same turn as rendered before any call, its answers empty, fits: its questions alone are not too large.
+    assert client.render(replace(turn, history=tuple(replace(e, answer="") for e in earlier)))
     assert server.requests == []
 
 

@@ -67,8 +67,10 @@ def handle(args: argparse.Namespace) -> int:
 def _probe_conversation(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[str, ...]) -> int:
     """Each turn in order, as `run` asks it: with the conversation so far and the service's conversation id.
 
-    The worst turn's exit code; a turn whose reply cannot be read ends the conversation."""
+    The worst turn's exit code; a turn whose reply cannot be read, or whose request the earlier answers made too
+    large to send, ends the conversation."""
     from ragjudge.cases import Dialogue
+    from ragjudge.endpoint.dialogue import TurnOutgrown
     from ragjudge.endpoint.wiring import history_warning
 
     dialogue = Dialogue()
@@ -80,7 +82,11 @@ def _probe_conversation(out: TextIO, config: Config, client: Any, case: Case, se
     for turn in case.turns:
         print(f"== {case.id}: turn {turn.turn} of {len(case.turns)}", file=out)
         this = dialogue.ask(turn)
-        code, trace = _probe(out, config, client, this, secrets)
+        try:
+            code, trace = _probe(out, config, client, this, secrets)
+        except TurnOutgrown as outgrown:  # as `run` reads it: this turn's error, found before it is sent
+            print(f"result: {outgrown.reason}", file=out)
+            code, trace = int(ExitCode.GATE_FAILED), None
         worst = max(worst, code)
         if trace is None:
             if turn.turn < len(case.turns):

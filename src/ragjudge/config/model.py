@@ -221,7 +221,8 @@ class EndpointConfig(_Strict):
         1_000_000,
         gt=0,
         description="What the URL and body templates may render, each, in bytes: a template that would render "
-        "(or build a value) over it is exit 2 naming the key, stopped before it grows further.",
+        "(or build a value) over it is exit 2 naming the key, stopped before it grows further; a conversation's "
+        "turn that only the service's earlier answers carry over it is that turn's error, not sent.",
     )
     max_wait_s: float = Field(
         60.0, ge=0, description="Seconds: a longer Retry-After ends the call at once (a case error naming it)."

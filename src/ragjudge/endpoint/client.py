@@ -30,6 +30,7 @@ from ragjudge.config.model import EndpointConfig
 from ragjudge.endpoint import protocols, stream
 from ragjudge.endpoint.answer_check import check_answer
 from ragjudge.endpoint.decoding import Decoded, decode, non_finite
+from ragjudge.endpoint.dialogue import TurnOutgrown, carries_replies
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.result import EndpointResult, RawReply
@@ -131,7 +132,8 @@ class EndpointClient:
             raise ConfigError(f"endpoint.body: invalid template: {exc}") from None
 
     def render(self, case: Case) -> tuple[str, str | None]:
-        """The URL and body for one case; a template error is a config error naming the case.
+        """The URL and body for one case; a template error is a config error naming the case, and a turn that
+        renders too large only with the service's earlier answers is `TurnOutgrown`.
 
         Kept for `call`, which then does not render it again."""
         url, body = self._render(case)
@@ -147,6 +149,8 @@ class EndpointClient:
             key = "endpoint.body"
             body = None if self.config.method == "GET" else self._env.render(self._body, context)
         except RenderTooLarge as exc:
+            if carries_replies(case):
+                raise TurnOutgrown(key, exc.limit, len(case.history)) from None
             raise ConfigError(
                 f"{key}: the template renders over {exc.limit:,} bytes for case {case.id!r} "
                 f"(endpoint.max_request_bytes: {exc.limit:,}); rendering was stopped there",
@@ -179,7 +183,10 @@ class EndpointClient:
 
     def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult:
         ahead = self._rendered.pop(id(case), None)
-        url, body = ahead[1:] if ahead is not None and ahead[0] is case else self._render(case)
+        try:
+            url, body = ahead[1:] if ahead is not None and ahead[0] is case else self._render(case)
+        except TurnOutgrown as outgrown:  # the service's answers grew the request: this turn's error, not the run's
+            return self._result(None, outgrown.reason, 0, 0.0, time.monotonic(), None)
         attempts_allowed = self.config.retries + 1
         started = time.monotonic()
         waited = 0.0

@@ -160,7 +160,7 @@ class TraceBlock(_Model):
     there is one."""
     attempts: int = 0
     """Calls made to the endpoint for this result (1 plus retries); 0 when none was made (recorded traces, a
-    run that refused to evaluate)."""
+    run that refused to evaluate, a turn whose request the earlier answers grew past max_request_bytes)."""
     retry_wait_ms: float = 0.0
     """Time waited between attempts in ms (backoff and Retry-After), to 0.1 ms; not part of `latency_ms`."""
     server_latency_ms: float | None = None
