@@ -3,6 +3,7 @@
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -10,6 +11,7 @@ import pytest
 import requests
 
 from tests.fakes import FakeGitHub, FakeOpenAI, Reply, queue, rate_limited_once, reject_json_schema
+from tests.fakes.ai_sdk_server import require_app
 from tests.fakes.github_server import MAX_COMMENT_LENGTH, NOT_ACCESSIBLE, SECONDARY_RATE_LIMIT_MESSAGE
 from tests.fakes.openai_server import JSON_SCHEMA_UNSUPPORTED
 
@@ -211,6 +213,18 @@ def test_openai_lifecycle() -> None:
         assert chat(fake.client()).choices[0].message.content == "ok"
     with pytest.raises(RuntimeError):
         _ = fake.url
+
+
+def test_ai_sdk_app_missing_skips_but_fails_under_ci(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="the AI SDK app is not installed"):
+        require_app(tmp_path)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="under CI the AI SDK tests must run, not skip"):
+        require_app(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(pytest.fail.Exception, match="node is not installed"):
+        require_app(tmp_path)
 
 
 # ---------------------------------------------------------------------------------------------- GitHub
