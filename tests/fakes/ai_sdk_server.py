@@ -8,7 +8,8 @@ in tests/fakes/ai_sdk_app), except under CI (``CI=true``), where a missing insta
 broken install must not pass as skipped tests.
 
 Nothing leaves 127.0.0.1: the route's only model is the fake (``LLM_BASE_URL``), the process runs with its own
-HOME and without proxy, Node, npm, OpenAI, Vercel or OTLP settings from ours.
+HOME and without proxy, Node, npm, OpenAI, Vercel or OTLP settings from ours. Under strace, the server answering
+in each mode connected only to the fake.
 """
 
 from __future__ import annotations
