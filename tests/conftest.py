@@ -5,8 +5,9 @@ repository root on `sys.path` before collecting any test module. That is what le
 tests in subfolders without `__init__.py` (tests/judge, tests/report, ...) import the
 shared fakes as `tests.fakes.rag`, even when run alone (`pytest tests/report`).
 
-The fakes' fixtures (`fake_openai`, `fake_github`, `rag_server`, and `hayhooks_server`, a real hayhooks
-process) are registered here, once, as plugins: a test anywhere under tests/ only names them.
+The fakes' fixtures (`fake_openai`, `fake_github`, `rag_server`, `hayhooks_server`, a real hayhooks process, and
+`ai_sdk_server` / `ai_sdk`, a real Vercel AI SDK route run by Node) are registered here, once, as plugins: a test
+anywhere under tests/ only names them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 
 from ragjudge import masking
 
-pytest_plugins = ["tests.fakes.fixtures", "tests.fakes.hayhooks_server"]
+pytest_plugins = ["tests.fakes.fixtures", "tests.fakes.hayhooks_server", "tests.fakes.ai_sdk_server"]
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
-from tests.fakes._http import Incoming, LoopbackServer, Outgoing
+from tests.fakes._http import Handler, Incoming, LoopbackServer, Outgoing
 
 if TYPE_CHECKING:
     import openai
@@ -45,6 +45,7 @@ class Reply:
     for the status.
     ``choices`` (optional) gives distinct contents per choice when the request has ``n`` > 1 (cycled);
     otherwise every choice gets ``content``.
+    ``reasoning`` and ``cut_after_chars`` shape the reply of a reasoning model and of a stream that breaks.
     """
 
     content: str | None = None
@@ -55,6 +56,12 @@ class Reply:
     delay_s: float = 0.0
     usage: tuple[int, int] = (100, 20)  # (prompt_tokens, completion_tokens), reported verbatim
     choices: list[str | None] | None = None
+    reasoning: str | None = None
+    """The model's thinking, as DeepSeek-style ``reasoning_content``: streamed in word-sized deltas before the
+    content's, or on the plain completion's message."""
+    cut_after_chars: int | None = None
+    """``"stream": true`` only: the stream breaks after this many characters of ``content`` (mid-delta): no
+    finish chunk, no usage, no ``[DONE]``, and the chunked body is never terminated (the connection closes)."""
 
 
 Responder = Callable[[dict[str, Any], int], Reply]
@@ -96,6 +103,13 @@ def default_error(status: int) -> dict[str, Any]:
     """A realistic ``{"error": {...}}`` body for ``status``."""
     message, type_, code = _STOCK_ERRORS.get(status, (HTTPStatus(status).phrase, "api_error", None))
     return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+@dataclass(frozen=True)
+class _BrokenStream:
+    """The body of a stream that breaks: its SSE events, each sent as one chunk, and no last chunk."""
+
+    events: list[str]
 
 
 def _as_responder(r: "Reply | Responder | None") -> Responder:
@@ -200,6 +214,25 @@ class FakeOpenAI(LoopbackServer):
         return openai.OpenAI(base_url=self.base_url, api_key=api_key, **kwargs)
 
     # -- server side ---------------------------------------------------------------------------------
+    def respond(self, req: Incoming, handler: Handler) -> None:
+        out = self.handle(req)
+        if not isinstance(out.body, _BrokenStream):
+            handler.send(out)
+            return
+        # Chunked HTTP/1.1, as OpenAI streams: a client can only tell a cut stream from a finished one because
+        # the terminating zero-length chunk never comes.
+        handler.protocol_version = "HTTP/1.1"
+        handler.send_response(200)
+        for name, value in out.headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        for event in out.body.events:
+            data = event.encode("utf-8")
+            handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        handler.wfile.flush()
+
     def handle(self, req: Incoming) -> Outgoing:
         try:
             body = req.json()
@@ -230,14 +263,19 @@ class FakeOpenAI(LoopbackServer):
             err = reply.error if reply.error is not None else default_error(reply.status)
             return Outgoing(reply.status, err if "error" in err else {"error": err}, headers)
         if body.get("stream") is True:
-            return Outgoing(200, self._stream(body, reply), {**headers, "Content-Type": "text/event-stream"})
+            events = self._stream(body, reply)
+            sse = {**headers, "Content-Type": "text/event-stream"}
+            if reply.cut_after_chars is not None:
+                return Outgoing(200, _BrokenStream(events), sse)
+            return Outgoing(200, "".join(events), sse)
         return Outgoing(200, self._completion(body, reply), headers)
 
     @staticmethod
-    def _stream(body: dict[str, Any], reply: Reply) -> str:
-        """``"stream": true``: the reply as SSE ``chat.completion.chunk`` events (a role delta, the content in
-        word-sized deltas, the finish reason, a usage chunk if ``stream_options.include_usage``), then
-        ``[DONE]``; sent at once, one choice."""
+    def _stream(body: dict[str, Any], reply: Reply) -> list[str]:
+        """``"stream": true``: the reply as SSE ``chat.completion.chunk`` events (a role delta, the reasoning
+        then the content in word-sized deltas, the finish reason, a usage chunk if
+        ``stream_options.include_usage``), then ``[DONE]``; sent at once, one choice. With
+        ``cut_after_chars``, the events stop inside the content."""
         base = {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion.chunk",
@@ -250,18 +288,33 @@ class FakeOpenAI(LoopbackServer):
             choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
             return {**base, "choices": [choice]}
 
-        content = reply.content or ""
-        pieces = [m.group(0) for m in re.finditer(r"\S+\s*|\s+", content)]
+        def words(text: str) -> list[str]:
+            return [m.group(0) for m in re.finditer(r"\S+\s*|\s+", text)]
+
+        pieces = words(reply.content or "")
+        if reply.cut_after_chars is not None:
+            kept: list[str] = []
+            left = reply.cut_after_chars
+            for piece in pieces:
+                if left <= 0:
+                    break
+                kept.append(piece[:left])
+                left -= len(piece)
+            pieces = kept
         events = [chunk({"role": "assistant", "content": ""})]
+        events += [chunk({"reasoning_content": piece}) for piece in words(reply.reasoning or "")]
         events += [chunk({"content": piece}) for piece in pieces]
-        events.append(chunk({}, reply.finish_reason))
+        lines = [f"data: {json.dumps(event, ensure_ascii=False)}\n\n" for event in events]
+        if reply.cut_after_chars is not None:
+            return lines
+        tail = [chunk({}, reply.finish_reason)]
         options = body.get("stream_options")
         if isinstance(options, dict) and options.get("include_usage"):
             prompt, completion = reply.usage
             usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-            events.append({**base, "choices": [], "usage": usage})
-        lines = [f"data: {json.dumps(event, ensure_ascii=False)}\n\n" for event in events]
-        return "".join(lines) + "data: [DONE]\n\n"
+            tail.append({**base, "choices": [], "usage": usage})
+        lines += [f"data: {json.dumps(event, ensure_ascii=False)}\n\n" for event in tail]
+        return [*lines, "data: [DONE]\n\n"]
 
     @staticmethod
     def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
@@ -276,7 +329,12 @@ class FakeOpenAI(LoopbackServer):
             "choices": [
                 {
                     "index": i,
-                    "message": {"role": "assistant", "content": contents[i % len(contents)], "refusal": None},
+                    "message": {
+                        "role": "assistant",
+                        "content": contents[i % len(contents)],
+                        "refusal": None,
+                        **({"reasoning_content": reply.reasoning} if reply.reasoning is not None else {}),
+                    },
                     "logprobs": None,
                     "finish_reason": reply.finish_reason,
                 }

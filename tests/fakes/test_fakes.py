@@ -1,7 +1,9 @@
 """Prove the fakes behave: FakeOpenAI through the real ``openai`` SDK, FakeGitHub through ``requests``."""
 
+import json
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -9,6 +11,7 @@ import pytest
 import requests
 
 from tests.fakes import FakeGitHub, FakeOpenAI, Reply, queue, rate_limited_once, reject_json_schema
+from tests.fakes.ai_sdk_server import require_app
 from tests.fakes.github_server import MAX_COMMENT_LENGTH, NOT_ACCESSIBLE, SECONDARY_RATE_LIMIT_MESSAGE
 from tests.fakes.openai_server import JSON_SCHEMA_UNSUPPORTED
 
@@ -158,6 +161,50 @@ def test_openai_stream_true_answers_in_sse_chunks(fake_openai: FakeOpenAI) -> No
     assert fake_openai.bodies[0]["stream"] is True
 
 
+def test_openai_reasoning_streams_before_the_content_and_sits_on_the_plain_message(fake_openai: FakeOpenAI) -> None:
+    fake_openai.responder = Reply(content="Refunds take 14 days.", reasoning="The refund document says so.")
+    chunks = list(chat(fake_openai.client(max_retries=0), stream=True))
+    deltas = [c.choices[0].delta.model_dump(exclude_none=True) for c in chunks if c.choices]
+    assert deltas[1:] == [
+        {"reasoning_content": "The "},
+        {"reasoning_content": "refund "},
+        {"reasoning_content": "document "},
+        {"reasoning_content": "says "},
+        {"reasoning_content": "so."},
+        {"content": "Refunds "},
+        {"content": "take "},
+        {"content": "14 "},
+        {"content": "days."},
+        {},
+    ]
+    message = chat(fake_openai.client()).choices[0].message
+    assert message.content == "Refunds take 14 days."
+    assert message.model_dump()["reasoning_content"] == "The refund document says so."
+
+
+def test_openai_cut_stream_stops_mid_delta_and_never_ends_its_body(fake_openai: FakeOpenAI) -> None:
+    fake_openai.responder = Reply(content="Refunds are issued within 14 days.", cut_after_chars=20)
+    body = {"model": "m", "messages": MSGS, "stream": True}
+    auth = {"Authorization": "Bearer sk-test"}
+    with requests.post(f"{fake_openai.base_url}/chat/completions", json=body, headers=auth, stream=True) as r:
+        assert r.headers["Transfer-Encoding"] == "chunked"
+        received = b""
+        with pytest.raises(requests.exceptions.ChunkedEncodingError):
+            for part in r.iter_content(None):
+                received += part
+    events = [line[6:] for line in received.decode().split("\n\n") if line]
+    assert [json.loads(e)["choices"][0]["delta"] for e in events] == [
+        {"role": "assistant", "content": ""},
+        {"content": "Refunds "},
+        {"content": "are "},
+        {"content": "issued "},
+        {"content": "w"},
+    ]
+    stream = chat(fake_openai.client(max_retries=0), stream=True)
+    with pytest.raises(openai.APIError):
+        list(stream)
+
+
 def test_openai_lifecycle() -> None:
     fake = FakeOpenAI()
     with pytest.raises(RuntimeError):
@@ -166,6 +213,18 @@ def test_openai_lifecycle() -> None:
         assert chat(fake.client()).choices[0].message.content == "ok"
     with pytest.raises(RuntimeError):
         _ = fake.url
+
+
+def test_ai_sdk_app_missing_skips_but_fails_under_ci(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="the AI SDK app is not installed"):
+        require_app(tmp_path)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="under CI the AI SDK tests must run, not skip"):
+        require_app(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(pytest.fail.Exception, match="node is not installed"):
+        require_app(tmp_path)
 
 
 # ---------------------------------------------------------------------------------------------- GitHub
