@@ -49,9 +49,18 @@ def mapping_warnings(replies: Sequence[tuple[str, Trace | None]], mapping: Respo
             continue
         if key == "retrieved_text" and not path and not found:
             tried = ", ".join(DEFAULT_KEYS[key])
+            declared = {t.stream.protocol for _, t in pool if t.stream is not None and t.stream.protocol != "generic"}
+            fix = "map endpoint.response.retrieved_text"
+            if declared:
+                # A protocol's passage events carry what they carry (the AI SDK's source parts: ids and titles): the
+                # text comes from another event, which only the team can name.
+                fix = (
+                    f"the {', '.join(sorted(declared))} stream's passage events carry none: send the passages' text "
+                    "in an event of your own and name it under endpoint.protocol.passages (README: Stream protocols)"
+                )
             warnings.append(
                 f"passages carried no text under {tried} in any of the {len(pool)} replies with passages: "
-                f"{_CONSEQUENCE[key]}; map endpoint.response.retrieved_text"
+                f"{_CONSEQUENCE[key]}; {fix}"
             )
             continue
         missed = [(cid, n) for cid, t in pool for k, n in t.read.missed if k == key]
