@@ -541,3 +541,58 @@ def test_a_malformed_input_schema_still_gives_a_usable_body(ws: Path, capsys: py
         '"properties":{"question":{"type":"string"}}}: set endpoint.body to something like '
         '\'{"input": {"question": {{ question | tojson }}}}\''
     ]
+
+
+def _langserve_stream(_request: Any) -> bytes:
+    events = [
+        ("metadata", {"run_id": "r-1"}),
+        ("data", {"context": [{"page_content": "Refunds take 30 days.", "metadata": {"source": "doc-1"}}]}),
+    ]
+    events += [("data", {"answer": t}) for t in ("Refunds ", "take ", "30 days.", "")]
+    body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events) + "event: end\n\n"
+    return http_reply(body.encode(), content_type="text/event-stream")
+
+
+def test_a_langserve_stream_read_as_invoke_s_reply_gets_the_langserve_preset_first(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `answer: output.answer` is /invoke's shape; on /stream it reads nothing. The first word is the preset.
+    with RawServer(_langserve_stream) as server:
+        configure(
+            ws,
+            server.url + "/rag/stream",
+            body='{"input": {"question": {{ question | tojson }}}}',
+            response={"answer": "output.answer"},
+        )
+        code, out, _ = probe(capsys)
+    lines = out.splitlines()
+    at = lines.index("suggested first: paste under `endpoint:` in your config, then probe again")
+    assert lines[at - 1].startswith("the events look like LangServe events, but endpoint.protocol is not declared")
+    assert lines[at + 1] == "  protocol: langserve"  # the team's own body stays
+    assert code == 1
+
+
+def test_named_events_of_no_known_protocol_get_a_declared_protocol_to_paste(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = [
+        ("retrieval", {"passages": []}),
+        ("token", {"text": "Refunds "}),
+        ("token", {"text": "ok."}),
+        ("done", {"conversation_id": "c-1"}),
+    ]
+    body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
+    with RawServer(lambda _request: http_reply(body, content_type="text/event-stream")) as server:
+        configure(ws, server.url, response={"answer_delta": "text"})
+        code, out, _ = probe(capsys)
+    lines = out.splitlines()
+    at = lines.index("suggested first: paste under `endpoint:` in your config, then probe again")
+    assert lines[at - 1].startswith("the events look like named events (retrieval, token, done), but")
+    assert lines[at + 1 : at + 5] == [
+        "  protocol:",
+        "    text: {event: token, path: text}",
+        "    end: {event: done}",
+        "    error: {event: error}",
+    ]
+    assert '  answer: "Refunds ok."' in lines  # read meanwhile, to the close
+    assert code == 1

@@ -7,6 +7,7 @@ the README's hayhooks example, verbatim: what a team would paste. Skipped where 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 import requests
 import yaml
-from tests.fakes.hayhooks_server import DECLINE_EN, DECLINE_ZH, FAKE_KEY, RunningHayhooks
+from tests.fakes.hayhooks_server import DECLINE_EN, DECLINE_ZH, FAKE_KEY, RunningHayhooks, answer_from_prompt
 
 from ragjudge.cli import main
 
@@ -169,7 +170,7 @@ def test_run_through_the_openai_compatible_chat_route(
 
 
 def test_the_streaming_chat_route_sends_chunks_that_add_up_to_the_answer(hayhooks_server: RunningHayhooks) -> None:
-    # ragjudge does not read streams yet (issue 21): this pins what the real server sends.
+    # What the real server sends: chunks ending on a `finish_reason` chunk, and no `[DONE]`.
     body = {"model": "support_rag", "stream": True, "messages": [{"role": "user", "content": "Can penguins fly?"}]}
     reply = requests.post(f"{hayhooks_server.url}/v1/chat/completions", json=body, timeout=30)
     assert reply.status_code == 200
@@ -182,6 +183,7 @@ def test_the_streaming_chat_route_sends_chunks_that_add_up_to_the_answer(hayhook
     text = "".join(c["choices"][0]["delta"]["content"] or "" for c in chunks)
     assert text == DECLINE_EN
     assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert "data: [DONE]" not in events
     assert len(chunks) > 3  # word by word, as the fake model streamed it
 
 
@@ -310,3 +312,48 @@ def test_the_openai_chat_preset_wires_the_real_chat_route_in_one_line(
         refund["trace"]["answer"] == "Refunds are issued within 14 days of the return being received. [refund-policy]"
     )
     assert all(c["trace"]["ttft_ms"] is not None for c in data["cases"])
+
+
+def test_probe_s_first_hint_on_the_bare_chat_route_is_the_openai_chat_preset(
+    ws: Path, capsys: pytest.CaptureFixture[str], hayhooks_server: RunningHayhooks
+) -> None:
+    # Field-by-field 422 hints here lead to a second 422 ("model", then "messages"): the preset is the fix.
+    config = {"endpoint": {"url": f"{hayhooks_server.url}/v1/chat/completions", "retries": 0}}
+    (ws / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    code, out, _ = run(capsys, "probe", "--question", "How long do refunds take?")
+    hints = [line for line in out.splitlines() if line.startswith("  hint: ")]
+    assert hints[0] == (
+        "  hint: /v1/chat/completions looks like an OpenAI-compatible chat completions route: set "
+        "`preset: openai-chat`, `model: <the model; for hayhooks, the pipeline's name>` under endpoint: (it sends "
+        "the body that API takes and reads its stream)"
+    )
+    assert code == 1
+
+
+def test_the_preset_reads_hayhooks_stream_without_done_as_whole_and_a_cut_model_stream_is_no_pass(
+    ws: Path, capsys: pytest.CaptureFixture[str], hayhooks_server: RunningHayhooks
+) -> None:
+    cases = [{"id": "refund-en", "question": "How long do refunds take?", "must_mention": ["14 days"]}]
+    (ws / "cases.yaml").write_text(yaml.safe_dump(cases), encoding="utf-8")
+    endpoint = {
+        "url": f"{hayhooks_server.url}/v1/chat/completions",
+        "preset": "openai-chat",
+        "model": "support_rag",
+        "retries": 0,
+    }
+    (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": endpoint, "cases": ["cases.yaml"]}), encoding="utf-8")
+    code, out, _ = run(capsys, "run", "--report", "r.json")
+    trace = json.loads((ws / "r.json").read_text(encoding="utf-8"))["cases"][0]["trace"]
+    assert (code, trace["protocol"], trace["finish_reason"]) == (0, "openai-chat", "stop"), out
+    responder = hayhooks_server.openai.responder
+    try:
+        hayhooks_server.openai.responder = lambda body, i: dataclasses.replace(
+            answer_from_prompt(body, i), cut_after_chars=20
+        )
+        code, out, _ = run(capsys, "run", "--report", "r.json")
+    finally:
+        hayhooks_server.openai.responder = responder
+    case = json.loads((ws / "r.json").read_text(encoding="utf-8"))["cases"][0]
+    # hayhooks passes on the 20 characters it got and closes: no finish_reason, no `[DONE]`, so a cut.
+    assert case["failed_conditions"] == ["endpoint error: stream ended before its end (5 events, 20 characters)"]
+    assert (case["status"], case["trace"]["answer"], code) == ("error", None, 3)
