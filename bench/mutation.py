@@ -41,11 +41,14 @@ PACKAGE = ROOT / "src" / "ragjudge"
 
 _CANARY = ("tests/canary/test_statistical.py", "tests/canary/test_decision.py", "tests/canary/test_point.py")
 _COMPARE = ("tests/compare/test_deltas.py", "tests/compare/test_regression.py", "tests/compare/test_comparison.py")
+_STREAM = ("tests/endpoint/test_stream.py", "tests/endpoint/test_protocols.py", "tests/endpoint/test_client_stream.py")
 TARGETS: dict[str, tuple[str, ...]] = {
     "compare/deltas.py": _COMPARE,
     "compare/regression.py": _COMPARE,
     "compare/comparison.py": _COMPARE,
     "endpoint/refusal.py": ("tests/endpoint/test_refusal.py",),
+    "endpoint/stream.py": _STREAM,
+    "endpoint/protocols.py": _STREAM,
     "github/sticky.py": ("tests/github/test_sticky.py",),
     "gate/scoring.py": ("tests/gate/test_scoring.py",),
     "gate/repeat.py": ("tests/gate/test_repeat.py",),

@@ -695,7 +695,7 @@ def notes(assembly: stream.Assembly, header: str | None = None) -> StreamNotes:
         looks_like=looks.label if looks else None,
         suggestion=looks.name if looks and looks.name in protocols.BUILTIN else None,
         finish_reason=clean_text(finish)[:100] if isinstance(finish, str) else None,
-        reasoning="".join(assembly.reasoning) or None,
+        reasoning=clean_text("".join(assembly.reasoning)) or None,
     )
 
 
