@@ -196,6 +196,8 @@ class EndpointClient:
             t0 = time.monotonic()
             try:
                 status, decoded, raw, streamed, done_at = self._once(url, body, t0)
+                if streamed is None:
+                    decoded = self._as_protocol(decoded)  # may raise ReplyShapeError: here `raw` is known
                 # To the reply's last bytes: reading a stream's events as they come is ragjudge's time, not the
                 # service's.
                 elapsed_ms = (done_at - t0) * 1000
@@ -354,7 +356,7 @@ class EndpointClient:
                     if limit.fired is not None:
                         raise _cut_off(limit)  # a cut-off body can look complete
                     decoded = _decode(raw, response.headers.get("Content-Type"))
-                    return response.status, self._as_protocol(decoded), raw, None, done_at
+                    return response.status, decoded, raw, None, done_at
                 except _Attempt as failure:
                     failure.status = response.status
                     raise

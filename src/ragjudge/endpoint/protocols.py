@@ -161,9 +161,12 @@ _GENERIC_ERRORS = (
     _s(event="error"),
     _s(has="error", path="error"),
     _s(where={"type": "error"}),
+    *BUILTIN["openai-responses"].errors[:2],
 )
 """An undeclared stream's failures: an `error` event (LangServe), an object with a non-empty `error` (Ollama,
-OpenAI-compatible gateways), a `{"type": "error"}` part (the AI SDK). An outage is never read as an answer."""
+OpenAI-compatible gateways), a `{"type": "error"}` part (the AI SDK), a `response.failed` or `response.incomplete`
+event (the Responses API, whose error sits in `response.error`). An outage is never read as an answer: without the
+last two a failed response read as an empty answer, a decline, and passed every out-of-scope case."""
 
 
 def generic(answer_delta: str | None, kind: str) -> Protocol:
