@@ -255,6 +255,6 @@ def test_the_route_read_without_its_protocol_is_warned_about_and_its_failure_sti
     ai_sdk.use(LlmMode.FAILING)
     code, report, _ = _run(capsys, ws)
     assert _cases(report)["penguins"]["failed_conditions"] == [
-        "endpoint error: the stream sent an error event: An error occurred."
+        "endpoint error: the stream sent an error part: An error occurred."
     ]
     assert code == 3

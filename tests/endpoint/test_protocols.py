@@ -94,8 +94,10 @@ def test_an_ai_sdk_stream_cut_before_finish_is_a_cut_not_its_partial_text() -> N
 
 def test_an_undeclared_ai_sdk_failure_is_still_a_fault() -> None:
     # The generic reader knows the common failure shapes: an outage never reads as a decline.
-    with pytest.raises(StreamFault, match=r"^the stream sent an error event: An error occurred\.$"):
+    with pytest.raises(StreamFault, match=r"^the stream sent an error part: An error occurred\.$"):
         _read(None, [_ai("start"), _ai("error", errorText="An error occurred."), ("", "[DONE]")])
+    with pytest.raises(StreamFault, match=r'^the stream finished with finishReason "error"$'):
+        _read(None, [_ai("start"), _ai("finish", finishReason="error"), ("", "[DONE]")])
 
 
 def test_a_team_names_its_data_part_as_the_passages_by_extending_the_ai_sdk(tmp_path: Path) -> None:
@@ -326,3 +328,18 @@ def test_a_sse_parser_and_the_ai_sdk_protocol_read_the_wire_as_sent() -> None:
     assembly = Assembly(ResponseMapping(), protocol=BUILTIN["ai-sdk"])
     stopped = [assembly.add(e) for e in events]
     assert stopped.index(True) == len(AI_OK) - 2  # at `finish`: `[DONE]` is never read
+
+
+def test_a_passage_event_whose_path_holds_null_carried_none_and_passages_stay_unknown(tmp_path: Path) -> None:
+    # A Responses search whose results were not `include`d: `results: null` is "not sent", never "retrieved nothing".
+    protocol = _declared(
+        "    extends: openai-responses\n    passages: {where: {type: response.output_item.done}, path: item.results}\n",
+        tmp_path,
+    )
+    events = [
+        _responses("response.output_item.done", item={**FILE_SEARCH, "results": None}),
+        _responses("response.output_text.delta", delta="Refunds take 14 days."),
+        _responses("response.completed", response={"status": "completed"}),
+    ]
+    trace = parse_reply(_read(protocol, events).reply(), ResponseMapping(), 1.0)
+    assert (trace.passages, trace.passages_unknown) == ((), True)

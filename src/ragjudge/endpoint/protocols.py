@@ -88,7 +88,7 @@ BUILTIN: dict[str, Protocol] = {
         name="openai-chat",
         text=(_s(path="choices.0.delta.content"),),
         ends=(DONE, _s(has="choices.0.finish_reason", until_close=True)),
-        errors=(_s(has="error", path="error", reason="the stream sent an error"),),
+        errors=(_s(has="error", path="error"),),
         reasoning=(_s(path="choices.0.delta.reasoning_content"),),
         refusal=(_s(path="choices.0.delta.refusal"),),
         usage=(_s(has="usage", path="usage"),),
@@ -157,16 +157,18 @@ BUILTIN: dict[str, Protocol] = {
 
 assert tuple(BUILTIN) == BUILTIN_PROTOCOLS
 
-_GENERIC_ERRORS = (
-    _s(event="error"),
-    _s(has="error", path="error"),
-    _s(where={"type": "error"}),
-    *BUILTIN["openai-responses"].errors[:2],
+_GENERIC_ERRORS = tuple(
+    dict.fromkeys(
+        selector
+        for protocol in ("ai-sdk", "openai-responses", "openai-chat", "langserve")
+        for selector in BUILTIN[protocol].errors
+    )
 )
-"""An undeclared stream's failures: an `error` event (LangServe), an object with a non-empty `error` (Ollama,
-OpenAI-compatible gateways), a `{"type": "error"}` part (the AI SDK), a `response.failed` or `response.incomplete`
-event (the Responses API, whose error sits in `response.error`). An outage is never read as an answer: without the
-last two a failed response read as an empty answer, a decline, and passed every out-of-scope case."""
+"""An undeclared stream's failures: every built-in protocol's, none of which a healthy stream of another sends
+(an `error` event, an object with a non-empty `error` as Ollama-style services and OpenAI-compatible gateways fail
+mid-stream, the AI SDK's `error`, `abort` and `finishReason: "error"`, the Responses API's `response.failed` and
+`response.incomplete`, whose error sits in `response.error`). An outage is never read as an answer: without the
+Responses markers a failed response read as an empty answer, a decline, and passed every out-of-scope case."""
 
 
 def generic(answer_delta: str | None, kind: str) -> Protocol:

@@ -369,6 +369,8 @@ class Assembly:
                 self.chars = len(answer)
 
     def _take_passages(self, selector: Selector, value: Any) -> None:
+        if is_missing(value) or value is None:
+            return  # not carried (a Responses search whose results were not `include`d): unknown, not "none"
         items = value if isinstance(value, list) else [value] if isinstance(value, dict) else []
         if self._passages is None:
             self._passages = []
