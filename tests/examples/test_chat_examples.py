@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import requests
+import yaml
 from tests.examples.test_rag_service import _load_service
 
 from ragjudge.cli import main
@@ -72,3 +73,37 @@ def test_the_stateful_route_names_a_conversation_and_remembers_it(base_url: str)
     assert "商家承担" in "".join(tokens)
     # Its last event is `done`: no LangServe `end` follows.
     assert second.text.rstrip().splitlines()[-2] == "event: done"
+
+
+def test_the_stateful_route_ending_in_done_passes_with_no_stream_config_and_a_declared_end_it_never_sends_is_a_cut(
+    base_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = yaml.safe_load((EXAMPLES / "chat-stateful.yml").read_text(encoding="utf-8"))
+    cases = str((EXAMPLES / "cases" / "conversations.yaml").resolve())
+    endpoint = {
+        "url": f"{base_url}/chat",
+        "body": config["endpoint"]["body"],
+        "response": {"answer_delta": "text", "retrieved": "passages"},  # no protocol: read to the close
+    }
+    path = tmp_path / "ragjudge.yml"
+    path.write_text(yaml.safe_dump({**config, "endpoint": endpoint, "cases": [cases]}), encoding="utf-8")
+    code = main(["run", "--config", str(path), "--report", str(tmp_path / "r.json")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert {c["status"] for c in data["cases"]} == {"pass"}
+    assert {t["trace"]["protocol"] for c in data["cases"] for t in (c["turns"] or [c])} == {"generic"}
+    # Declared with an end the service never sends (`end` is LangServe's; this one ends with `done`): every reply is
+    # a cut stream, never its text.
+    declared = {**config["endpoint"], "url": f"{base_url}/chat"}
+    declared["protocol"] = {**declared["protocol"], "end": {"event": "end"}}
+    path.write_text(yaml.safe_dump({**config, "endpoint": declared, "cases": [cases]}), encoding="utf-8")
+    code = main(["run", "--config", str(path), "--report", str(tmp_path / "r.json")])
+    capsys.readouterr()
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    reasons = {c["failed_conditions"][0].split(" (")[0] for c in data["cases"]}
+    assert reasons == {
+        "turn 1: endpoint error: stream ended before its end",
+        "endpoint error: stream ended before its end",
+    }
+    assert code == 3
