@@ -343,3 +343,47 @@ def test_a_passage_event_whose_path_holds_null_carried_none_and_passages_stay_un
     ]
     trace = parse_reply(_read(protocol, events).reply(), ResponseMapping(), 1.0)
     assert (trace.passages, trace.passages_unknown) == ((), True)
+
+
+# Decisions a mutation sample of the protocols left unpinned (bench/mutation.py --module endpoint/protocols.py).
+
+
+def test_a_chunk_is_recognised_by_its_choices_delta_without_an_object_name() -> None:
+    looks = recognise([("", {"choices": [{"index": 0, "delta": {"content": "a"}}]})])
+    assert looks is not None and looks.name == "openai-chat"
+    assert recognise([("", {"choices": [{"index": 0, "message": {"content": "a"}}]})]) is None
+
+
+def test_named_events_are_listed_up_to_six_in_the_label() -> None:
+    looks = recognise([(f"e{i}", {}) for i in range(8)])
+    assert looks is not None and looks.label == "named events (e0, e1, e2, e3, e4, e5)"
+    assert looks.events == tuple(f"e{i}" for i in range(8))
+
+
+def test_a_declared_text_event_with_no_path_reads_its_data_as_text(tmp_path: Path) -> None:
+    protocol = _declared("    text: {event: token}\n    end: {event: done}\n", tmp_path)
+    assembly = _read(protocol, [("token", "Refunds "), ("token", "take 14 days."), ("done", "")])
+    assert assembly.reply() == {"answer": "Refunds take 14 days."}
+
+
+def test_a_responses_body_s_refusal_part_is_a_declined_answer_at_the_mapped_path() -> None:
+    body = {
+        "object": "response",
+        "status": "completed",
+        "output": [
+            {"type": "file_search_call", "results": None},
+            {"type": "message", "content": [{"type": "refusal", "refusal": "I can not help with that."}]},
+        ],
+    }
+    data = read_body(BUILTIN["openai-responses"], body, ResponseMapping(refused="declined"))
+    assert data == {"answer": "I can not help with that.", "declined": True}  # results null: passages unknown
+
+
+def test_a_file_search_result_without_a_filename_has_no_title() -> None:
+    body = {
+        "object": "response",
+        "status": "completed",
+        "output": [{"type": "file_search_call", "results": [{"file_id": "file-1", "text": "Refunds."}]}],
+    }
+    data = read_body(BUILTIN["openai-responses"], body, ResponseMapping(retrieved_id="doc"))
+    assert data == {"answer": "", "retrieved": [{"doc": "file-1", "text": "Refunds."}]}

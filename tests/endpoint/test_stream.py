@@ -5,9 +5,17 @@ from __future__ import annotations
 import pytest
 
 from ragjudge.config.model import ResponseMapping
-from ragjudge.endpoint.protocols import BUILTIN, Protocol
+from ragjudge.endpoint.protocols import BUILTIN, Protocol, Selector
 from ragjudge.endpoint.reply import parse_reply
-from ragjudge.endpoint.stream import Assembly, Event, NdjsonParser, SseParser, StreamFault, stream_kind
+from ragjudge.endpoint.stream import (
+    MAX_REASONING_CHARS,
+    Assembly,
+    Event,
+    NdjsonParser,
+    SseParser,
+    StreamFault,
+    stream_kind,
+)
 
 
 def _sse(*chunks: bytes) -> list[Event]:
@@ -228,3 +236,81 @@ def test_an_ndjson_line_that_is_not_json_names_its_line() -> None:
     with pytest.raises(StreamFault, match=r"^stream line 1 is not valid JSON$"):
         for event in events:
             assembly.add(event)
+
+
+# Decisions a mutation sample of the reader left unpinned (bench/mutation.py --module endpoint/stream.py).
+
+
+def test_a_blank_line_opening_the_next_chunk_still_ends_the_event_before_it() -> None:
+    assert _sse(b"data: a\n", b"\ndata: b\n\n") == [Event("", "a"), Event("", "b")]
+
+
+def test_more_blank_lines_after_an_event_dispatch_nothing_more() -> None:
+    assert _sse(b"data: a\n\n\n\ndata: b\n\n") == [Event("", "a"), Event("", "b")]
+
+
+def test_only_the_first_chunk_may_lose_a_byte_order_mark() -> None:
+    parser = SseParser()
+    events = parser.feed(b"data: a") + parser.feed("\ufeffb\n\n".encode()) + parser.close()
+    assert events == [Event("", "a\ufeffb")]
+
+
+def test_a_path_through_a_list_builds_a_list_in_the_assembled_reply() -> None:
+    mapping = ResponseMapping(answer="choices.1.message.content", answer_delta="d")
+    assembly = _assemble(mapping, [Event("", '{"d": "Hi"}')])
+    assert assembly.reply() == {"choices": [None, {"message": {"content": "Hi"}}]}
+    assert parse_reply(assembly.reply(), mapping, 1.0).answer == "Hi"
+
+
+def test_an_undeclared_stream_s_answer_and_text_both_time_the_first_token() -> None:
+    text = Assembly(ResponseMapping())
+    text.add(Event("", "Refunds"))
+    answer = Assembly(ResponseMapping())
+    answer.add(Event("", '{"answer": "Refunds"}'))
+    assert (text.first_answer, answer.first_answer) == (True, True)
+    empty = Assembly(ResponseMapping())
+    empty.add(Event("", '{"answer": ""}'))
+    assert empty.first_answer is False
+
+
+def test_an_answer_sent_as_null_later_does_not_replace_the_answer_sent() -> None:
+    assembly = _assemble(ResponseMapping(), [Event("", '{"answer": "Hi"}'), Event("", '{"answer": null}')])
+    assert assembly.reply() == {"answer": "Hi"}
+
+
+def test_a_null_refusal_in_a_chunk_is_no_refusal_and_a_refusal_s_text_is_a_declined_answer() -> None:
+    chunk = '{"choices": [{"delta": {"content": "Refunds", "refusal": null}}]}'
+    whole = _assemble(ResponseMapping(), [Event("", chunk), Event("", "[DONE]")], BUILTIN["openai-chat"])
+    assert whole.reply() == {"answer": "Refunds"}
+    refusal = '{"choices": [{"delta": {"refusal": "I can not help with that."}}]}'
+    declined = _assemble(ResponseMapping(), [Event("", refusal), Event("", "[DONE]")], BUILTIN["openai-chat"])
+    trace = parse_reply(declined.reply(), ResponseMapping(), 1.0)
+    assert (trace.answer, trace.refused, trace.refused_by) == ("I can not help with that.", True, "field")
+
+
+def test_the_usage_chunk_after_the_finish_reason_chunk_is_still_read() -> None:
+    events = [
+        Event("", '{"choices": [{"delta": {"content": "Hi"}, "finish_reason": "stop"}]}'),
+        Event("", '{"choices": [], "usage": {"total_tokens": 9}}'),
+    ]
+    assembly = _assemble(ResponseMapping(), events, BUILTIN["openai-chat"])
+    assembly.check_end()
+    assert (assembly.usage, assembly.finish_reason, assembly.reply()) == ({"total_tokens": 9}, "stop", {"answer": "Hi"})
+
+
+def test_reasoning_is_kept_up_to_its_bound_exactly() -> None:
+    assert MAX_REASONING_CHARS == 20_000
+    part = '{"type": "reasoning-delta", "id": "r", "delta": "' + "x" * 15_000 + '"}'
+    assembly = _assemble(ResponseMapping(), [Event("", part)] * 3, BUILTIN["ai-sdk"])
+    assert (assembly.reasoning_chars, len("".join(assembly.reasoning))) == (20_000, 20_000)
+
+
+def test_a_false_error_field_is_no_failure() -> None:
+    assembly = _assemble(ResponseMapping(answer_delta="d"), [Event("", '{"d": "ok", "error": false}')])
+    assert assembly.reply() == {"answer": "ok"}
+
+
+def test_only_the_first_text_marker_that_picks_an_event_reads_it() -> None:
+    protocol = Protocol(name="declared", text=(Selector(event="t", path="a"), Selector(event="t", path="b")))
+    assembly = _assemble(ResponseMapping(), [Event("t", '{"a": "one", "b": "two"}')], protocol)
+    assert assembly.reply() == {"answer": "one"}

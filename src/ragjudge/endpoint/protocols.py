@@ -42,10 +42,6 @@ class Selector:
     reason: str = "the stream sent an error event"
     """How an error marker's reason opens (built-in protocols name the failure they read)."""
 
-    @property
-    def needs_json(self) -> bool:
-        return bool(self.where) or self.has is not None or self.path is not None
-
 
 @dataclass(frozen=True)
 class Protocol:
@@ -66,8 +62,6 @@ class Protocol:
     """A close before an end is a cut stream. False for `generic`, whose ends only stop the reading."""
     json_events: bool = True
     """Every event that no `data` marker picks must be JSON: anything else is a broken stream, not answer text."""
-    history: bool = True
-    """The preset's body carries the conversation (for the warning about turns sent without their history)."""
 
     @property
     def generic(self) -> bool:
@@ -150,7 +144,6 @@ BUILTIN: dict[str, Protocol] = {
         text=(_s(event="data", path="answer"),),
         ends=(_s(event="end"),),
         errors=(_s(event="error"),),
-        history=False,
     ),
 }
 """The built-in protocols, by name (`endpoint.protocol`, and the preset of the same name)."""
@@ -201,7 +194,7 @@ def declared(config: str | ProtocolConfig | None) -> Protocol | None:
         return None
     if isinstance(config, str):
         return BUILTIN[config]
-    base = BUILTIN[config.extends] if config.extends else Protocol(name="declared", history=True)
+    base = BUILTIN[config.extends] if config.extends else Protocol(name="declared")
     changes: dict[str, Any] = {}
     for key, attr in (
         ("text", "text"),
