@@ -372,7 +372,10 @@ def test_a_responses_body_s_refusal_part_is_a_declined_answer_at_the_mapped_path
         "status": "completed",
         "output": [
             {"type": "file_search_call", "results": None},
-            {"type": "message", "content": [{"type": "refusal", "refusal": "I can not help with that."}]},
+            {
+                "type": "message",
+                "content": [{"type": "output_audio"}, {"type": "refusal", "refusal": "I can not help with that."}],
+            },
         ],
     }
     data = read_body(BUILTIN["openai-responses"], body, ResponseMapping(refused="declined"))

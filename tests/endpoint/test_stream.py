@@ -314,3 +314,13 @@ def test_only_the_first_text_marker_that_picks_an_event_reads_it() -> None:
     protocol = Protocol(name="declared", text=(Selector(event="t", path="a"), Selector(event="t", path="b")))
     assembly = _assemble(ResponseMapping(), [Event("t", '{"a": "one", "b": "two"}')], protocol)
     assert assembly.reply() == {"answer": "one"}
+
+
+def test_a_stream_opening_with_a_blank_line_dispatches_nothing_for_it() -> None:
+    assert _sse(b"\ndata: a\n\n") == [Event("", "a")]
+
+
+def test_paths_ending_in_a_list_index_fill_the_list_in_place() -> None:
+    mapping = ResponseMapping(answer="out.2", retrieved="out.0", answer_delta="d")
+    events = [Event("", '{"out": [[{"id": "doc-1"}]]}'), Event("", '{"d": "Hi"}')]
+    assert _assemble(mapping, events).reply() == {"out": [[{"id": "doc-1"}], None, "Hi"]}
