@@ -19,6 +19,7 @@ from ragjudge.canary.release import CanaryOutcome, CanaryRequest, run_canary
 from ragjudge.config.model import Config, load_config
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.serve.analyses import canary_request
+from ragjudge.serve.origins import check_named_urls
 from ragjudge.serve.state import AnalysisSpec
 from tests.canary.files import write_config, write_sample
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
@@ -80,6 +81,7 @@ def flagger(service: Service, hook: str, **metadata: str) -> Any:
     return service.post(f"/flagger/{hook}", payload)
 
 
+PROM_QUERIES = ("treatment_dislikes", "treatment_responses", "control_dislikes", "control_responses")
 LATENCY = {"p95_latency_ratio": "<= 1.5"}
 DISLIKES = {"dislike_rate_ratio": "<= 1.5"}
 
@@ -295,3 +297,71 @@ def test_a_caller_url_that_clients_read_two_ways_is_refused(tmp_path: Path, url:
             },
         )
         assert svc.registry.names() == []
+
+
+# ---------------------------------------------------------------- decisions pinned (issue 27, serve/origins.py)
+
+
+def refusal(tmp: Path, url: str, canary: dict[str, Any] | None = None, **serve: Any) -> str | None:
+    """What check_named_urls says of `url` as canary rag/prod's treatment: None when it may be called."""
+    arms = {"treatment": "http://{name}-canary.{namespace}/ask", "control": "http://{name}-primary.{namespace}/ask"}
+    cfg = load_config(write_config(tmp / "ragjudge.yml", {**arms, **(canary or {})}, serve=serve))
+    try:
+        check_named_urls(cfg, AnalysisSpec("rag", "prod", treatment=url))
+    except ConfigError as exc:
+        return exc.message
+    return None
+
+
+def not_allowed(host: str) -> str:
+    return f"the treatment URL's host {host!r} is not in serve.allowed_hosts"
+
+
+def test_an_exact_allowed_host_matches_that_host_only(tmp_path: Path) -> None:
+    allowed = ["rag.prod.svc"]
+    for url in ("http://rag.prod.svc/ask", "https://RAG.prod.svc:8443/v2"):
+        assert refusal(tmp_path, url, allowed_hosts=allowed) is None, url
+    # Not as a suffix, a prefix or a parent.
+    for host in ("evilrag.prod.svc", "x.rag.prod.svc", "rag.prod.svc.evil", "prod.svc", "rag.prod"):
+        assert refusal(tmp_path, f"http://{host}/ask", allowed_hosts=allowed) == not_allowed(host)
+
+
+def test_a_suffix_entry_matches_only_hosts_under_it(tmp_path: Path) -> None:
+    allowed = ["*.svc"]
+    for url in ("http://a.svc/ask", "http://rag.prod.svc:8080/ask"):
+        assert refusal(tmp_path, url, allowed_hosts=allowed) is None, url
+    # Under it means a whole label more: not a longer host, the suffix itself, or an empty label.
+    for host in ("evilsvc", "a-svc", "svc", ".svc", "a.svc.evil"):
+        assert refusal(tmp_path, f"http://{host}/ask", allowed_hosts=allowed) == not_allowed(host)
+
+
+def test_with_allowed_hosts_unset_the_configured_feedback_hosts_are_allowed(tmp_path: Path) -> None:
+    url = {"url": "http://{name}-metrics.example:9000/{name}.json"}
+    prometheus = {"prometheus": {"url": "http://prom.monitoring:9090", **dict.fromkeys(PROM_QUERIES, "sum(x)")}}
+    assert refusal(tmp_path, "http://rag-metrics.example/ask", {"feedback": url}) is None
+    assert refusal(tmp_path, "http://prom.monitoring/ask", {"feedback": prometheus}) is None
+    # Without a feedback source those hosts are nobody's; nor is the feedback host of another canary.
+    assert refusal(tmp_path, "http://rag-metrics.example/ask") == not_allowed("rag-metrics.example")
+    assert refusal(tmp_path, "http://prom.monitoring/ask") == not_allowed("prom.monitoring")
+    assert refusal(tmp_path, "http://web-metrics.example/ask", {"feedback": url}) == not_allowed("web-metrics.example")
+    # The arms' own hosts stay allowed beside them.
+    assert refusal(tmp_path, "http://rag-primary.prod/v2", {"feedback": url}) is None
+
+
+def test_endpoint_headers_go_to_an_arm_on_endpoint_urls_origin_and_nowhere_else(
+    tmp_path: Path, home: Recorder, attacker: Recorder
+) -> None:
+    with Recorder() as endpoint_url:
+        cfg = config(tmp_path, home, LATENCY, allowed_hosts=["127.0.0.1", "localhost"])
+        cfg = cfg.model_copy(update={"endpoint": cfg.endpoint.model_copy(update={"url": f"{endpoint_url.origin}/a"})})
+        with running_service(cfg, token=TOKEN) as svc:
+            # endpoint.url's origin, another path: the headers go there.
+            body = {"name": "rag", "treatment": f"{endpoint_url.origin}/v2/ask", "control": f"{attacker.origin}/ask"}
+            assert svc.post("/v1/analyses", body).status_code == 202
+            svc.wait_done("rag")
+            # Its port on another host name is another origin: none.
+            body = {"name": "web", "treatment": f"http://localhost:{endpoint_url.port}/ask"}
+            assert svc.post("/v1/analyses", body).status_code == 202
+            svc.wait_done("web")
+    assert endpoint_url.seen == [("/v2/ask", ENDPOINT_SECRET)] * 4 + [("/ask", None)] * 4
+    assert attacker.authorizations() == [None] * 4
