@@ -9,7 +9,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from ragjudge.config.model import load_config
+from ragjudge.config.model import EndpointConfig, load_config
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError
 from ragjudge.transport.retry_after import parse_retry_after
@@ -567,3 +567,25 @@ def test_a_request_checked_ahead_is_not_rendered_again_for_its_call(serve, make_
         {"question": "How do I get a refund?"},
         {"question": "Another question?"},
     ]
+
+
+SPIN = "{%for(a)in(range(99999))%}{%for(b)in(range(99999))%}{%endfor%}{%endfor%}"
+"""Ten billion loop turns that output nothing, so no size limit stops them: a core spun without end if rendered."""
+
+
+def test_a_literal_url_is_sent_as_written_never_rendered(serve, make_case):
+    # `ragjudge serve` sends a caller's URL this way (issue 27, item 1): template syntax in it is text.
+    server = serve(lambda ex: ex.json(OK))
+    started = time.monotonic()
+    client = EndpointClient(EndpointConfig(retries=0), f"{server.url}/{{{{question}}}}/{SPIN}", literal_url=True)
+    assert client.render(make_case())[0] == f"{server.url}/{{{{question}}}}/{SPIN}"
+    assert client.call(make_case()).error is None
+    assert time.monotonic() - started < 1
+    # urllib3 percent-encodes the braces and `%` it is given; nothing was rendered.
+    assert [r.path for r in server.requests] == [
+        "/ask/%7B%7Bquestion%7D%7D/%7B%25for(a)in(range(99999))%25%7D%7B%25for(b)in(range(99999))%25%7D"
+        "%7B%25endfor%25%7D%7B%25endfor%25%7D"
+    ]
+    # The same text as the config's template is rendered: the literal flag is what keeps it text.
+    rendered = EndpointClient(EndpointConfig(retries=0), f"{server.url}/{{{{question}}}}")
+    assert rendered.render(make_case())[0] == f"{server.url}/How%20do%20I%20get%20a%20refund%3F"

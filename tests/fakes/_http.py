@@ -60,7 +60,7 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, owner: "LoopbackServer") -> None:
         self.owner = owner
-        super().__init__(("127.0.0.1", 0), owner.handler)
+        super().__init__((owner.bind_host, 0), owner.handler)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # Clients that time out / hang up mid-response are expected in tests; stay quiet.
@@ -171,6 +171,8 @@ class LoopbackServer:
     """Appended to the origin in `url` (`/ask` for a RAG endpoint)."""
     keeps_url = False
     """True: `url` and `port` still name the address once stopped (for a message asserted after `with`)."""
+    bind_host = "127.0.0.1"
+    """The loopback address listened on: `127.0.0.2` is a second host on the same machine (a decoy)."""
 
     def __init__(self) -> None:
         self._httpd: _Server | None = None
@@ -197,8 +199,9 @@ class LoopbackServer:
 
     @property
     def origin(self) -> str:
-        """``http://127.0.0.1:PORT`` (no trailing slash). Only valid once started (see `keeps_url`)."""
-        return f"http://127.0.0.1:{self.port}"
+        """``http://127.0.0.1:PORT`` (no trailing slash; `bind_host` in place of 127.0.0.1). Only valid once
+        started (see `keeps_url`)."""
+        return f"http://{self.bind_host}:{self.port}"
 
     @property
     def port(self) -> int:

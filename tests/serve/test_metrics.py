@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import requests
@@ -10,7 +11,9 @@ import requests
 from ragjudge.canary.release import CanaryOutcome
 from ragjudge.canary.report import MetricBlock
 from ragjudge.errors import ExitCode
+from ragjudge.serve.analyses import Registry
 from ragjudge.serve.exposition import _labels, metric_series
+from ragjudge.serve.state import AnalysisSpec
 from tests.serve.service import Held, report, running_service, small_config
 
 
@@ -99,3 +102,63 @@ def test_label_values_are_escaped_and_faithfulness_keeps_its_interval() -> None:
     assert series[("faithfulness", "control")] == (0.96, None, None)
     assert series[("p95_latency_ratio", "treatment")] == (0.5, 0.25, math.inf)
     assert _labels(name='a"b\\c\nd') == '{name="a\\"b\\\\c\\nd"}'
+
+
+def every_rule(verdict: str = "rollback") -> CanaryOutcome:
+    """A report with all four rules, each with an interval: the most series a canary name has (22)."""
+    rep = report(verdict)
+    for metric in ("dislike_rate_ratio", "p95_latency_ratio", "p95_latency_ms", "faithfulness"):
+        rep.metrics[metric] = MetricBlock(
+            value=1 / 3,
+            ci=[1 / 7, 1 / 9],
+            op="<=",
+            threshold=1.5,
+            decision="fail",
+            reason="r",
+            treatment=2 / 3,
+            control=1 / 9,
+            n={"treatment": 100, "control": 100},
+        )
+    return CanaryOutcome(rep, ExitCode.GATE_FAILED)
+
+
+def finish_in_turn(registry: Registry, specs: list[AnalysisSpec]) -> None:
+    """One analysis per spec, each finished before the next starts (so they finish in this order)."""
+    for spec in specs:
+        registry.start(spec)
+        deadline = time.monotonic() + 10
+        while registry.running():
+            assert time.monotonic() < deadline, "an analysis still running"
+            time.sleep(0.0005)
+
+
+def shown_names(text: str) -> list[str]:
+    return [line.split('"')[1] for line in text.splitlines() if line.startswith("ragjudge_canary_analysis_seconds{")]
+
+
+def test_metrics_stay_bounded_at_the_name_limit(tmp_path: Path) -> None:
+    # serve.max_names (1000) names, each as long as a name and a namespace may be, with every rule: 8.2 MB
+    # before (924 kB with 11-character names and one rule). A scrape needs the canaries rolling out now.
+    config = small_config(tmp_path)
+    names = [f"{i:04d}".ljust(253, "n") for i in range(1000)]
+    with running_service(config, runner=lambda request: every_rule()) as svc:
+        finish_in_turn(svc.registry, [AnalysisSpec(name, "s" * 253) for name in names])
+        assert len(svc.registry.names()) == 1000
+        text = requests.get(f"{svc.url}/metrics", timeout=5).text
+    assert len(text.encode("utf-8")) < 420_000
+    assert (config.serve.max_names, config.serve.metrics_names) == (1000, 50)  # the defaults
+    # The 50 names whose analyses finished last, each with all its series.
+    assert shown_names(text) == names[950:]
+    assert sum(line.startswith("ragjudge_canary_") for line in text.splitlines()) == 50 * 22 + 1
+
+
+def test_metrics_show_the_names_that_finished_last(tmp_path: Path) -> None:
+    with running_service(small_config(tmp_path, metrics_names=2), runner=lambda request: every_rule()) as svc:
+        finish_in_turn(svc.registry, [AnalysisSpec(name, "prod") for name in ("a", "b", "c")])
+        first = requests.get(f"{svc.url}/metrics", timeout=5).text
+        # `a` analysed again finishes last: it is shown again, with every request it was sent; `b` goes.
+        finish_in_turn(svc.registry, [AnalysisSpec("a", "prod")])
+        second = requests.get(f"{svc.url}/metrics", timeout=5).text
+    assert (shown_names(first), shown_names(second)) == (["b", "c"], ["a", "c"])
+    assert 'name="b"' not in second
+    assert 'ragjudge_canary_requests_total{name="a",arm="treatment"} 120' in second

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
 
 from ragjudge.transport import urls
 
@@ -122,3 +124,59 @@ def test_userinfo_query_and_fragment_never_show(user: str, scheme: str, host: st
     url = f"{scheme}{user}s3cret@{host}{path}?token=tok-abc#frag-xyz"
     for view in (urls.public_url, urls.origin, urls.host_port, urls.host, urls.path):
         assert not any(secret in view(url) for secret in SECRETS), (view.__name__, url)
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        # rendered as a template this sent to 127.0.0.2; as text urlsplit reads host 127.0.0.1, port 80
+        ("http://127.0.0.1:{#/#}@127.0.0.2:8080/x", "a port that is not a number"),
+        ("http://rag:8o/ask", "a port that is not a number"),
+        ("http://rag:65536/ask", "a port that is not a number"),
+        ("http://127.0.0.1@evil/", "user@"),
+        ("http://rag;@evil/", "user@"),
+        ("http://rag\\@evil/", "a backslash"),
+        ("http://rag /ask", "spaces or control characters"),
+        ("http://rag\t.evil/", "spaces or control characters"),
+        ("http://rag\x00.svc/", "spaces or control characters"),
+        ("http://evil\u3002svc/", "characters outside ASCII"),
+        ("http://evil%2Esvc/", "a % in the host"),
+        ("http://[::1/", "an unclosed ["),
+        # nothing that reads two ways: a port, IPv6, a query or fragment holding `@`, `%` in the path
+        ("http://rag.prod.svc:8080/ask", None),
+        ("https://[::1]:9000/ask?to=a@b#@c", None),
+        ("http://rag/ask%20me", None),
+        ("http://rag:/ask", None),
+    ],
+)
+def test_ambiguity_names_what_clients_may_read_as_another_host(url: str, reason: str | None) -> None:
+    assert urls.ambiguity(url) == reason
+
+
+_AUTHORITY_PIECES = (
+    *("127.0.0.1", "127.0.0.2", "rag", ".svc", "evil", "::1", "80", "8080", "A", "0"),
+    *(":", "@", "/", "\\", "#", "?", "%", "[", "]", "{", "}", "{#", "#}", ";", "&", "'", "<", "^", "`", "|", "~"),
+    *("!", "$", "(", "*", "+", ",", "-", "_", "%2e", "%40", "%2F", "%25", " ", "\t", "\x00", "\x7f"),
+    *("\u3002", "\uff0e"),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    scheme=st.sampled_from(["http://", "https://", "HTTP://"]),
+    pieces=st.lists(st.sampled_from(_AUTHORITY_PIECES), max_size=8),
+)
+def test_a_url_without_ambiguity_is_called_where_origin_says(scheme: str, pieces: list[str]) -> None:
+    # `serve` judges a caller's URL by its host as read here, and urllib3 (under the endpoint client and
+    # `requests`) connects where it reads: the two must agree on every URL `ambiguity` lets through.
+    url = scheme + "".join(pieces)
+    if urls.ambiguity(url) is not None:
+        return
+    try:
+        sent = parse_url(url)
+    except LocationParseError:
+        return  # urllib3 sends nothing at all
+    if not sent.host:
+        return  # nor without a host ("No host specified")
+    port = f":{sent.port}" if sent.port is not None else ""
+    assert urls.origin(url) == f"{sent.scheme}://{sent.host}{port}"

@@ -39,6 +39,10 @@ class CanaryRequest:
     without_headers: frozenset[str] = frozenset()
     """Arms called without `endpoint.headers`: `ragjudge serve` names those whose URL a caller chose on
     another origin than the configured ones, so the credentials never follow a caller's URL."""
+    literal_arms: frozenset[str] = frozenset()
+    """Arms whose URL is sent exactly as written, never rendered as a template: `ragjudge serve` names those
+    whose URL a caller chose (its host was checked on that text). `--treatment`/`--control` are the
+    operator's, like `canary.treatment`, and stay templates."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,12 @@ def _run_arms(
     cases = case_set.cases if request.sample_size is None else case_set.cases[: request.sample_size]
     bare = config.endpoint.model_copy(update={"headers": {}})
     clients = {
-        arm: EndpointClient(bare if arm in request.without_headers else config.endpoint, urls[arm]) for arm in ARMS
+        arm: EndpointClient(
+            bare if arm in request.without_headers else config.endpoint,
+            urls[arm],
+            literal_url=arm in request.literal_arms,
+        )
+        for arm in ARMS
     }
     judge = make_judge(config.judge) if any(r.metric == FAITHFULNESS for r in rules) else None
     runs = run_sample(cases, clients, judge, config.endpoint.concurrency, config.judge.concurrency)

@@ -575,6 +575,13 @@ class ServeConfig(_Strict):
         description="Canary names remembered; a new one past this drops the name whose last analysis finished "
         "longest ago (a name with an analysis running is never dropped: with none to drop, HTTP 503).",
     )
+    metrics_names: int = Field(
+        50,
+        ge=1,
+        le=10_000,
+        description="Canary names `/metrics` shows: those whose latest analysis finished most recently. A scrape "
+        "needs the canaries rolling out now, not every name kept; this bounds the body's size.",
+    )
     allowed_hosts: list[str] | None = Field(
         None,
         description="Hosts a caller may name in `treatment`, `control` or `feedback_url` (exact, or `*.suffix`; "

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote, urljoin
 
 import urllib3
-from jinja2 import StrictUndefined, TemplateError, Undefined
+from jinja2 import StrictUndefined, Template, TemplateError, Undefined
 from urllib3.exceptions import (
     ConnectTimeoutError,
     NewConnectionError,
@@ -98,7 +98,10 @@ class EndpointClient:
         sleep: Callable[[float], None] = deadline.sleep,
         backoff_base_s: float = 0.5,
         log_bodies: bool = False,
+        literal_url: bool = False,
     ) -> None:
+        """`literal_url`: `url` is sent exactly as given, never compiled or rendered as a template: a URL from
+        someone other than the config's author (`ragjudge serve`'s callers) is data, whatever braces it holds."""
         self.config = config
         self.url = url
         self.log_bodies = log_bodies
@@ -122,10 +125,12 @@ class EndpointClient:
         urlencode = url_env.filters["urlencode"]
         url_env.filters["urlencode"] = lambda value: _Encoded(urlencode(value))  # encoded once, not twice
         self._env, self._url_env = env, url_env
-        try:
-            self._url = url_env.from_string(url)
-        except TemplateError as exc:
-            raise ConfigError(f"endpoint.url: invalid template: {exc}") from None
+        self._url: Template | None = None
+        if not literal_url:
+            try:
+                self._url = url_env.from_string(url)
+            except TemplateError as exc:
+                raise ConfigError(f"endpoint.url: invalid template: {exc}") from None
         try:
             self._body = env.from_string(config.body)
         except TemplateError as exc:
@@ -145,7 +150,7 @@ class EndpointClient:
         context = {**template_variables(case), "model": self.config.model}
         key = "endpoint.url"
         try:
-            url = self._url_env.render(self._url, context)
+            url = self.url if self._url is None else self._url_env.render(self._url, context)
             key = "endpoint.body"
             body = None if self.config.method == "GET" else self._env.render(self._body, context)
         except RenderTooLarge as exc:

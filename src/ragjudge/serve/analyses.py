@@ -78,11 +78,8 @@ def canary_request(config: Config, spec: AnalysisSpec) -> CanaryRequest:
     treatment = spec.treatment or fill(canary.treatment, spec)
     control = spec.control or fill(canary.control, spec)
     home = endpoint_origins(config, spec)
-    without_headers = frozenset(
-        arm
-        for arm, named in (("treatment", spec.treatment), ("control", spec.control))
-        if named is not None and not keeps_headers(named, home)
-    )
+    named = {arm: url for arm, url in (("treatment", spec.treatment), ("control", spec.control)) if url is not None}
+    without_headers = frozenset(arm for arm, url in named.items() if not keeps_headers(url, home))
     feedback = canary.feedback
     if spec.feedback_url is not None:
         # The configured headers (e.g. a token for the metrics service) go only where they were configured for.
@@ -99,6 +96,8 @@ def canary_request(config: Config, spec: AnalysisSpec) -> CanaryRequest:
         control=control,
         sample_size=spec.sample_size,
         without_headers=without_headers,
+        # A caller's URL is data: sent as the text whose host check_named_urls read, never rendered.
+        literal_arms=frozenset(named),
     )
 
 

@@ -1,13 +1,15 @@
 """`GET /metrics`: the latest results in Prometheus's text exposition format (version 0.0.4).
 
-Per canary name, from its latest *finished* analysis:
+For the `serve.metrics_names` canary names (50) whose latest analysis finished most recently, from that
+analysis (a scrape needs the canaries rolling out now; every kept name, up to `serve.max_names`, made
+the body 924 kB at 1000 short names and 8.2 MB at 1000 of the longest):
 - `ragjudge_canary_verdict{name,namespace,verdict}`: 1 for the verdict, 0 for the other two (all 0 when
   that analysis ended in error);
 - `ragjudge_canary_metric{name,metric,arm}`, with `_ci_low`/`_ci_high` where the rule has an interval:
   each rule's compared value on `arm="treatment"` (a ratio rule's value is the treatment's ratio to the
   control), and each arm's own figure (`dislike_rate`, `p95_latency_ms`, `faithfulness`);
 - `ragjudge_canary_analysis_seconds{name}`: how long that analysis took;
-and `ragjudge_canary_requests_total{name,arm}` (every analysis since start) and
+and `ragjudge_canary_requests_total{name,arm}` (every analysis of that name since start), and
 `ragjudge_canary_analyses_running`.
 """
 
@@ -79,12 +81,21 @@ def _family(name: str, kind: str, help_text: str, samples: Iterable[str]) -> lis
     return [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}", *samples]
 
 
-def exposition(registry: Registry) -> str:
+def exposed(registry: Registry) -> list[Analysis]:
+    """The latest finished analysis of each of the `serve.metrics_names` names whose latest analysis finished
+    most recently, in name order."""
     latest: list[Analysis] = []
     for name in registry.names():
         finished = next((a for a in registry.history(name) if a.status != "running"), None)
         if finished is not None:
             latest.append(finished)
+    latest.sort(key=lambda a: a.finished or 0.0, reverse=True)
+    return sorted(latest[: registry.config.serve.metrics_names], key=lambda a: a.spec.name)
+
+
+def exposition(registry: Registry) -> str:
+    latest = exposed(registry)
+    shown = {a.spec.name for a in latest}
 
     verdicts = [
         f"ragjudge_canary_verdict{_labels(name=a.spec.name, namespace=a.spec.namespace, verdict=v)} "
@@ -107,6 +118,7 @@ def exposition(registry: Registry) -> str:
     requests = [
         f"ragjudge_canary_requests_total{_labels(name=name, arm=arm)} {count}"
         for (name, arm), count in sorted(registry.requests_sent().items())
+        if name in shown
     ]
     seconds = [
         f"ragjudge_canary_analysis_seconds{_labels(name=a.spec.name)} {_number(a.duration_s)}"

@@ -10,11 +10,15 @@ the pod call any host, with `endpoint.headers` and `canary.feedback.headers` att
 - the configured headers go only to the origin (scheme, host, port) they were configured for:
   `endpoint.headers` to the configured arm URLs' (and `endpoint.url`'s) origins, `canary.feedback.headers`
   to `canary.feedback.url`'s. A caller-named URL elsewhere is called without them.
+
+A caller-named URL is data. The host checked must be the host called, so the URL checked is the URL sent:
+it is never rendered as a template (`CanaryRequest.literal_arms`; rendered, `http://127.0.0.1:{#/#}@evil/`
+passed as host 127.0.0.1 and was sent as `http://127.0.0.1:@evil/`, and a nested `{%for%}` spun a core),
+and it is refused when it holds template syntax or anything HTTP clients read differently
+(`urls.ambiguity`), so the host `urls.host` reads is the one urllib3 connects to.
 """
 
 from __future__ import annotations
-
-from urllib.parse import urlsplit
 
 from ragjudge.config.model import CanaryConfig, Config
 from ragjudge.errors import ConfigError
@@ -22,6 +26,9 @@ from ragjudge.serve.state import AnalysisSpec
 from ragjudge.transport import urls
 
 KEY = "serve.allowed_hosts"
+TEMPLATE_SYNTAX = ("{{", "{%", "{#")
+"""Jinja's delimiters: a caller's URL holding one was written to be rendered, and never is."""
+CONFIGURED = {"treatment": "canary.treatment", "control": "canary.control", "feedback_url": "canary.feedback.url"}
 
 
 def fill(template: str | None, spec: AnalysisSpec) -> str | None:
@@ -65,11 +72,17 @@ def check_named_urls(config: Config, spec: AnalysisSpec) -> None:
     for field, url in (("treatment", spec.treatment), ("control", spec.control), ("feedback_url", spec.feedback_url)):
         if url is None:
             continue
-        parts = urlsplit(url)
-        # Parsers disagree on `user@host` and backslashes in an authority: which host is called is then a guess.
-        if "@" in parts.netloc or "\\" in url or any(c.isspace() for c in url):
+        if any(mark in url for mark in TEMPLATE_SYNTAX):
             raise ConfigError(
-                f"the {field} URL may not carry user@, backslashes or spaces",
+                f"the {field} URL holds template syntax ({{{{, {{% or {{#): a URL a caller names is sent as "
+                "written, never rendered",
+                tip=f"send the URL itself; one that varies per canary belongs in {CONFIGURED[field]} in the config "
+                "(it may use {name} and {namespace})",
+            )
+        problem = urls.ambiguity(url)
+        if problem is not None:
+            raise ConfigError(
+                f"the {field} URL may not carry {problem}: HTTP clients disagree on which host it names",
                 tip="send a plain http(s)://host[:port]/path URL",
             )
         host = urls.host(url)

@@ -14,6 +14,8 @@ one parser (`_split`), so they agree on what is dropped and on how a host and po
 - `with_masked_query`: `public_url` plus the query, every secret-looking parameter's value `***`
   (`ragjudge probe` shows the request it sends, and a GET's question is in the query).
 - `same_origin`: whether two URLs name one origin, so a hop may carry the team's headers or token.
+- `ambiguity`: what in a URL another client may read as another host or port (`user@`, a backslash, a
+  port that is not a number, ...), for a URL from outside that decides which host is called.
 
 Written the same way everywhere: the host lower-case (as `urlsplit` reads it), an IPv6 address in
 brackets whenever a port may follow it (`host` alone leaves them off: no port follows, and a
@@ -67,11 +69,8 @@ def _split(url: str | None) -> _Parts | None:
         return _Parts("", "", None, "", "")
     if not isinstance(url, str):
         return None
-    text = url.lstrip()
-    if text and not text.startswith("/") and not _AUTHORITY.match(text):
-        text = "//" + text
     try:
-        parts = urlsplit(text)
+        parts = urlsplit(_with_authority(url))
         host = parts.hostname or ""
     except ValueError:  # an unclosed `[`, a netloc that changes under NFKC normalisation
         return None
@@ -80,6 +79,13 @@ def _split(url: str | None) -> _Parts | None:
     except ValueError:  # out of range, or not a number
         port = None
     return _Parts(parts.scheme, host, port, parts.path, parts.query)
+
+
+def _with_authority(url: str) -> str:
+    text = url.lstrip()
+    if text and not text.startswith("/") and not _AUTHORITY.match(text):
+        text = "//" + text
+    return text
 
 
 def _host_port(parts: _Parts) -> str:
@@ -152,3 +158,35 @@ def same_origin(a: str | None, b: str | None) -> bool:
     """
     key = _origin_key(a)
     return key is not None and key == _origin_key(b)
+
+
+def ambiguity(url: str) -> str | None:
+    """What in `url` the HTTP client that sends it (urllib3, `requests`) may read as another host or port than
+    `host` and `same_origin` do, or None when there is nothing: then they name the host that will be called.
+
+    For a URL from outside (`ragjudge serve`'s callers) that an allow-list judges by its host. Parsers
+    have disagreed on an authority with `user@` (which `@` ends it), a backslash (WHATWG reads it as `/`,
+    `urlsplit` as part of the host), a port that is not a number (read here as no port, so as the
+    default one: `http://a:{#/#}@b/` was host `a`, port 80 here), percent-encoding in the host (urllib3
+    lowers `%2F` to `%2f`, `urlsplit` does not), and on whitespace, control characters and characters
+    outside ASCII, which some drop or map before they split (`。` is a dot to IDNA).
+    """
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "spaces or control characters"
+    if not url.isascii():
+        return "characters outside ASCII"
+    if "\\" in url:
+        return "a backslash"
+    try:
+        parts = urlsplit(_with_authority(url))
+    except ValueError:
+        return "an unclosed ["
+    if "@" in parts.netloc:
+        return "user@"
+    if "%" in parts.netloc:
+        return "a % in the host"
+    try:
+        parts.port  # noqa: B018 - read for the ValueError it raises
+    except ValueError:
+        return "a port that is not a number"
+    return None
