@@ -199,6 +199,9 @@ def test_case_entries(report: Report) -> None:
             "ttft_ms",
             "conversation_id",
             "passages_unknown",
+            "protocol",
+            "finish_reason",
+            "reasoning",
         }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -226,6 +229,9 @@ def test_case_entries(report: Report) -> None:
         "ttft_ms": None,
         "conversation_id": None,
         "passages_unknown": False,
+        "protocol": None,
+        "finish_reason": None,
+        "reasoning": None,
     }
     assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
     assert (ok["difficulty"], ok["should_answer"]) == (None, True)
@@ -287,6 +293,9 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "ttft_ms": None,
         "conversation_id": None,
         "passages_unknown": False,
+        "protocol": None,
+        "finish_reason": None,
+        "reasoning": None,
     }
 
 
