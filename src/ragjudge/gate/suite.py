@@ -13,7 +13,7 @@ from statistics import fmean
 from typing import Any, Literal
 
 from ragjudge.cases import expects_answer
-from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE, over_budget
+from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE, judge_bugs, over_budget
 from ragjudge.gate.retrieval import rejection_correct
 from ragjudge.gate.scoring import CaseResult, RunRecord, Status
 from ragjudge.judge.interface import Judgement
@@ -41,7 +41,8 @@ class SuiteResult:
     rules: tuple[RuleOutcome, ...]
     verdict: Verdict
     error_reason: str | None = None
-    """Why the verdict is `error` (`gate.max_error_rate` exceeded, every case errored); None otherwise."""
+    """Why the verdict is `error` (the judge failed inside ragjudge, `gate.max_error_rate` exceeded, every case
+    errored); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -425,7 +426,10 @@ def evaluate_cases(
     # Rules compare the exact value: a p95 of 3000.04 ms fails "<= 3000" although the report shows 3000.0.
     outcomes += [_suite_rule_outcome(r, exact) for r in suite_rules]
     metrics = shown(exact)
-    error_reason = over_budget([(c.status, c.failed_conditions) for c in cases], max_error_rate)
+    every_run = [(c.id, (*c.failed_conditions, *(x for run in c.runs for x in run.failed_conditions))) for c in cases]
+    error_reason = judge_bugs(every_run) or over_budget(
+        [(c.status, c.failed_conditions) for c in cases], max_error_rate
+    )
     verdict: Verdict
     if not cases or error_reason is not None:
         verdict = "error"
