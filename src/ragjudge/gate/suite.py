@@ -6,6 +6,7 @@ into a `SuiteCase` (what it holds, nothing worked out), and every figure is made
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -92,8 +93,9 @@ class Judged:
 
     @classmethod
     def of_saved(cls, judge: Mapping[str, Any]) -> Judged:
-        """Read back from a report's `judge` block (`Judgement.as_dict`)."""
-        faithfulness = judge.get("faithfulness")
+        """Read back from a report's `judge` block (`Judgement.as_dict`): a block is free-form JSON, so a figure
+        that is not a number (a string, a boolean, null) is read as none, never a crash of `merge` or `run
+        --baseline`."""
         saved = judge.get("reference_points")
         points = None
         if isinstance(saved, list):
@@ -103,21 +105,29 @@ class Judged:
                 if isinstance(p, dict)
             )
         criteria = judge.get("criteria")
+        scores = {
+            str(name): _number(c.get("score"))
+            for name, c in (criteria.items() if isinstance(criteria, dict) else ())
+            if isinstance(c, dict)
+        }
         return cls(
-            faithfulness=float(faithfulness) if isinstance(faithfulness, int | float) else None,
+            faithfulness=_number(judge.get("faithfulness")),
             unscored=bool(judge.get("unscored")),
-            cost_usd=float(judge.get("cost_usd") or 0.0),
-            calls=int(judge.get("calls") or 0),
-            cache_hits=int(judge.get("cache_hits") or 0),
-            tokens=int(judge.get("tokens") or 0),
+            cost_usd=_number(judge.get("cost_usd")) or 0.0,
+            calls=int(_number(judge.get("calls")) or 0),
+            cache_hits=int(_number(judge.get("cache_hits")) or 0),
+            tokens=int(_number(judge.get("tokens")) or 0),
             answer_correctness=answer_correctness(points) if points is not None else None,
             contradictions=contradictions(points) if points is not None else None,
-            criteria={
-                str(name): float(c["score"])
-                for name, c in (criteria.items() if isinstance(criteria, dict) else ())
-                if isinstance(c, dict) and isinstance(c.get("score"), int | float)
-            },
+            criteria={name: score for name, score in scores.items() if score is not None},
         )
+
+
+def _number(value: Any) -> float | None:
+    """A saved figure as a number: None for anything JSON does not call a number (a boolean is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 @dataclass(frozen=True)
