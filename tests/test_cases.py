@@ -94,6 +94,20 @@ def test_jsonl_with_blank_lines_keeps_line_numbers(tmp_path):
     assert (b.id, b.origin, b.golden_context_ids) == ("b", f"{path}:3", ("doc-ship-1",))
 
 
+def test_a_jsonl_case_with_a_key_given_twice_is_an_error_naming_the_line_and_the_path(tmp_path):
+    path = write(
+        tmp_path / "cases.jsonl",
+        '{"id": "a", "question": "q"}\n'
+        '{"id": "b", "turns": [{"question": "t1"}, {"question": "t2", "expected": "x", "expected": "y"}]}\n',
+    )
+    with pytest.raises(CaseFileError) as raised:
+        load_cases([path])
+    assert raised.value.message == (
+        f"{path}:2: key 'turns.1.expected' is given twice in one object (a JSON reader keeps the last without a word)"
+    )
+    assert raised.value.tip == "give each key once"
+
+
 def test_ndjson_suffix_is_jsonl(tmp_path):
     path = jsonl(tmp_path / "cases.ndjson", {"id": "n1", "question": "q"})
     assert [c.id for c in load_cases([path]).cases] == ["n1"]

@@ -8,12 +8,14 @@ reply, a case file, a saved report read back.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from ragjudge.cases import load_cases
-from ragjudge.config.model import ResponseMapping
+from ragjudge.cases import Case, load_cases
+from ragjudge.config.model import EndpointConfig, ResponseMapping
+from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.decoding import decode
 from ragjudge.endpoint.stream import Assembly, Event
 from ragjudge.judge.interface import RUBRIC_DIMENSIONS
@@ -22,6 +24,7 @@ from ragjudge.report.model import write_report
 from ragjudge.report.reading import load_report
 from ragjudge.safetext import clean_data, clean_text, is_safe
 from tests.fakes.reports import gate_report
+from tests.fakes.responder_server import Exchange, ResponderServer
 from tests.judge.openai_helpers import rubric_json
 
 R = "\ufffd"
@@ -102,3 +105,67 @@ def test_a_saved_report_read_back_is_cleaned_and_writes_again(tmp_path: Path) ->
     assert report.warnings == [f"w {R} {R}"]
     write_report(report, tmp_path / "again.json")
     assert json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))["warnings"] == [f"w {R} {R}"]
+
+
+# --- DEL, the C1 controls and U+FFFF where a reply enters: the trace, not only the writers -------------------
+
+UNSAFE = "del\x7f c1\x80\x85\x9f csi\x9b[2J nonchar\uffff"
+"""DEL, C1 controls (U+0080, NEL, U+009F, and the 8-bit CSI a terminal obeys) and the noncharacter U+FFFF."""
+SAFE = f"del{R} c1{R}{R}{R} csi{R}[2J nonchar{R}"
+STREAMED = {"response": {"answer_delta": "choices.0.delta.content"}}
+
+
+def _sse(text: str, ascii_only: bool) -> bytes:
+    chunk = {"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+    return b"data: " + json.dumps(chunk, ensure_ascii=ascii_only).encode("utf-8") + b"\n\n"
+
+
+def _responder(shape: str, ascii_only: bool) -> Callable[[Exchange], None]:
+    """The answer `Refunds take 5 days: UNSAFE`, in one JSON body or an OpenAI stream split mid-way, its
+    characters sent as they are (`ascii_only` False: raw UTF-8 bytes) or as `\\u` escapes."""
+
+    def respond(ex: Exchange) -> None:
+        answer = f"Refunds take 5 days: {UNSAFE}"
+        if shape == "json":
+            body = json.dumps({"answer": answer, "retrieved": []}, ensure_ascii=ascii_only).encode("utf-8")
+            ex.send(200, body)
+        else:
+            half = len(answer) // 2 + 3
+            ex.stream([_sse(answer[:half], ascii_only), _sse(answer[half:], ascii_only), b"data: [DONE]\n\n"])
+
+    return respond
+
+
+@pytest.mark.parametrize("shape", ["json", "stream"])
+@pytest.mark.parametrize("ascii_only", [False, True], ids=["raw", "escaped"])
+def test_del_c1_and_uffff_in_a_reply_are_made_safe_in_the_trace(shape: str, ascii_only: bool) -> None:
+    with ResponderServer(_responder(shape, ascii_only)) as server:
+        config = EndpointConfig(retries=0, **(STREAMED if shape == "stream" else {}))
+        result = EndpointClient(config, server.url).call(_case())
+    assert result.trace is not None, result.error
+    assert result.trace.answer == f"Refunds take 5 days: {SAFE}"
+    assert (result.trace.ttft_ms is not None) is (shape == "stream")
+
+
+def test_decoding_cleans_del_c1_and_uffff_sent_raw_as_well_as_escaped() -> None:
+    raw = json.dumps({"answer": UNSAFE, UNSAFE: 1}, ensure_ascii=False)
+    assert "\\" not in raw  # nothing escaped: only the characters themselves say the text is unsafe
+    assert decode(raw).data == {"answer": SAFE, SAFE: 1}
+    assert decode(json.dumps({"answer": UNSAFE})).data == {"answer": SAFE}
+
+
+def _case() -> Case:
+    return Case(
+        id="c1",
+        question="How long do refunds take?",
+        expected=None,
+        golden_context_ids=(),
+        category=None,
+        should_answer=True,
+        must_mention=(),
+        must_not_mention=(),
+        source=None,
+        difficulty=None,
+        tags=(),
+        origin="t",
+    )

@@ -389,15 +389,60 @@ def _read_capped(path: Path, max_bytes: int) -> bytes:
     return raw
 
 
+class _RepeatedKey(ValueError):
+    """A JSON object that gives one key twice."""
+
+
+def _keys_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        raise _RepeatedKey
+    return obj
+
+
+class _Marked(dict[str, Any]):
+    repeated: str | None = None
+
+
+def _marked(pairs: list[tuple[str, Any]]) -> _Marked:
+    obj = _Marked(pairs)
+    if len(obj) < len(pairs):
+        seen: set[str] = set()
+        obj.repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return obj
+
+
+def _repeated_key(line: str) -> str:
+    """The dotted path of a key given twice in one object of `line` (a line `_keys_once` refused)."""
+    stack: list[tuple[Any, str]] = [(json.loads(line, object_pairs_hook=_marked), "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, _Marked) and node.repeated is not None:
+            return f"{path}.{node.repeated}" if path else node.repeated
+        if isinstance(node, dict):
+            stack.extend((v, f"{path}.{k}" if path else k) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in reversed(list(enumerate(node))))
+    raise AssertionError("a line _keys_once refused has a repeated key")
+
+
 def _read_jsonl(path: Path, text: str) -> list[RawItem]:
     items: list[RawItem] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            # `json` keeps the last of two equal keys in silence: a label `{"human": 0, ..., "human": 1}` would
+            # say the opposite of what its writer read first.
+            data = json.loads(line, object_pairs_hook=_keys_once)
         except json.JSONDecodeError as exc:
             raise CaseFileError(f"{path}:{lineno}: invalid JSON: {exc.msg}") from None
+        except _RepeatedKey:
+            raise CaseFileError(
+                f"{path}:{lineno}: key {_repeated_key(line)!r} is given twice in one object (a JSON reader keeps "
+                "the last without a word)",
+                tip="give each key once",
+            ) from None
         items.append(RawItem(data, len(items), lineno))
     return items
 

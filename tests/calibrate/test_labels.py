@@ -236,3 +236,20 @@ def _no_judge() -> Judge:
 
 def _no_evidence() -> EvidenceScorer:
     raise AssertionError("the evidence judge must not be asked")
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ('{"id": "a", "human": 0, "human": 1, "judge": 1}', "human"),
+        ('{"id": "a", "human": 1, "judge": 0.2, "judgeScore": 0.9, "judge": 0.9}', "judge"),
+        ('{"id": "a", "human": 1, "judge": 1, "criteria": {"polite": 2, "polite": 5}}', "criteria.polite"),
+    ],
+)
+def test_a_key_given_twice_on_a_line_is_an_error_naming_the_line_and_the_key(
+    tmp_path: Path, line: str, key: str
+) -> None:
+    path = _write(tmp_path, {"id": "z", "human": 1, "judge": 1}, line)
+    assert _error(path) == (
+        f"{path}:2: key {key!r} is given twice in one object (a JSON reader keeps the last without a word)"
+    )

@@ -262,6 +262,21 @@ def test_a_bad_labels_file_is_exit_2_naming_the_line(ws: Path, capsys: pytest.Ca
     assert "Tip: each line is" in r.err
 
 
+def test_a_label_line_with_a_key_given_twice_is_exit_2_naming_the_file_the_line_and_the_key(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # json.loads would keep the second `human` (1) in silence, and the label would say the opposite of the first.
+    labels = ws / "labels.jsonl"
+    labels.write_text('{"id": "a", "human": 1, "judge": 1}\n{"id": "b", "human": 0, "judge": 1, "human": 1}\n')
+    code = main(["calibrate", "--labels", str(labels), "--report", str(ws / "report.json")])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"ragjudge: error: {labels}:2: key 'human' is given twice in one object (a JSON reader keeps the last "
+        "without a word)\nTip: give each key once\n"
+    )
+    assert not (ws / "report.json").exists()
+
+
 def test_nothing_to_calibrate_is_exit_2(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     r = calibrate(ws, capsys)
     assert r.code == 2 and "nothing to calibrate" in r.err

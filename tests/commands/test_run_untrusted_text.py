@@ -134,3 +134,39 @@ def main_run(config: Path, *args: str) -> int:
     from ragjudge.cli import main
 
     return main(["run", "--config", str(config), *args])
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["json", "stream"])
+def test_del_c1_and_uffff_in_a_reply_never_reach_the_judge_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], streamed: bool
+) -> None:
+    import yaml
+
+    from tests.commands.test_run_openai import ENV_KEY
+    from tests.commands.test_run_openai import write_config as write_openai_config
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.judge.openai_helpers import KEY, PASSAGES, by_kind, user_text
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(ENV_KEY, KEY)
+    said = "Refunds take 5 working days \x7f\x85\x9b[2J\uffff end."
+    question = "How long do refunds take?"
+    if streamed:
+        chunks = [{"choices": [{"index": 0, "delta": {"content": part}}]} for part in (said[:29], said[29:])]
+        body = b"".join(b"data: " + json.dumps(c, ensure_ascii=False).encode() + b"\n\n" for c in chunks)
+        reply: object = Raw(200, body + b"data: [DONE]\n\n", content_type="text/event-stream")
+    else:
+        reply = answer(said, ["p1"], PASSAGES)
+    with FakeOpenAI(by_kind()) as judge, RagServer({question: reply}) as rag:
+        config = write_openai_config(
+            tmp_path, rag.url, judge.base_url, cases=[{"id": "c1", "question": question}], case={}, suite={}
+        )
+        if streamed:
+            data = yaml.safe_load(config.read_text(encoding="utf-8"))
+            data["endpoint"]["response"] = {"answer_delta": "choices.0.delta.content"}
+            config.write_text(yaml.safe_dump(data), encoding="utf-8")
+        code = main_run(config, "--report", "r.json")
+        prompts = [user_text(body) for body in judge.bodies]
+    assert (code, capsys.readouterr().err) == (0, "")
+    assert prompts and all(f"Refunds take 5 working days {R}{R}{R}[2J{R} end." in p for p in prompts)
+    assert not any(_RAW_UNSAFE.search(p) or "\uffff" in p for p in prompts)

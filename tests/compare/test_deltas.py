@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ragjudge import stats
@@ -116,3 +118,48 @@ def test_a_repeated_cases_cost_is_its_first_runs() -> None:
     base = C("a", cost=0.01).block()
     cost = figure(all_deltas([(first, base)], SETTINGS), COST)
     assert (cost.comparable, cost.now, cost.base, cost.delta) == (True, 0.02, 0.01, 2.0)
+
+
+# --- the reason's word and the flag are one decision ---------------------------------------------------
+
+_WORD = re.compile(r"; (significant|not significant)(?: \((?:p < 0\.001|p \d\.\d{3})\))?\)$")
+
+
+def _word(delta: DeltaBlock) -> str:
+    found = _WORD.search(delta.reason)
+    assert found is not None, delta.reason
+    return found.group(1)
+
+
+@pytest.mark.parametrize(("broke", "alpha"), [(5, 0.0625), (6, 0.0625), (5, 0.07), (40, 0.05), (0, 0.05)])
+def test_a_delta_says_significant_exactly_when_its_flag_is_true(broke: int, alpha: float) -> None:
+    # `broke` cases pass on the baseline and fail now: McNemar's p is 2 * 0.5**broke (0.0625 for 5, at an alpha of
+    # 0.0625 not below it); their faithfulness falls and their latency doubles with them.
+    settings = Settings(alpha=alpha, judge_comparable=True, judge_reason=None)
+    base = [C(f"c{i}", faithfulness=1.0, grounding=1.0, latency=100.0 + i, cost=0.01) for i in range(40)]
+    now = [
+        C(f"c{i}", "fail" if i < broke else "pass", faithfulness=0.0 if i < broke else 1.0, grounding=1.0,
+          latency=(100.0 + i) * (2 if i < broke else 1), cost=0.01)
+        for i in range(40)
+    ]  # fmt: skip
+    found = all_deltas(pairs(now, base), settings)
+    assert [d.metric for d in found] == [PASS_RATE, "faithfulness", "judge.grounding", P95_LATENCY, COST]
+    for delta in found:
+        assert delta.comparable and delta.significant is not None
+        assert (_word(delta) == "significant") is delta.significant, delta.reason
+    flags = {d.metric: d.significant for d in found}
+    expected_pass_rate = broke > 0 and 0.5 ** (broke - 1) < alpha
+    assert (flags[PASS_RATE], flags["judge.grounding"], flags[COST]) == (expected_pass_rate, False, False)
+    assert flags[P95_LATENCY] is (broke >= 3)  # the p95 (38th of 40) is a slowed reply once 3 or more are
+
+
+@pytest.mark.parametrize(("factor", "significant"), [(0.5, True), (1.0, False), (2.0, True)])
+def test_a_ratio_says_significant_exactly_when_its_flag_is_true_faster_or_slower(
+    factor: float, significant: bool
+) -> None:
+    base = [C(f"c{i}", latency=100.0 + i, cost=0.01 + i / 1000) for i in range(20)]
+    now = [C(f"c{i}", latency=(100.0 + i) * factor, cost=(0.01 + i / 1000) * factor) for i in range(20)]
+    found = all_deltas(pairs(now, base), SETTINGS)
+    for metric in (P95_LATENCY, COST):
+        delta = figure(found, metric)
+        assert (delta.significant, _word(delta)) == (significant, "significant" if significant else "not significant")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragjudge.config.model import ResponseMapping
-from ragjudge.endpoint.reply import ReplyShapeError, dig, parse_reply
+from ragjudge.endpoint.reply import MAX_CONVERSATION_ID_CHARS, ReplyShapeError, dig, parse_reply
 from ragjudge.endpoint.trace import Passage
 
 NO_MAPPING = ResponseMapping()
@@ -493,4 +493,24 @@ def test_a_path_suggested_through_a_list_names_its_index() -> None:
         parse_reply(data, ResponseMapping(answer="answers"), 1.0)
     assert str(caught.value) == (
         "endpoint.response.answer: answers is a list of 1 item of objects: did you mean answers.0.data?"
+    )
+
+
+# --- conversation_id: whole up to its bound, an error past it --------------------------------------
+
+
+def test_a_conversation_id_is_kept_whole_up_to_8192_characters() -> None:
+    assert MAX_CONVERSATION_ID_CHARS == 8192
+    session = "s" * 8192
+    assert parse({"answer": "ok", "conversation_id": session}).conversation_id == session
+    assert parse({"answer": "ok", "conversationId": "a" * 1205}).conversation_id == "a" * 1205
+
+
+def test_a_conversation_id_over_the_bound_is_an_error_naming_the_bound_and_the_path() -> None:
+    mapping = ResponseMapping(conversation_id="meta.session")
+    with pytest.raises(ReplyShapeError) as raised:
+        parse({"answer": "ok", "meta": {"session": "s" * 8193}}, mapping)
+    assert str(raised.value) == (
+        "the conversation id is 8,193 characters, over the 8,192 ragjudge carries (endpoint.response.conversation_id, "
+        "read at meta.session): an id is never cut, a cut one names another conversation"
     )

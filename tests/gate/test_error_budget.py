@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragjudge.gate.error_budget import over_budget
+from ragjudge.gate.error_budget import judge_bugs, over_budget
 
 DOWN = "endpoint error: connection refused by 127.0.0.1:9 after 1 attempt"
 MAPPING = 'endpoint error: endpoint.response.answer "result.answer" found nothing'
@@ -45,3 +45,34 @@ def test_a_tie_goes_to_the_error_met_first_and_a_case_without_reason_says_so() -
 def test_no_error_or_no_case_is_within_the_budget() -> None:
     assert over_budget(_cases([], passed=3), 0.0) is None
     assert over_budget([], 0.5) is None
+
+
+# --- a judge that failed inside ragjudge: the verdict is error whatever the budget ----------------------
+
+BUG = "judge failed inside ragjudge: NameError: Fields must not use names with leading underscores"
+
+
+def test_one_judge_bug_in_a_conversation_turn_or_an_earlier_run_makes_the_verdict_error() -> None:
+    cases = [
+        ("single", [DOWN]),
+        ("chat", ["turn 1: must_mention", f"turn 2: {BUG}"]),
+        ("repeated", ["x", BUG]),
+        ("fine", []),
+    ]
+    assert judge_bugs(cases) == (
+        f"the judge failed inside ragjudge on 2 of 4 cases: the verdict is error; the first, case 'chat': turn 2: "
+        f"{BUG} (a bug in ragjudge, not in the service: rerun with RAGJUDGE_DEBUG=1 for a traceback, and report it)"
+    )
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "judge failed inside ragjudge",  # the words alone, no reason after them
+        f"endpoint error: the answer quotes '{BUG}'",  # a service's text that says it is not the judge's failure
+        "judge failed: CallFailed: HTTP 500",
+        f"turn x: {BUG}",
+    ],
+)
+def test_only_a_condition_opening_with_the_judge_bug_counts(condition: str) -> None:
+    assert judge_bugs([("c1", [condition]), ("c2", [])]) is None

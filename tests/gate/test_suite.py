@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ragjudge.cli import main
 from ragjudge.gate.repeat import final_result
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.gate.suite import Judged, RunUsage, SuiteCase, case_metrics, evaluate_suite, suite_metrics, with_run_usage
 from ragjudge.judge.interface import Judgement, Unscored
 from ragjudge.judge.reference import ReferencePoint
+from ragjudge.report.model import ShardBlock
 from ragjudge.rules import Rule, parse_rules
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 
@@ -232,6 +237,16 @@ def test_ttft_percentiles_are_nearest_rank_over_streamed_replies() -> None:
     assert "ttft_ms" not in results[20].metrics  # a JSON body has no time to the first token
 
 
+def test_the_p50_ttft_of_51_streamed_replies_is_the_26th_smallest() -> None:
+    # With 51 replies the nearest ranks of p49, p50 and p51 differ (25th, 26th, 27th), as they do not for 20.
+    order = [(i * 37) % 51 for i in range(51)]  # every rank once, unsorted
+    results = [_streamed(f"s{i}", 1000.0 + rank, latency=5000.0 - rank) for i, rank in enumerate(order)]
+    results += [_streamed("json", None, latency=1.0)]  # a JSON body counts for latency, not for TTFT
+    m = suite_metrics(results)
+    assert (m["p50_ttft_ms"], m["p95_ttft_ms"]) == (1025.0, 1048.0)  # ranks 26 and ceil(48.45) = 49
+    assert m["p50_latency_ms"] == 4974.0  # the 26th of 52 latencies (1 ms, then 4950 up): not the TTFTs
+
+
 def test_no_streamed_reply_leaves_the_ttft_percentiles_null() -> None:
     m = suite_metrics([_ok("a"), _err("b")])
     assert (m["p50_ttft_ms"], m["p95_ttft_ms"]) == (None, None)
@@ -330,3 +345,64 @@ def test_costs_are_kept_to_six_decimals() -> None:
     judged = score_case(make_case("a"), ok_result(make_trace(cost_usd=0.0000012)), judgement, [])
     metrics = suite_metrics([judged])
     assert (metrics["cost_usd"], metrics["judge_cost_usd"]) == (0.000002, 0.0)
+
+
+# --- saved reports: a criterion score that is not a number is read, not a crash ---------------------------
+
+# How each saved case's `judge.criteria` is tampered with: only c's score is a number.
+NOT_NUMBERS: dict[str, Any] = {
+    "a": {"polite": {"score": "high", "reason": "warm"}},
+    "b": {"polite": {"score": True, "reason": "warm"}},
+    "c": {"polite": {"score": 4, "reason": "warm"}},
+    "d": ["polite"],
+    "e": {"polite": "4"},
+    "f": {"polite": {"score": None, "reason": "warm"}},
+}
+
+
+def test_a_saved_criterion_score_that_is_not_a_number_is_left_out() -> None:
+    read = [Judged.of_saved({"criteria": c}).criteria for c in NOT_NUMBERS.values()]
+    assert read == [{}, {}, {"polite": 4.0}, {}, {}, {}]
+
+
+def test_a_saved_judge_block_of_figures_that_are_not_numbers_reads_as_none() -> None:
+    block = {"faithfulness": True, "cost_usd": "0.1", "calls": "two", "cache_hits": None, "tokens": [1]}
+    judged = Judged.of_saved(block)
+    assert (judged.faithfulness, judged.cost_usd, judged.calls, judged.cache_hits, judged.tokens) == (
+        None,
+        0.0,
+        0,
+        0,
+        0,
+    )
+
+
+def _criteria_report(path: Path, ids: list[str], shard: tuple[int, int] | None) -> Path:
+    judgement = Judgement(judge="j", criteria={"polite": 3.0}, criteria_reasoning={"polite": "warm"})
+    results = [score_case(make_case(i), ok_result(make_trace()), judgement, CASE_RULES) for i in ids]
+    report = build_report(results, evaluate_suite(results, CASE_RULES, PASS_ALL), {"judge": "j"}, [])
+    if shard is not None:
+        positions = [list(NOT_NUMBERS).index(i) for i in ids]
+        block = ShardBlock(index=shard[0], count=shard[1], total_cases=len(NOT_NUMBERS), positions=positions)
+        report = report.model_copy(update={"shard": block})
+    data = json.loads(report.model_dump_json())
+    for case in data["cases"]:
+        case["judge"]["criteria"] = NOT_NUMBERS[case["id"]]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_merge_and_a_baseline_read_saved_criterion_scores_that_are_not_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    s1 = _criteria_report(tmp_path / "s1.json", ["a", "b", "c"], (1, 2))
+    s2 = _criteria_report(tmp_path / "s2.json", ["d", "e", "f"], (2, 2))
+    base = _criteria_report(tmp_path / "base.json", list(NOT_NUMBERS), None)
+    outputs = ["--report", "merged.json", "--comment-file", "c.md", "--junit", "j.xml", "--html", "r.html"]
+    code = main(["merge", str(s1), str(s2), "--baseline", str(base), *outputs])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, ""), out
+    merged = json.loads((tmp_path / "merged.json").read_text(encoding="utf-8"))
+    assert merged["suite"]["criteria.polite_mean"] == 4.0  # c's alone
+    assert merged["comparison"]["deltas"][0]["metric"] == "pass_rate"

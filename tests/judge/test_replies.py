@@ -344,3 +344,25 @@ def test_strict_schema_closes_only_objects_with_properties() -> None:
         "required": ["a"],
         "additionalProperties": False,
     }
+
+
+# --------------------------------------------------------------- criteria named like pydantic's own
+# A criterion's name is any identifier that starts with a letter; the reply model's fields are the judge's
+# keys by alias, so a name pydantic itself uses (`model_config`, `model_dump`, `json`) is judged like any other.
+PYDANTIC_NAMES = ("model_config", "model_dump", "model_fields", "json", "schema", "copy", "validate")
+
+
+@pytest.mark.parametrize("name", PYDANTIC_NAMES)
+def test_a_criterion_named_like_a_pydantic_member_is_judged(name: str, recwarn: pytest.WarningsRecorder) -> None:
+    asked = ("grounding", name)
+    reply = {"scores": {"grounding": 4, name: 2}, "reasoning": {"grounding": "fine", name: "  terse  "}}
+    parsed = parse_judged(json.dumps(reply), asked, None, False, None, "an answer")
+    assert (parsed.scores, parsed.reasoning) == ({"grounding": 4, name: 2}, {"grounding": "fine", name: "terse"})
+    defs = response_format("rubric", asked)["json_schema"]["schema"]["$defs"]
+    assert [(d["required"], list(d["properties"])) for d in (defs["Scores"], defs["Reasoning"])] == [
+        (list(asked), list(asked))
+    ] * 2
+    reply["scores"][name] = 9
+    with pytest.raises(ReplyError, match=rf"^scores\.{name}: Input should be less than or equal to 5$"):
+        parse_judged(json.dumps(reply), asked, None, False, None, "an answer")
+    assert [str(w.message) for w in recwarn] == []

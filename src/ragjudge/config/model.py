@@ -292,8 +292,9 @@ class PriceConfig(_Strict):
     output_per_mtok: float = Field(0.0, ge=0, description="USD per million completion tokens.")
 
 
-CRITERION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-"""A criterion's name: an identifier, so that `criteria.NAME` reads as a metric in rules."""
+CRITERION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,63}")
+"""A criterion's name: an identifier starting with a letter, so that `criteria.NAME` reads as a metric in rules
+(a leading underscore is Python's mark of a private name, which the judge's reply model refuses)."""
 BUILTIN_DIMENSIONS = frozenset({"grounding", "relevance", "calibration", "citations", "tone"})
 """The judge's own rubric dimensions: a criterion may not take their names (they share the reply's scores)."""
 
@@ -323,7 +324,7 @@ class CriterionConfig(_Strict):
 def check_criterion_name(name: str) -> str | None:
     """Why `name` cannot name a criterion, or None when it can."""
     if not isinstance(name, str) or not CRITERION_NAME.fullmatch(name):
-        return f"{name!r} is not a criterion name: letters, digits and _, not starting with a digit"
+        return f"{name!r} is not a criterion name: letters, digits and _, starting with a letter, at most 64 characters"
     if name in BUILTIN_DIMENSIONS:
         return f"{name!r} is a built-in judge dimension: give the criterion a name of its own"
     return None

@@ -401,9 +401,15 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
     )
 
 
+MAX_CONVERSATION_ID_CHARS = 8192
+"""The longest conversation id ragjudge carries to the next turn, whole (a session token of a few kB fits); a
+reply naming a longer one is that turn's error. An id is never cut: a cut id names another conversation."""
+
+
 def _conversation_id(reader: _Reader) -> str | None:
     """The service's name for the conversation: text or a number, else nothing (a mapped one may be absent: a
-    service often names the conversation in its first reply only)."""
+    service often names the conversation in its first reply only). Over `MAX_CONVERSATION_ID_CHARS` it is an
+    error naming the bound."""
     value, path = reader.get("conversation_id")
     if value is _MISSING or value is None:
         return None
@@ -412,7 +418,13 @@ def _conversation_id(reader: _Reader) -> str | None:
         if reader.path("conversation_id"):
             raise wrong_type("conversation_id", path, value, "text")
         return None  # a default key holding something else is not the service's conversation id
-    return text[:1000]
+    if len(text) > MAX_CONVERSATION_ID_CHARS:
+        raise ReplyShapeError(
+            f"the conversation id is {len(text):,} characters, over the {MAX_CONVERSATION_ID_CHARS:,} ragjudge "
+            f"carries (endpoint.response.conversation_id, read at {path}): an id is never cut, a cut one names "
+            "another conversation"
+        )
+    return text
 
 
 def _numeric(reader: _Reader, key: str) -> float | None:

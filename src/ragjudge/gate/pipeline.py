@@ -8,8 +8,10 @@ more than the two pools hold.
 from __future__ import annotations
 
 import functools
+import os
 import threading
 import time
+import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -21,7 +23,7 @@ from ragjudge.endpoint.dialogue import ask_turns
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.scoring import CaseResult, score_case, score_conversation
-from ragjudge.judge.interface import Judge, Judgement, Unscored
+from ragjudge.judge.interface import JUDGE_BUG, Judge, Judgement, Unscored
 from ragjudge.rules import Rule
 from ragjudge.transport import deadline
 
@@ -56,10 +58,13 @@ def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLo
         judgement = judge.judge(case, result.trace, lambda fields: log.write("judge", case.id, fields))
         cut_off = any(u.reason.endswith(deadline.INTERRUPTED) for u in judgement.unscored)
         return None if cut_off else judgement
-    except Exception as exc:  # a judge bug must become an unscored judgement, not a crash or a pass
-        reason = f"judge failed: {type(exc).__name__}: {exc}"
+    except Exception as exc:  # a judge bug: the case's error and the run's (exit 3), never a crash or a pass
+        reason = f"{JUDGE_BUG}: {type(exc).__name__}: {exc}"
         log.write("judge", case.id, {"error": reason})
-        return Judgement(judge=judge.name, unscored=(Unscored("faithfulness", reason), Unscored("rubric", reason)))
+        if os.environ.get("RAGJUDGE_DEBUG"):
+            traceback.print_exc()
+        unscored = (Unscored("faithfulness", reason), Unscored("rubric", reason))
+        return Judgement(judge=judge.name, unscored=unscored, internal_error=reason)
 
 
 def _without_passage_text(result: EndpointResult) -> EndpointResult:

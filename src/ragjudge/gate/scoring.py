@@ -263,7 +263,8 @@ def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, 
     trace = result.trace
     assert trace is not None
     conditions = mechanical_failures(case, trace)
-    errors: list[str] = []
+    # A judge that failed inside ragjudge leaves the case unjudged whatever the rules ask: its first error.
+    errors: list[str] = [judgement.internal_error] if judgement is not None and judgement.internal_error else []
     skipped: list[str] = []
     metrics: dict[str, float | None] = {
         "context_recall": context_recall(case, trace),

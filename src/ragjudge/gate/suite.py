@@ -6,6 +6,7 @@ into a `SuiteCase` (what it holds, nothing worked out), and every figure is made
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from statistics import fmean
 from typing import Any, Literal
 
 from ragjudge.cases import expects_answer
-from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE, over_budget
+from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE, judge_bugs, over_budget
 from ragjudge.gate.retrieval import rejection_correct
 from ragjudge.gate.scoring import CaseResult, RunRecord, Status
 from ragjudge.judge.interface import Judgement
@@ -41,7 +42,8 @@ class SuiteResult:
     rules: tuple[RuleOutcome, ...]
     verdict: Verdict
     error_reason: str | None = None
-    """Why the verdict is `error` (`gate.max_error_rate` exceeded, every case errored); None otherwise."""
+    """Why the verdict is `error` (the judge failed inside ragjudge, `gate.max_error_rate` exceeded, every case
+    errored); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -91,8 +93,9 @@ class Judged:
 
     @classmethod
     def of_saved(cls, judge: Mapping[str, Any]) -> Judged:
-        """Read back from a report's `judge` block (`Judgement.as_dict`)."""
-        faithfulness = judge.get("faithfulness")
+        """Read back from a report's `judge` block (`Judgement.as_dict`): a block is free-form JSON, so a figure
+        that is not a number (a string, a boolean, null) is read as none, never a crash of `merge` or `run
+        --baseline`."""
         saved = judge.get("reference_points")
         points = None
         if isinstance(saved, list):
@@ -102,21 +105,29 @@ class Judged:
                 if isinstance(p, dict)
             )
         criteria = judge.get("criteria")
+        scores = {
+            str(name): _number(c.get("score"))
+            for name, c in (criteria.items() if isinstance(criteria, dict) else ())
+            if isinstance(c, dict)
+        }
         return cls(
-            faithfulness=float(faithfulness) if isinstance(faithfulness, int | float) else None,
+            faithfulness=_number(judge.get("faithfulness")),
             unscored=bool(judge.get("unscored")),
-            cost_usd=float(judge.get("cost_usd") or 0.0),
-            calls=int(judge.get("calls") or 0),
-            cache_hits=int(judge.get("cache_hits") or 0),
-            tokens=int(judge.get("tokens") or 0),
+            cost_usd=_number(judge.get("cost_usd")) or 0.0,
+            calls=int(_number(judge.get("calls")) or 0),
+            cache_hits=int(_number(judge.get("cache_hits")) or 0),
+            tokens=int(_number(judge.get("tokens")) or 0),
             answer_correctness=answer_correctness(points) if points is not None else None,
             contradictions=contradictions(points) if points is not None else None,
-            criteria={
-                str(name): float(c["score"])
-                for name, c in (criteria.items() if isinstance(criteria, dict) else ())
-                if isinstance(c, dict) and isinstance(c.get("score"), int | float)
-            },
+            criteria={name: score for name, score in scores.items() if score is not None},
         )
+
+
+def _number(value: Any) -> float | None:
+    """A saved figure as a number: None for anything JSON does not call a number (a boolean is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -425,7 +436,10 @@ def evaluate_cases(
     # Rules compare the exact value: a p95 of 3000.04 ms fails "<= 3000" although the report shows 3000.0.
     outcomes += [_suite_rule_outcome(r, exact) for r in suite_rules]
     metrics = shown(exact)
-    error_reason = over_budget([(c.status, c.failed_conditions) for c in cases], max_error_rate)
+    every_run = [(c.id, (*c.failed_conditions, *(x for run in c.runs for x in run.failed_conditions))) for c in cases]
+    error_reason = judge_bugs(every_run) or over_budget(
+        [(c.status, c.failed_conditions) for c in cases], max_error_rate
+    )
     verdict: Verdict
     if not cases or error_reason is not None:
         verdict = "error"

@@ -18,6 +18,9 @@ NO_SOURCES_NOTE = (
     "no sources were recorded (the service exposes no passages): faithfulness, grounding and citations not assessed"
 )
 """The judgement's note for a reply whose passages are unknown (`Trace.passages_unknown`)."""
+JUDGE_BUG = "judge failed inside ragjudge"
+"""How the reason of a judgement that failed on an unexpected exception opens (a bug in ragjudge, not the
+service's or the model's doing): its case is `error`, and the verdict `error` (exit 3), whatever the rules."""
 
 
 class Threshold(Protocol):
@@ -81,6 +84,9 @@ class Judgement:
     criteria: Mapping[str, float] = field(default_factory=dict)
     """The team's criteria, 1 to 5, by name."""
     criteria_reasoning: Mapping[str, str] = field(default_factory=dict)
+    internal_error: str | None = None
+    """`judge failed inside ragjudge: TYPE: MESSAGE` when the judge raised an unexpected exception (see
+    `JUDGE_BUG`); None when it judged."""
 
     def unscored_reason(self, judgement: str) -> str | None:
         for item in self.unscored:

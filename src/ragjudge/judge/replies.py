@@ -55,9 +55,13 @@ _NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1
 
 
 def _rubric_fields(dimensions: Sequence[str]) -> dict[str, Any]:
-    score_fields: dict[str, Any] = {d: (int, Field(..., ge=1, le=5, strict=True)) for d in dimensions}
+    # The fields are the judge's keys by alias, under names of ragjudge's own: a criterion's name is the team's,
+    # and one pydantic keeps for itself (`model_config`, `model_dump`, `json`) would break or shadow the model.
+    score_fields: dict[str, Any] = {
+        f"f{i}": (int, Field(..., alias=d, ge=1, le=5, strict=True)) for i, d in enumerate(dimensions)
+    }
     # A reason of only whitespace is empty: strip before the length check.
-    reason_fields: dict[str, Any] = {d: (_NonBlank, ...) for d in dimensions}
+    reason_fields: dict[str, Any] = {f"f{i}": (_NonBlank, Field(..., alias=d)) for i, d in enumerate(dimensions)}
     scores = create_model("Scores", __config__=ConfigDict(extra="forbid"), **score_fields)
     reasoning = create_model("Reasoning", __config__=ConfigDict(extra="forbid"), **reason_fields)
     return {"scores": (scores, ...), "reasoning": (reasoning, ...)}
@@ -181,7 +185,7 @@ def parse_rubric(text: str, dimensions: Sequence[str], declined: bool = False) -
         model = rubric_model(dimensions, declined).model_validate(data)
     except ValidationError as exc:
         raise ReplyError(_explain(exc)) from None
-    return _rubric_of(model.model_dump())
+    return _rubric_of(model.model_dump(by_alias=True))
 
 
 def parse_judged(
@@ -202,7 +206,7 @@ def parse_judged(
         model = make(dimensions, declined, reference is not None).model_validate(data)
     except ValidationError as exc:
         raise ReplyError(_explain(exc)) from None
-    scores, reasoning = _rubric_of(model.model_dump())
+    scores, reasoning = _rubric_of(model.model_dump(by_alias=True))
     claims = _shown(model.claims, passage_ids) if passage_ids is not None else None  # type: ignore[attr-defined]
     points = None
     if reference is not None:
@@ -256,7 +260,7 @@ def parse_combined(
         model = combined_model(dimensions, declined).model_validate(data)
     except ValidationError as exc:
         raise ReplyError(_explain(exc)) from None
-    scores, reasoning = _rubric_of(model.model_dump())
+    scores, reasoning = _rubric_of(model.model_dump(by_alias=True))
     claims: list[ClaimVerdict] = model.claims  # type: ignore[attr-defined]
     return scores, reasoning, _shown(claims, passage_ids)
 

@@ -399,7 +399,8 @@ class Report(_Model):
     """Always 1: names never change within it; fields may be added."""
     verdict: Literal["pass", "fail", "error"]
     """`error` when no case could be evaluated, more than `gate.max_error_rate` of the cases errored
-    (`error_reason` says which error dominated) or the run was interrupted; else `fail` when a suite rule or a
+    (`error_reason` says which error dominated), the judge failed inside ragjudge on a case, or the run was
+    interrupted; else `fail` when a suite rule or a
     regression rule failed; else `pass`. A shard's verdict covers that shard only."""
     suite: SuiteBlock
     """The suite's metrics."""
@@ -417,8 +418,9 @@ class Report(_Model):
     error_reason: str | None = None
     """Why the verdict is `error` because of the cases' errors: every case errored, or more than
     `gate.max_error_rate` of them did (`13 of 15 cases errored (87%), over gate.max_error_rate 0.5: the verdict is
-    error; the error that dominated (12 of 13): endpoint error: ...`); the same sentence opens `warnings`. Null
-    otherwise (an interrupted run says why in `interrupted`)."""
+    error; the error that dominated (12 of 13): endpoint error: ...`), or the judge failed inside ragjudge on one
+    (`the judge failed inside ragjudge on 1 of 3 cases: the verdict is error; the first, case 'c1': ...`); the
+    same sentence opens `warnings`. Null otherwise (an interrupted run says why in `interrupted`)."""
     tool: dict[str, str] = Field(default_factory=lambda: {"name": "ragjudge", "version": __version__})
     """{name: `ragjudge`, version}: the ragjudge that wrote the report."""
     generated_at: str = ""
