@@ -48,14 +48,34 @@ def template_text(name: str) -> str:
     return resources.files("ragjudge.judge").joinpath("prompts", name).read_text(encoding="utf-8")
 
 
-# Anything a reader could take for an answer tag: any case, spaces inside, attributes.
-_ANSWER_TAG = re.compile(r"<(\s*/?\s*answer\b[^<>]*)>", re.IGNORECASE)
+FENCES = ("answer", "earlier_question", "earlier_answer")
+"""The tags untrusted text sits between in the judge prompts: the answer, and a conversation's earlier turns."""
+# Anything a reader could take for one of those tags: any case, spaces inside, attributes.
+_FENCE_TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(FENCES) + r")\b[^<>]*)>", re.IGNORECASE)
 
 
 def _untrusted(text: str) -> str:
-    # The answer sits between <answer> tags: it must not be able to close them (or open new ones),
-    # however the tag is spelt. Its brackets become entities, so the words stay readable.
-    return _ANSWER_TAG.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
+    # Untrusted text sits between its own tags: it must not be able to close them (or open new ones, its own
+    # kind or another's), however the tag is spelt. Its brackets become entities, so the words stay readable.
+    return _FENCE_TAG.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Untrusted text as the judge is shown it: cut to its bound, and unable to leave its tags."""
+
+    text: str
+    """The text, cut, with every fence tag in it made inert."""
+    length: int
+    """Its length in characters before the cut."""
+    cut_at: int | None
+    """The characters shown when it was cut (the bound); None when it is shown whole."""
+
+
+def shown(text: str, limit: int | None) -> Shown:
+    """`text` cut to `limit` characters (None: whole), then escaped: cut first, so an escape is never split."""
+    cut = limit is not None and len(text) > limit
+    return Shown(_untrusted(text[:limit] if cut else text), len(text), limit if cut else None)
 
 
 @dataclass(frozen=True)
@@ -136,11 +156,13 @@ def _case_fields(case: Case, trace: Trace, max_chars: int, max_passages: int | N
         "should_answer": case.should_answer,
         "must_mention": list(case.must_mention),
         "confidence": trace.confidence,
-        "answer": _untrusted(trace.answer),
+        "answer": shown(trace.answer, None),
         "citations": list(trace.citations),
         "passages": trimmed(trace.evidence, max_chars, max_passages),
-        # Earlier answers are the service's words like this one: no more able to close a tag, and bounded.
-        "conversation": [{"question": e.question, "answer": _untrusted(e.answer[:max_chars])} for e in case.history],
+        # Earlier turns are untrusted like this answer (issue 27): each in its own tags, escaped, bounded alike.
+        "conversation": [
+            {"question": shown(e.question, max_chars), "answer": shown(e.answer, max_chars)} for e in case.history
+        ],
         "turn": case.turn,
         "sources_unknown": trace.passages_unknown,
     }
@@ -157,7 +179,11 @@ def rubric_messages(
     """`ask_declined` (`endpoint.refusal.judge`): the reply also says whether the answer declined."""
     system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
     system = template(system_name).render(
-        dimensions=plan.asked, unassessable=plan.unassessable, ask_declined=ask_declined, **_blocks(plan)
+        dimensions=plan.asked,
+        unassessable=plan.unassessable,
+        ask_declined=ask_declined,
+        conversation=bool(case.history),
+        **_blocks(plan),
     )
     user = template("rubric_user.j2").render(
         **_case_fields(case, trace, max_chars, max_passages), **_reference_fields(plan)
@@ -179,6 +205,7 @@ def combined_messages(
         unassessable=plan.unassessable,
         negative=plan.negative,
         ask_declined=ask_declined,
+        conversation=bool(case.history),
         **_blocks(plan),
     )
     user = template("combined_user.j2").render(
@@ -190,7 +217,7 @@ def combined_messages(
 def faithfulness_messages(trace: Trace, max_chars: int, max_passages: int | None = None) -> list[Message]:
     system = template("faithfulness_system.j2").render()
     user = template("faithfulness_user.j2").render(
-        answer=_untrusted(trace.answer), passages=trimmed(trace.evidence, max_chars, max_passages)
+        answer=shown(trace.answer, None), passages=trimmed(trace.evidence, max_chars, max_passages)
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
