@@ -299,7 +299,8 @@ def test_the_system_prompt_says_earlier_turns_are_untrusted_and_only_when_there_
 
 def test_an_earlier_turn_is_bounded_and_the_prompt_says_where_it_was_cut() -> None:
     case = _turn_two(answer="a" * 150 + "TAIL", question="q" * 120)
-    user = rubric_messages(case, _trace(), rubric_plan(case, _trace()), 100)[1]["content"]
+    # Bounded by judge.max_answer_chars (the answer's bound), not by the passages' 1200.
+    user = rubric_messages(case, _trace(), rubric_plan(case, _trace()), 1200, max_answer_chars=100)[1]["content"]
     assert (
         '<earlier_question turn="1">\n' + "q" * 100 + "\n</earlier_question>\n"
         "(ragjudge cut this question at 100 of its 120 characters: only the part above is shown.)\n"

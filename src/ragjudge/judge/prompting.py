@@ -10,6 +10,7 @@ from importlib import resources
 
 from jinja2 import Environment, StrictUndefined, Template
 
+from ragjudge import masking
 from ragjudge.cases import Case
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.judge.criteria import Criterion
@@ -73,9 +74,13 @@ class Shown:
 
 
 def shown(text: str, limit: int | None) -> Shown:
-    """`text` cut to `limit` characters (None: whole), then escaped: cut first, so an escape is never split."""
+    """`text` cut to `limit` characters (None: whole), then escaped: cut first, so an escape is never split.
+
+    Secrets are masked before the cut: a secret cut in two would no longer be recognised, and its first half
+    would reach the judge."""
     cut = limit is not None and len(text) > limit
-    return Shown(_untrusted(text[:limit] if cut else text), len(text), limit if cut else None)
+    masked = masking.mask(text) if cut else text  # whole, it is masked with the rest of the prompt
+    return Shown(_untrusted(masked[:limit] if cut else text), len(text), limit if cut else None)
 
 
 @dataclass(frozen=True)
@@ -137,10 +142,22 @@ def trimmed(passages: Sequence[Passage], max_chars: int, max_passages: int | Non
     return [Passage(p.id, p.title, p.text[:max_chars]) for p in kept]
 
 
-def trim_notes(trace: Trace, max_chars: int, max_passages: int) -> list[str]:
-    """What the judge was not shown, for the judgement's notes (an endpoint may return 100,000 passages)."""
-    evidence = trace.evidence
+def trim_notes(case: Case, trace: Trace, max_chars: int, max_passages: int, max_answer_chars: int) -> list[str]:
+    """What the judge was not shown, for the judgement's notes (an endpoint may return 100,000 passages, or an
+    answer of 4.5 MB)."""
     notes = []
+    if len(trace.answer) > max_answer_chars:
+        notes.append(
+            f"the judge saw the first {max_answer_chars} of the answer's {len(trace.answer)} characters "
+            "(judge.max_answer_chars)"
+        )
+    earlier = sum(len(t) > max_answer_chars for e in case.history for t in (e.question, e.answer))
+    if earlier:
+        notes.append(
+            f"{earlier} earlier question(s) or answer(s) of the conversation cut to {max_answer_chars} characters "
+            "for the judge (judge.max_answer_chars)"
+        )
+    evidence = trace.evidence
     if len(evidence) > max_passages:
         notes.append(f"the judge saw the first {max_passages} of {len(evidence)} passages (judge.max_passages)")
     cut = sum(1 for p in evidence[:max_passages] if len(p.text) > max_chars)
@@ -149,19 +166,22 @@ def trim_notes(trace: Trace, max_chars: int, max_passages: int) -> list[str]:
     return notes
 
 
-def _case_fields(case: Case, trace: Trace, max_chars: int, max_passages: int | None) -> dict[str, object]:
+def _case_fields(
+    case: Case, trace: Trace, max_chars: int, max_passages: int | None, max_answer_chars: int | None
+) -> dict[str, object]:
     """What the rubric and combined user prompts show of one case and its reply."""
     return {
         "question": case.question,
         "should_answer": case.should_answer,
         "must_mention": list(case.must_mention),
         "confidence": trace.confidence,
-        "answer": shown(trace.answer, None),
+        "answer": shown(trace.answer, max_answer_chars),
         "citations": list(trace.citations),
         "passages": trimmed(trace.evidence, max_chars, max_passages),
         # Earlier turns are untrusted like this answer (issue 27): each in its own tags, escaped, bounded alike.
         "conversation": [
-            {"question": shown(e.question, max_chars), "answer": shown(e.answer, max_chars)} for e in case.history
+            {"question": shown(e.question, max_answer_chars), "answer": shown(e.answer, max_answer_chars)}
+            for e in case.history
         ],
         "turn": case.turn,
         "sources_unknown": trace.passages_unknown,
@@ -175,8 +195,10 @@ def rubric_messages(
     max_chars: int,
     ask_declined: bool = False,
     max_passages: int | None = None,
+    max_answer_chars: int | None = None,
 ) -> list[Message]:
-    """`ask_declined` (`endpoint.refusal.judge`): the reply also says whether the answer declined."""
+    """`ask_declined` (`endpoint.refusal.judge`): the reply also says whether the answer declined.
+    `max_answer_chars` (`judge.max_answer_chars`) bounds the answer and each earlier turn; None shows them whole."""
     system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
     system = template(system_name).render(
         dimensions=plan.asked,
@@ -186,7 +208,7 @@ def rubric_messages(
         **_blocks(plan),
     )
     user = template("rubric_user.j2").render(
-        **_case_fields(case, trace, max_chars, max_passages), **_reference_fields(plan)
+        **_case_fields(case, trace, max_chars, max_passages, max_answer_chars), **_reference_fields(plan)
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -198,6 +220,7 @@ def combined_messages(
     max_chars: int,
     ask_declined: bool = False,
     max_passages: int | None = None,
+    max_answer_chars: int | None = None,
 ) -> list[Message]:
     """The rubric (positive or negative, as `plan` says) and the claim audit, asked in one request."""
     system = template("combined_system.j2").render(
@@ -209,15 +232,17 @@ def combined_messages(
         **_blocks(plan),
     )
     user = template("combined_user.j2").render(
-        **_case_fields(case, trace, max_chars, max_passages), **_reference_fields(plan)
+        **_case_fields(case, trace, max_chars, max_passages, max_answer_chars), **_reference_fields(plan)
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def faithfulness_messages(trace: Trace, max_chars: int, max_passages: int | None = None) -> list[Message]:
+def faithfulness_messages(
+    trace: Trace, max_chars: int, max_passages: int | None = None, max_answer_chars: int | None = None
+) -> list[Message]:
     system = template("faithfulness_system.j2").render()
     user = template("faithfulness_user.j2").render(
-        answer=shown(trace.answer, None), passages=trimmed(trace.evidence, max_chars, max_passages)
+        answer=shown(trace.answer, max_answer_chars), passages=trimmed(trace.evidence, max_chars, max_passages)
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
