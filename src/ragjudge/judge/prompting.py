@@ -15,6 +15,7 @@ from ragjudge.cases import Case
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.judge.criteria import Criterion
 from ragjudge.judge.interface import EVIDENCE_DIMENSIONS, NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS
+from ragjudge.judge.reference import split_reference
 
 Message = dict[str, str]
 GATE_TEMPLATES = (
@@ -91,8 +92,9 @@ class RubricPlan:
     negative: bool
     criteria: tuple[Criterion, ...] = ()
     """The team's criteria asked beside them (answered, in-scope cases only)."""
-    reference: str | tuple[str, ...] | None = None
-    """The reference answer the answer is judged against; None when it is not asked."""
+    reference: tuple[str, ...] | None = None
+    """The reference answer's points the answer is judged against (`split_reference`: ragjudge's, never the
+    judge's choice); None when it is not asked."""
 
     @property
     def asked(self) -> tuple[str, ...]:
@@ -112,7 +114,8 @@ def rubric_plan(
         return RubricPlan(NEGATIVE_DIMENSIONS, (), True)
     answered = not trace.refused and bool(trace.answer.strip())
     asked = criteria if answered else ()
-    against = case.expected if answered and reference and case.has_reference else None
+    points = split_reference(case.expected) if answered and reference and case.expected is not None else ()
+    against = points or None
     if not trace.evidence:
         dims = tuple(d for d in RUBRIC_DIMENSIONS if d not in EVIDENCE_DIMENSIONS)
         return RubricPlan(dims, EVIDENCE_DIMENSIONS, False, asked, against)
@@ -124,16 +127,12 @@ def _blocks(plan: RubricPlan) -> dict[str, str]:
     criteria = template("criteria.j2").render(criteria=plan.criteria) if plan.criteria else ""
     reference = ""
     if plan.reference is not None:
-        reference = template("reference.j2").render(listed=isinstance(plan.reference, tuple))
+        reference = template("reference.j2").render()
     return {"criteria_block": criteria, "reference_block": reference}
 
 
 def _reference_fields(plan: RubricPlan) -> dict[str, object]:
-    ref = plan.reference
-    return {
-        "reference_points": list(ref) if isinstance(ref, tuple) else None,
-        "reference_text": ref if isinstance(ref, str) else None,
-    }
+    return {"reference_points": list(plan.reference) if plan.reference is not None else None}
 
 
 def trimmed(passages: Sequence[Passage], max_chars: int, max_passages: int | None = None) -> list[Passage]:
