@@ -80,15 +80,8 @@ class OpenAIJudge:
 
     def _rubric(self, case: Case, trace: Trace, target: Target, log: LogFn, tally: Tally, ask: bool = False) -> _Both:
         plan = self._plan(case, trace)
-        messages = rubric_messages(
-            case,
-            trace,
-            plan,
-            self.config.max_passage_chars,
-            ask,
-            self.config.max_passages,
-            self.config.max_answer_chars,
-        )
+        c = self.config
+        messages = rubric_messages(case, trace, plan, c.max_passage_chars, ask, c.max_passages, c.max_answer_chars)
         schema = response_format("rubric", plan.asked, ask, plan.reference is not None)
 
         def parse(text: str) -> tuple[Any, ...]:
@@ -121,9 +114,8 @@ class OpenAIJudge:
         return _Both(*_split(plan, scores, reasoning, spread), None, [], _majority(votes), _points_median(points))
 
     def _faithfulness(self, trace: Trace, target: Target, log: LogFn, tally: Tally) -> tuple[float | None, list[Claim]]:
-        messages = faithfulness_messages(
-            trace, self.config.max_passage_chars, self.config.max_passages, self.config.max_answer_chars
-        )
+        c = self.config
+        messages = faithfulness_messages(trace, c.max_passage_chars, c.max_passages, c.max_answer_chars)
         schema = response_format("claims")
         ids = [p.id for p in trace.evidence[: self.config.max_passages]]
         results: list[tuple[float | None, list[Claim]]] = []
@@ -148,15 +140,8 @@ class OpenAIJudge:
     def _combined(self, case: Case, trace: Trace, plan: RubricPlan, target: Target, log: LogFn, tally: Tally) -> _Both:
         """Rubric and claims from one reply per sample; medians across samples as for the separate calls."""
         ask = self.classify_refusal  # only answers with claims come here: nothing else said they declined
-        messages = combined_messages(
-            case,
-            trace,
-            plan,
-            self.config.max_passage_chars,
-            ask,
-            self.config.max_passages,
-            self.config.max_answer_chars,
-        )
+        c = self.config
+        messages = combined_messages(case, trace, plan, c.max_passage_chars, ask, c.max_passages, c.max_answer_chars)
         schema = response_format("combined", plan.asked, ask, plan.reference is not None)
         ids = [p.id for p in trace.evidence[: self.config.max_passages]]
 
@@ -235,10 +220,8 @@ class OpenAIJudge:
 
     def _judge(self, case: Case, trace: Trace, log: LogFn, rubric: bool) -> Judgement:
         tally = Tally()
-        config = self.config
-        tally.notes.extend(
-            trim_notes(case, trace, config.max_passage_chars, config.max_passages, config.max_answer_chars)
-        )
+        c = self.config
+        tally.notes.extend(trim_notes(case, trace, c.max_passage_chars, c.max_passages, c.max_answer_chars))
         plan = self._plan(case, trace)
         if trace.passages_unknown and _has_claims(trace):
             # Claims cannot be checked against passages nobody was shown: faithfulness is unassessable, not 0.
