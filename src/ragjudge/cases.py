@@ -195,7 +195,8 @@ class Case:
     id: str
     question: str
     expected: str | tuple[str, ...] | None
-    """The reference answer: its points as written (a list), or one text the judge splits into points."""
+    """The reference answer: its points as written (a list), or one text ragjudge splits into points
+    (`judge.reference.split_reference`)."""
     golden_context_ids: tuple[str, ...]
     category: str | None
     should_answer: bool

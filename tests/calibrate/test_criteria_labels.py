@@ -128,7 +128,17 @@ def test_a_text_reference_takes_its_verbatim_parts_spaces_aside(tmp_path: Path) 
                 "expected": "Refunds take 5 days.",
                 "reference_points": [{"point": "Refunds take 7 days", "verdict": "missing"}],
             },
-            "field 'reference_points.0.point': 'Refunds take 7 days' is not a verbatim part of `expected`",
+            "field 'reference_points.0.point': 'Refunds take 7 days' is not one of the points of `expected` as "
+            "ragjudge splits it ('Refunds take 5 days')",
+        ),
+        (
+            {
+                # A verbatim part of the text, but not one of its points: the judge is never asked about it.
+                "expected": "Refunds take 5 days. A receipt is needed.",
+                "reference_points": [{"point": "Refunds", "verdict": "covered"}],
+            },
+            "field 'reference_points.0.point': 'Refunds' is not one of the points of `expected` as ragjudge "
+            "splits it ('Refunds take 5 days', 'A receipt is needed')",
         ),
         (
             {

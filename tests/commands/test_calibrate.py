@@ -431,12 +431,13 @@ def _criteria_rows() -> tuple[list[dict[str, Any]], dict[str, Scripted]]:
     script["Refund time?"] = Scripted(points=[(LISTED[0], "covered", "Refunds take 5 business days"),
                                               (LISTED[1], "partial", "go back to the original card"),
                                               (LISTED[2], "missing", "")])  # fmt: skip
-    # A reference text the judge splits itself: it drops a space, and leaves the second point out.
+    # A reference text ragjudge splits: the judge drops a space, and errs on the second point.
     text = "退货需在签收后 7 天内申请。需提供订单号。"
     rows.append(_item("r2", "退货期限？", "签收后7天内可申请退货。", expected=text,
                       reference_points=[{"point": "退货需在签收后 7 天内申请", "verdict": "covered"},
                                         {"point": "需提供订单号", "verdict": "missing"}]))  # fmt: skip
-    script["退货期限？"] = Scripted(points=[("退货需在签收后7天内申请", "covered", "签收后7天内可申请退货")])
+    script["退货期限？"] = Scripted(points=[("退货需在签收后7天内申请", "covered", "签收后7天内可申请退货"),
+                                          ("需提供订单号", "partial", "可申请退货")])  # fmt: skip
     rows.append(_item("r3", "Returns?", "Returns are accepted within 14 days.", expected=["Returns within 30 days"],
                       reference_points=[{"point": "Returns within 30 days", "verdict": "contradicted"}]))  # fmt: skip
     script["Returns?"] = Scripted(points=[("Returns within 30 days", "contradicted", "within 14 days")])
@@ -467,7 +468,7 @@ def test_criteria_and_reference_agreement_through_the_command(ws: Path, capsys: 
     assert r.report["criteria"]["polite"]["n"] == 1 and r.report["criteria"]["polite"]["agreement"] == 1.0
     p = r.report["reference"]
     human = ["covered", "covered", "missing", "covered", "missing", "contradicted"]
-    judge = ["covered", "partial", "missing", "covered", "not_returned", "contradicted"]
+    judge = ["covered", "partial", "missing", "covered", "partial", "contradicted"]
     assert (p["n"], p["items"], p["agreed"]) == (6, 3, 4)
     assert p["ci95"] == pytest.approx(proportion_confint(4, 6, method="wilson"), abs=1e-12)
     assert p["kappa"] == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
@@ -477,8 +478,9 @@ def test_criteria_and_reference_agreement_through_the_command(ws: Path, capsys: 
     assert p["by_verdict"]["covered"]["ci95"] == pytest.approx(proportion_confint(2, 3, method="wilson"), abs=1e-12)
     assert p["confusion"]["covered"] == {"covered": 2, "partial": 1, "missing": 0, "contradicted": 0,
                                          "not_returned": 0}  # fmt: skip
-    assert p["not_returned"] == [{"id": "r2", "where": f"{ws / 'labels.jsonl'}:13", "point": "需提供订单号",
-                                  "human": "missing"}]  # fmt: skip
+    assert p["confusion"]["missing"] == {"covered": 0, "partial": 1, "missing": 1, "contradicted": 0,
+                                         "not_returned": 0}  # fmt: skip
+    assert p["not_returned"] == []  # every judge is given ragjudge's points, and must judge each
     lo, hi = c["ci95"]
     assert f"criteria.asks_for_order: agreement=0.600 ci95=[{lo:.3f}, {hi:.3f}] n=10" in r.out.splitlines()
     assert f"  kappa={c['kappa']:.3f} weighted_kappa={qwk:.3f} mae=0.400 mean_error=-0.200 " in r.out
@@ -486,7 +488,7 @@ def test_criteria_and_reference_agreement_through_the_command(ws: Path, capsys: 
     lo, hi = p["ci95"]
     assert f"reference: agreement=0.667 ci95=[{lo:.3f}, {hi:.3f}] n=6 points (3 items) kappa={p['kappa']:.3f}" in r.out
     assert "  the judge gave the human's verdict on: covered 2 of 3 (66.7%, " in r.out
-    assert "  not returned: r2 (" in r.out and 'the judge gave no verdict for "需提供订单号" (human: missing)' in r.out
+    assert "not returned" not in r.out
 
 
 def test_fail_under_a_criterion_and_the_points(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -377,7 +377,10 @@ def test_the_judge_is_shown_the_conversation_so_far_once_per_answered_turn(
     assert report["suite"]["judge_calls"] == 5
     (follow_up,) = [p for p in prompts if f"## Question\n{Q_SHIPPING}\n" in p]
     assert "This question is turn 2 of a conversation." in follow_up
-    assert f"Customer (turn 1): {Q_RETURN}\nAssistant (turn 1): {A_RETURN}\n" in follow_up
+    assert (
+        f'<earlier_question turn="1">\n{Q_RETURN}\n</earlier_question>\n'
+        f'<earlier_answer turn="1">\n{A_RETURN}\n</earlier_answer>\n'
+    ) in follow_up
     (opening,) = [p for p in prompts if f"## Question\n{Q_INVOICE}\n" in p]
     assert "conversation" not in opening
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from ragjudge import masking
+from ragjudge.judge.interface import AnswerCut
 from tests.fakes.openai_server import FakeOpenAI, Reply, queue
 from tests.fakes.rag import make_case, make_trace
 from tests.judge.openai_helpers import GOOD_CLAIMS, by_kind, claims_json, kind_of, make_judge, user_text
@@ -67,3 +71,54 @@ def test_secrets_in_an_answer_or_passage_are_masked_before_the_judge_sees_them(f
     make_judge(fake, None).judge(CASE, trace, lambda f: None)
     sent = json.dumps(fake.bodies)
     assert "tok-5ecret-99" not in sent and "Use *** to log in." in sent and "the token is ***" in sent
+
+
+# Issue 27, item 4: a 4.5 MB answer made one judge request of 4,507,002 bytes.
+HUGE_ANSWER = "Refunds take 5 days. " + "x" * 4_500_000 + " TAIL"
+CUT_NOTE = (
+    "(ragjudge cut this answer at 8000 of its 4500026 characters (judge.max_answer_chars): only the part above is "
+    "shown. Judge that part, and do not count the cut against the assistant.)"
+)
+
+
+@pytest.mark.parametrize("combined", [True, False])
+def test_a_huge_answer_is_cut_to_max_answer_chars_the_prompt_says_where_and_the_judgement_records_it(
+    fake: FakeOpenAI, combined: bool
+) -> None:
+    trace = make_trace(HUGE_ANSWER, ids=["p1"], passages={"p1": "Refunds take 5 days."})
+    judgement = make_judge(fake, None, combined=combined).judge(CASE, trace, lambda fields: None)
+
+    assert len(fake.requests) == (1 if combined else 2)  # the combined call, or the rubric and the claims
+    for request in fake.requests:
+        assert int(request["headers"]["content-length"]) < 16_000  # 8,000 characters of answer, and the prompt
+        text = user_text(request["body"])
+        assert f"<answer>\nRefunds take 5 days. {'x' * (8000 - 21)}\n</answer>\n{CUT_NOTE}\n" in text
+        assert "TAIL" not in text
+    assert judgement.answer_cut == AnswerCut(shown_chars=8000, answer_chars=4_500_026)
+    assert judgement.as_dict()["answer_cut"] == {"shown_chars": 8000, "answer_chars": 4_500_026}
+    assert (
+        judgement.notes[0] == "the judge saw the first 8000 of the answer's 4500026 characters (judge.max_answer_chars)"
+    )
+    assert judgement.scores and not judgement.unscored  # judged on what it was shown
+
+
+def test_an_answer_within_max_answer_chars_is_sent_whole_and_nothing_is_recorded(fake: FakeOpenAI) -> None:
+    answer = "Refunds take 5 days. " + "y" * 79  # 100 characters: exactly the bound
+    trace = make_trace(answer, ids=["p1"], passages={"p1": "Refunds take 5 days."})
+    judgement = make_judge(fake, None, max_answer_chars=100).judge(CASE, trace, lambda fields: None)
+    assert f"<answer>\n{answer}\n</answer>\n\n" in user_text(fake.bodies[0])
+    assert "ragjudge cut" not in json.dumps(fake.bodies)
+    assert judgement.answer_cut is None and "answer_cut" not in judgement.as_dict() and judgement.notes == ()
+    fake.reset()
+    judgement = make_judge(fake, None, max_answer_chars=100).judge(CASE, replace(trace, answer=answer + "z"), print)
+    assert judgement.answer_cut == AnswerCut(100, 101)
+    assert "(ragjudge cut this answer at 100 of its 101 characters" in user_text(fake.bodies[0])
+
+
+def test_a_secret_the_cut_falls_inside_is_masked_whole_not_half_sent(fake: FakeOpenAI) -> None:
+    masking.register("tok-5ecret-99")
+    answer = "a" * 95 + "tok-5ecret-99 and more"  # the bound, 100, falls inside the secret
+    trace = make_trace(answer, ids=["p1"], passages={"p1": "Refunds take 5 days."})
+    make_judge(fake, None, max_answer_chars=100).judge(CASE, trace, lambda fields: None)
+    sent = json.dumps(fake.bodies)
+    assert "tok-5" not in sent and "a" * 95 + "***" in sent

@@ -12,8 +12,12 @@ from ragjudge.cases import load_cases
 from ragjudge.config.model import CriterionConfig
 from ragjudge.errors import CaseFileError
 from ragjudge.judge.criteria import criteria_for
+from ragjudge.judge.interface import Judgement
 from ragjudge.judge.lexical_reference import judge_points, quantities, split_points
+from ragjudge.judge.offline import OfflineJudge
+from ragjudge.judge.prompting import template
 from ragjudge.judge.reference import (
+    MIN_QUOTE_CHARS,
     PointError,
     ReferencePoint,
     answer_correctness,
@@ -21,9 +25,13 @@ from ragjudge.judge.reference import (
     contradiction_reason,
     contradictions,
     missing_reason,
+    quote_error,
+    split_reference,
 )
 from ragjudge.judge.replies import ReplyError, ignored_keys, parse_judged, response_format
-from tests.fakes.rag import make_case
+from tests.fakes.openai_server import FakeOpenAI, Reply, queue
+from tests.fakes.rag import make_case, make_trace
+from tests.judge.openai_helpers import make_judge, rubric_json, user_text
 
 ANSWER = "签收 15 天内支持 15 天无理由退货。请保留订单号。"
 LISTED = ["7 天无理由退货", "需提供订单号"]
@@ -73,6 +81,15 @@ def test_a_listed_reference_takes_one_verdict_per_point_in_any_order() -> None:
             [("7 天无理由退货", "wrong", "", "no"), ("需提供订单号", "missing", "", "no")],
             "reference_points.0.verdict: 'wrong' is not one of covered, partial, missing, contradicted",
         ),
+        # Every verdict carries its reason: blank is empty (issue 27, a decision no test pinned).
+        (
+            [("7 天无理由退货", "missing", "", "no"), ("需提供订单号", "missing", "", " \n\t ")],
+            "reference_points.1.reason: must not be empty",
+        ),
+        (
+            [("7 天无理由退货", "covered", "15 天无理由退货", ""), ("需提供订单号", "missing", "", "no")],
+            "reference_points.0.reason: must not be empty",
+        ),
     ],
 )
 def test_points_that_do_not_fit_the_reference_or_the_answer_are_named(
@@ -83,14 +100,93 @@ def test_points_that_do_not_fit_the_reference_or_the_answer_are_named(
     assert str(err.value) == message
 
 
-def test_a_text_reference_takes_only_verbatim_fragments_whitespace_aside() -> None:
+# Issue 27, item 3: the judge chose the one point of a text reference that the answer covers.
+REFERENCE = "Refunds take 7 days. You need the order number."
+
+
+@pytest.mark.parametrize(
+    ("reference", "points"),
+    [
+        (REFERENCE, ("Refunds take 7 days", "You need the order number")),
+        ("签收后 7 天内\n无理由退货；需提供订单号。", ("签收后 7 天内", "无理由退货", "需提供订单号")),
+        # A Latin stop ends a point only before a space or the end: a price and a version stay whole.
+        ("Express costs $12.99. Ships in v2.1 boxes! Free?", ("Express costs $12.99", "Ships in v2.1 boxes", "Free")),
+        # A list's markers are not part of its points, and a part with no word is no point.
+        ("1. Refunds take 7 days.\n2) Keep the box\n---\n- You need  the order number", (
+            "Refunds take 7 days", "Keep the box", "You need the order number")),
+        ("1、七天无理由退货\n2、需提供订单号", ("七天无理由退货", "需提供订单号")),
+        (["  a  b ", "c"], ("a b", "c")),  # a list as written, whitespace folded
+    ],
+)  # fmt: skip
+def test_ragjudge_splits_a_text_reference_into_its_points_itself(
+    reference: str | list[str], points: tuple[str]
+) -> None:
+    assert split_reference(reference) == points
+
+
+def test_a_text_reference_takes_a_verdict_on_each_of_ragjudges_points_never_on_a_point_of_the_judges_choosing() -> None:
+    answer = "Refunds are possible."
+    with pytest.raises(PointError) as err:
+        check_points([("Refunds", "covered", "Refunds", "it says refunds")], REFERENCE, answer)
+    assert str(err.value) == "reference_points.0.point: 'Refunds' is not one of the reference's points as given"
+    with pytest.raises(PointError) as err:
+        check_points([("Refunds take 7 days", "partial", "Refunds are possible", "no period")], REFERENCE, answer)
+    assert str(err.value) == "reference_points: no verdict for 'You need the order number' (one entry per point)"
+    points = check_points(
+        [
+            ("Refunds take 7 days", "partial", "Refunds are possible", "no period"),
+            ("You need the order number", "missing", "", "not said"),
+        ],
+        REFERENCE,
+        answer,
+    )
+    assert answer_correctness(points) == 0.25
+    # Spaces aside, as between Chinese words.
     reference = "签收后 7 天内\n无理由退货；需提供订单号。"
-    points = check_points([("7 天内 无理由退货", "contradicted", "签收 15 天内", "15")], reference, ANSWER)
-    assert points[0].point == "7 天内 无理由退货"
-    with pytest.raises(PointError, match=r"^reference_points\.0\.point: '30 天价保' is not a verbatim fragment"):
-        check_points([("30 天价保", "missing", "", "made up")], reference, ANSWER)
-    with pytest.raises(PointError, match=r"^reference_points: at least one point of the reference answer$"):
-        check_points([], reference, ANSWER)
+    entries = [("签收后7天内", "contradicted", "签收 15 天内", "15"), ("无理由退货", "covered", "无理由退货", "ok")]
+    points = check_points([*entries, ("需提供订单号", "missing", "", "no")], reference, ANSWER)
+    assert [p.point for p in points] == ["签收后 7 天内", "无理由退货", "需提供订单号"]  # as ragjudge gave them
+
+
+@pytest.mark.parametrize(
+    ("quote", "answer", "message"),
+    [
+        ("R", "Refunds are possible.", "'R' is too short to be evidence (a quote has at least 4 letters, digits "
+         "or CJK characters)"),
+        ("are", "Refunds are possible.", "'are' is too short to be evidence (a quote has at least 4 letters, "
+         "digits or CJK characters)"),
+        ("退货", ANSWER, "'退货' is too short to be evidence (a quote has at least 4 letters, digits or CJK "
+         "characters)"),
+        ("efunds", "Refunds are possible.", "'efunds' is not whole words of the answer: it cuts a word in two"),
+        ("Refunds are poss", "Refunds are possible.", "'Refunds are poss' is not whole words of the answer: it "
+         "cuts a word in two"),
+        ("Refunds take 7 days", "Refunds are possible.", "'Refunds take 7 days' is not a verbatim excerpt of the "
+         "answer"),
+    ],
+)  # fmt: skip
+def test_a_quote_must_be_evidence_whole_words_of_the_answer_and_more_than_a_letter(
+    quote: str, answer: str, message: str
+) -> None:
+    entries = [("Refunds take 7 days", "covered", quote, "r"), ("You need the order number", "missing", "", "r")]
+    with pytest.raises(PointError) as err:
+        check_points(entries, REFERENCE, answer)
+    assert str(err.value) == f"reference_points.0.quote: {message}"
+
+
+@pytest.mark.parametrize(
+    ("quote", "answer"),
+    [
+        ("Refunds", "Refunds are possible."),  # one whole word of four letters or more
+        ("possible.", "Refunds are possible."),
+        ("are possible", "Refunds are  possible."),  # spaces aside
+        ("efunds", "Refunds, or efunds, are possible."),  # cut in its first place, whole in its second
+        ("15 天无理由", ANSWER),  # CJK has no word boundary to respect
+        ("7天无理", "退款7天无理由"),
+    ],
+)
+def test_a_quote_of_whole_words_is_evidence(quote: str, answer: str) -> None:
+    assert quote_error(quote, answer) is None
+    assert MIN_QUOTE_CHARS == 4
 
 
 def test_reasons_read_as_the_readme_shows_them() -> None:
@@ -220,3 +316,86 @@ def test_a_long_point_is_cut_to_120_characters() -> None:
     long = ReferencePoint("x" * 130, "missing", "", "r")
     assert missing_reason(long) == 'misses a reference point: "' + "x" * 119 + '…"'
     assert missing_reason(replace(long, point="x" * 120)) == 'misses a reference point: "' + "x" * 120 + '"'
+
+
+def test_the_offline_judge_is_given_the_same_points_and_cannot_pass_two_on_one() -> None:
+    # One English point before: 4 of its 7 words in the answer made it covered, answer_correctness 1.0.
+    case = replace(make_case(), expected=REFERENCE)
+    judgement = OfflineJudge().judge(case, make_trace("Refunds take 7 days."), lambda fields: None)
+    assert judgement.reference_points is not None
+    assert [(p.point, p.verdict) for p in judgement.reference_points] == [
+        ("Refunds take 7 days", "covered"),
+        ("You need the order number", "missing"),
+    ]
+    assert answer_correctness(judgement.reference_points) == 0.5
+
+
+# ------------------------------------------------------------------------- through the loopback judge
+ATTACK_ANSWER = "Refunds are possible."
+REFUNDS_ONLY = [{"point": "Refunds", "verdict": "covered", "quote": "Refunds", "reason": "it says refunds"}]
+INVALID = (
+    "judge reply invalid after 2 attempts: reference_points.0.point: 'Refunds' is not one of the reference's "
+    "points as given"
+)
+
+
+def _combined_reply(points: list[dict[str, str]]) -> Reply:
+    reply = {
+        **json.loads(rubric_json()),
+        "claims": [{"claim": "Refunds are possible.", "supported": True, "evidence_id": "p1", "reason": "p1"}],
+        "reference_points": points,
+    }
+    return Reply(content=json.dumps(reply))
+
+
+def _attacked(fake: FakeOpenAI, *replies: Reply) -> Judgement:
+    fake.responder = queue(*replies)
+    case = replace(make_case(), expected=REFERENCE)
+    trace = make_trace(ATTACK_ANSWER, ids=["p1"], passages={"p1": REFERENCE})
+    return make_judge(fake, None, combined=True).judge(case, trace, lambda fields: None)
+
+
+def test_a_judge_that_picks_the_one_point_the_answer_covers_is_refused_then_unscored_never_1(
+    fake: FakeOpenAI,
+) -> None:
+    # Issue 27, item 3: this reply made answer_correctness 1.0 and the case passed.
+    judgement = _attacked(fake, _combined_reply(REFUNDS_ONLY))
+    first, retry = fake.bodies
+    assert (
+        "## Reference answer (its points, one per line)\n- Refunds take 7 days\n- You need the order number\n\n"
+        in user_text(first)
+    )
+    assert retry["messages"][-1]["content"].startswith(
+        "Your reply could not be used: reference_points.0.point: 'Refunds' is not one of the reference's points "
+        "as given\n"
+    )
+    assert judgement.reference_points is None
+    assert judgement.unscored_reason("reference") == INVALID
+
+
+def test_a_one_letter_quote_is_refused_and_the_corrected_reply_stands(fake: FakeOpenAI) -> None:
+    r_quote = [
+        {"point": "Refunds take 7 days", "verdict": "covered", "quote": "R", "reason": "refunds"},
+        {"point": "You need the order number", "verdict": "covered", "quote": "R", "reason": "number"},
+    ]
+    fixed = [
+        {"point": "Refunds take 7 days", "verdict": "partial", "quote": "Refunds are possible", "reason": "no days"},
+        {"point": "You need the order number", "verdict": "missing", "quote": "", "reason": "not said"},
+    ]
+    judgement = _attacked(fake, _combined_reply(r_quote), _combined_reply(fixed))
+    assert fake.bodies[1]["messages"][-1]["content"].startswith(
+        "Your reply could not be used: reference_points.0.quote: 'R' is too short to be evidence (a quote has at "
+        "least 4 letters, digits or CJK characters)\n"
+    )
+    assert judgement.reference_points is not None
+    assert answer_correctness(judgement.reference_points) == 0.25
+
+
+def test_the_prompt_states_the_quote_rule_the_check_applies() -> None:
+    block = template("reference.j2").render()
+    assert (
+        f'"quote" is copied verbatim from the answer: the whole words that cover, partly cover or contradict the '
+        f"point, at least {MIN_QUOTE_CHARS} letters, digits or CJK characters, never part of a word; for a missing "
+        'point it is "".'
+    ) in block
+    assert "Split the reference text into its points yourself" not in block

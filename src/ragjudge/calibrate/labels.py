@@ -41,7 +41,7 @@ from ragjudge.errors import CaseFileError, ConfigError
 from ragjudge.judge.criteria import undefined
 from ragjudge.judge.interface import Judge, Judgement
 from ragjudge.judge.openai_judge import OpenAIJudge
-from ragjudge.judge.reference import VERDICTS, Verdict, flat, is_fragment, point_key
+from ragjudge.judge.reference import VERDICTS, Verdict, flat, point_key, split_reference
 from ragjudge.rules import Rule, parse_rules
 
 if TYPE_CHECKING:
@@ -271,18 +271,22 @@ def _check_judged_labels(model: LabelModel, where: str) -> None:
             f"{where}: field 'expected': required with reference_points (the reference answer the points are of)",
             tip=FIELDS_TIP,
         )
-    listed = {point_key(p) for p in reference} if isinstance(reference, list) else None
+    # The judge is given the points ragjudge splits a text into, so those are the points a person labels.
+    points = split_reference(reference)
+    listed = {point_key(p) for p in points}
     seen: dict[str, int] = {}
     for i, p in enumerate(model.reference_points):
         field_name = f"reference_points.{i}.point"
-        if listed is not None and point_key(p.point) not in listed:
+        if point_key(p.point) not in listed and isinstance(reference, list):
             raise CaseFileError(
                 f"{where}: field {field_name!r}: {p.point!r} is not one of the points listed in `expected`"
             )
-        if listed is None and not is_fragment(p.point, reference):  # type: ignore[arg-type]
+        if point_key(p.point) not in listed:
             raise CaseFileError(
-                f"{where}: field {field_name!r}: {p.point!r} is not a verbatim part of `expected`",
-                tip="copy each point from the reference answer as written (spaces aside), as the judge must",
+                f"{where}: field {field_name!r}: {p.point!r} is not one of the points of `expected` as ragjudge "
+                f"splits it ({', '.join(repr(q) for q in points)})",
+                tip="a text reference is split at 。；！？, semicolons, newlines, and . ! ? before a space or its "
+                "end; label each point as split (spaces aside), or write `expected` as a list of points",
             )
         key = point_key(p.point)
         if key in seen:

@@ -400,6 +400,14 @@ class JudgeConfig(_Strict):
         validation_alias=AliasChoices("max_passage_chars", "excerpt_chars"),
         description="Each passage is trimmed to this for the judge (`excerpt_chars` is its older name).",
     )
+    max_answer_chars: int = Field(
+        8000,
+        ge=100,
+        le=1_000_000,
+        description="The answer is cut to this many characters for the judge, and so is each earlier question and "
+        "answer of a conversation; the prompt says where, and the judgement records the answer's cut "
+        "(`answer_cut`).",
+    )
     escalate: EscalateConfig | None = Field(
         None, description="Re-judge borderline judgements with a stronger model; unset: no escalation."
     )

@@ -56,6 +56,16 @@ class Unscored:
 
 
 @dataclass(frozen=True)
+class AnswerCut:
+    """An answer longer than `judge.max_answer_chars`: the judge was shown only its start."""
+
+    shown_chars: int
+    """The characters the judge was shown: the answer's first `judge.max_answer_chars`."""
+    answer_chars: int
+    """The answer's whole length in characters."""
+
+
+@dataclass(frozen=True)
 class Judgement:
     """Everything a judge said about one answer."""
 
@@ -87,6 +97,8 @@ class Judgement:
     internal_error: str | None = None
     """`judge failed inside ragjudge: TYPE: MESSAGE` when the judge raised an unexpected exception (see
     `JUDGE_BUG`); None when it judged."""
+    answer_cut: AnswerCut | None = None
+    """Set when the answer was cut for the judge (`judge.max_answer_chars`); None when it was shown whole."""
 
     def unscored_reason(self, judgement: str) -> str | None:
         for item in self.unscored:
@@ -117,6 +129,16 @@ class Judgement:
             **(
                 {"reference_points": [p.as_dict() for p in self.reference_points]}
                 if self.reference_points is not None
+                else {}
+            ),
+            **(
+                {
+                    "answer_cut": {
+                        "shown_chars": self.answer_cut.shown_chars,
+                        "answer_chars": self.answer_cut.answer_chars,
+                    }
+                }
+                if self.answer_cut is not None
                 else {}
             ),
             **(

@@ -25,6 +25,7 @@ from ragjudge.judge.interface import (
     Unscored,
 )
 from ragjudge.judge.lexical_reference import judge_points
+from ragjudge.judge.reference import split_reference
 from ragjudge.judge.text import split_claims, tokens
 
 NAME = "offline-lexical"
@@ -65,8 +66,9 @@ class OfflineJudge:
             faithfulness = sum(c.supported for c in verdicts) / len(verdicts)
         answered = case.should_answer and not trace.refused and bool(trace.answer.strip())
         points = None
-        if answered and self.reference and case.has_reference and case.expected is not None:
-            points = judge_points(case.expected, trace.answer)
+        given = split_reference(case.expected) if case.expected is not None else ()
+        if answered and self.reference and given:
+            points = judge_points(given, trace.answer)  # the points the model judge is given, split the same way
         # A criterion is a question about meaning: words cannot score it, and a rule on it must not pass.
         unscored = tuple(
             Unscored(f"criteria.{c.name}", "the offline judge cannot score criteria (set judge.provider: openai)")

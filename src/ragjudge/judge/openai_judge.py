@@ -24,7 +24,7 @@ from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import MODES, CallFailed, ChatCaller, Completion, Target, Throttle
 from ragjudge.judge.criteria import criteria_for
-from ragjudge.judge.interface import NO_SOURCES_NOTE, Claim, Judgement, LogFn, Threshold, Unscored
+from ragjudge.judge.interface import NO_SOURCES_NOTE, AnswerCut, Claim, Judgement, LogFn, Threshold, Unscored
 from ragjudge.judge.prompting import (
     GATE_TEMPLATES,
     RubricPlan,
@@ -80,9 +80,8 @@ class OpenAIJudge:
 
     def _rubric(self, case: Case, trace: Trace, target: Target, log: LogFn, tally: Tally, ask: bool = False) -> _Both:
         plan = self._plan(case, trace)
-        messages = rubric_messages(
-            case, trace, plan, self.config.max_passage_chars, ask, max_passages=self.config.max_passages
-        )
+        c = self.config
+        messages = rubric_messages(case, trace, plan, c.max_passage_chars, ask, c.max_passages, c.max_answer_chars)
         schema = response_format("rubric", plan.asked, ask, plan.reference is not None)
 
         def parse(text: str) -> tuple[Any, ...]:
@@ -90,7 +89,7 @@ class OpenAIJudge:
                 parsed = parse_rubric(text, plan.asked, ask)
                 # The classification rides along only when asked, so the log's `parsed` is unchanged otherwise.
                 return (*parsed, None, declined_of(text)) if ask else (*parsed, None)
-            judged = parse_judged(text, plan.asked, None, ask, plan.reference, trace.answer)
+            judged = parse_judged(text, plan.asked, None, ask, plan.reference, self._shown_answer(trace))
             return (judged.scores, judged.reasoning, judged.points, judged.declined)
 
         samples: list[tuple[dict[str, int], dict[str, str]]] = []
@@ -115,7 +114,8 @@ class OpenAIJudge:
         return _Both(*_split(plan, scores, reasoning, spread), None, [], _majority(votes), _points_median(points))
 
     def _faithfulness(self, trace: Trace, target: Target, log: LogFn, tally: Tally) -> tuple[float | None, list[Claim]]:
-        messages = faithfulness_messages(trace, self.config.max_passage_chars, self.config.max_passages)
+        c = self.config
+        messages = faithfulness_messages(trace, c.max_passage_chars, c.max_passages, c.max_answer_chars)
         schema = response_format("claims")
         ids = [p.id for p in trace.evidence[: self.config.max_passages]]
         results: list[tuple[float | None, list[Claim]]] = []
@@ -140,9 +140,8 @@ class OpenAIJudge:
     def _combined(self, case: Case, trace: Trace, plan: RubricPlan, target: Target, log: LogFn, tally: Tally) -> _Both:
         """Rubric and claims from one reply per sample; medians across samples as for the separate calls."""
         ask = self.classify_refusal  # only answers with claims come here: nothing else said they declined
-        messages = combined_messages(
-            case, trace, plan, self.config.max_passage_chars, ask, max_passages=self.config.max_passages
-        )
+        c = self.config
+        messages = combined_messages(case, trace, plan, c.max_passage_chars, ask, c.max_passages, c.max_answer_chars)
         schema = response_format("combined", plan.asked, ask, plan.reference is not None)
         ids = [p.id for p in trace.evidence[: self.config.max_passages]]
 
@@ -150,7 +149,7 @@ class OpenAIJudge:
             if plan.reference is None:
                 parsed = parse_combined(text, plan.asked, ids, ask)
                 return (*parsed, declined_of(text)) if ask else parsed
-            judged = parse_judged(text, plan.asked, ids, ask, plan.reference, trace.answer)
+            judged = parse_judged(text, plan.asked, ids, ask, plan.reference, self._shown_answer(trace))
             assert judged.claims is not None
             return (judged.scores, judged.reasoning, judged.claims, judged.declined, judged.points)
 
@@ -201,15 +200,28 @@ class OpenAIJudge:
         for name in GATE_TEMPLATES:
             template(name)  # compiled here, not by the first judgements, which would each compile it
 
+    def _shown_answer(self, trace: Trace) -> str:
+        """The answer as far as the judge is shown it (`judge.max_answer_chars`): what its quotes must come from."""
+        return trace.answer[: self.config.max_answer_chars]
+
     def judge(self, case: Case, trace: Trace, log: LogFn, rubric: bool = True) -> Judgement:
         """Both judges; `rubric=False` asks only for faithfulness (calibrating binary labels needs no more).
 
         With `judge.combined`, an answer with claims to check is judged in one call whatever
         `rubric` says: calibration then measures the very call the gate makes. The reference's points and the
-        team's criteria ride on the call that carries the rubric.
+        team's criteria ride on the call that carries the rubric. An answer longer than `judge.max_answer_chars`
+        is shown cut, and the judgement records it (`answer_cut`).
         """
+        judgement = self._judge(case, trace, log, rubric)
+        limit = self.config.max_answer_chars
+        if len(trace.answer) <= limit:
+            return judgement
+        return replace(judgement, answer_cut=AnswerCut(limit, len(trace.answer)))
+
+    def _judge(self, case: Case, trace: Trace, log: LogFn, rubric: bool) -> Judgement:
         tally = Tally()
-        tally.notes.extend(trim_notes(trace, self.config.max_passage_chars, self.config.max_passages))
+        c = self.config
+        tally.notes.extend(trim_notes(case, trace, c.max_passage_chars, c.max_passages, c.max_answer_chars))
         plan = self._plan(case, trace)
         if trace.passages_unknown and _has_claims(trace):
             # Claims cannot be checked against passages nobody was shown: faithfulness is unassessable, not 0.

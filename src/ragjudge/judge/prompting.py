@@ -10,10 +10,12 @@ from importlib import resources
 
 from jinja2 import Environment, StrictUndefined, Template
 
+from ragjudge import masking
 from ragjudge.cases import Case
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.judge.criteria import Criterion
 from ragjudge.judge.interface import EVIDENCE_DIMENSIONS, NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS
+from ragjudge.judge.reference import split_reference
 
 Message = dict[str, str]
 GATE_TEMPLATES = (
@@ -48,14 +50,38 @@ def template_text(name: str) -> str:
     return resources.files("ragjudge.judge").joinpath("prompts", name).read_text(encoding="utf-8")
 
 
-# Anything a reader could take for an answer tag: any case, spaces inside, attributes.
-_ANSWER_TAG = re.compile(r"<(\s*/?\s*answer\b[^<>]*)>", re.IGNORECASE)
+FENCES = ("answer", "earlier_question", "earlier_answer")
+"""The tags untrusted text sits between in the judge prompts: the answer, and a conversation's earlier turns."""
+# Anything a reader could take for one of those tags: any case, spaces inside, attributes.
+_FENCE_TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(FENCES) + r")\b[^<>]*)>", re.IGNORECASE)
 
 
 def _untrusted(text: str) -> str:
-    # The answer sits between <answer> tags: it must not be able to close them (or open new ones),
-    # however the tag is spelt. Its brackets become entities, so the words stay readable.
-    return _ANSWER_TAG.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
+    # Untrusted text sits between its own tags: it must not be able to close them (or open new ones, its own
+    # kind or another's), however the tag is spelt. Its brackets become entities, so the words stay readable.
+    return _FENCE_TAG.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """Untrusted text as the judge is shown it: cut to its bound, and unable to leave its tags."""
+
+    text: str
+    """The text, cut, with every fence tag in it made inert."""
+    length: int
+    """Its length in characters before the cut."""
+    cut_at: int | None
+    """The characters shown when it was cut (the bound); None when it is shown whole."""
+
+
+def shown(text: str, limit: int | None) -> Shown:
+    """`text` cut to `limit` characters (None: whole), then escaped: cut first, so an escape is never split.
+
+    Secrets are masked before the cut: a secret cut in two would no longer be recognised, and its first half
+    would reach the judge."""
+    cut = limit is not None and len(text) > limit
+    masked = masking.mask(text) if cut else text  # whole, it is masked with the rest of the prompt
+    return Shown(_untrusted(masked[:limit] if cut else text), len(text), limit if cut else None)
 
 
 @dataclass(frozen=True)
@@ -66,8 +92,9 @@ class RubricPlan:
     negative: bool
     criteria: tuple[Criterion, ...] = ()
     """The team's criteria asked beside them (answered, in-scope cases only)."""
-    reference: str | tuple[str, ...] | None = None
-    """The reference answer the answer is judged against; None when it is not asked."""
+    reference: tuple[str, ...] | None = None
+    """The reference answer's points the answer is judged against (`split_reference`: ragjudge's, never the
+    judge's choice); None when it is not asked."""
 
     @property
     def asked(self) -> tuple[str, ...]:
@@ -87,7 +114,8 @@ def rubric_plan(
         return RubricPlan(NEGATIVE_DIMENSIONS, (), True)
     answered = not trace.refused and bool(trace.answer.strip())
     asked = criteria if answered else ()
-    against = case.expected if answered and reference and case.has_reference else None
+    points = split_reference(case.expected) if answered and reference and case.expected is not None else ()
+    against = points or None
     if not trace.evidence:
         dims = tuple(d for d in RUBRIC_DIMENSIONS if d not in EVIDENCE_DIMENSIONS)
         return RubricPlan(dims, EVIDENCE_DIMENSIONS, False, asked, against)
@@ -99,16 +127,12 @@ def _blocks(plan: RubricPlan) -> dict[str, str]:
     criteria = template("criteria.j2").render(criteria=plan.criteria) if plan.criteria else ""
     reference = ""
     if plan.reference is not None:
-        reference = template("reference.j2").render(listed=isinstance(plan.reference, tuple))
+        reference = template("reference.j2").render()
     return {"criteria_block": criteria, "reference_block": reference}
 
 
 def _reference_fields(plan: RubricPlan) -> dict[str, object]:
-    ref = plan.reference
-    return {
-        "reference_points": list(ref) if isinstance(ref, tuple) else None,
-        "reference_text": ref if isinstance(ref, str) else None,
-    }
+    return {"reference_points": list(plan.reference) if plan.reference is not None else None}
 
 
 def trimmed(passages: Sequence[Passage], max_chars: int, max_passages: int | None = None) -> list[Passage]:
@@ -117,10 +141,22 @@ def trimmed(passages: Sequence[Passage], max_chars: int, max_passages: int | Non
     return [Passage(p.id, p.title, p.text[:max_chars]) for p in kept]
 
 
-def trim_notes(trace: Trace, max_chars: int, max_passages: int) -> list[str]:
-    """What the judge was not shown, for the judgement's notes (an endpoint may return 100,000 passages)."""
-    evidence = trace.evidence
+def trim_notes(case: Case, trace: Trace, max_chars: int, max_passages: int, max_answer_chars: int) -> list[str]:
+    """What the judge was not shown, for the judgement's notes (an endpoint may return 100,000 passages, or an
+    answer of 4.5 MB)."""
     notes = []
+    if len(trace.answer) > max_answer_chars:
+        notes.append(
+            f"the judge saw the first {max_answer_chars} of the answer's {len(trace.answer)} characters "
+            "(judge.max_answer_chars)"
+        )
+    earlier = sum(len(t) > max_answer_chars for e in case.history for t in (e.question, e.answer))
+    if earlier:
+        notes.append(
+            f"{earlier} earlier question(s) or answer(s) of the conversation cut to {max_answer_chars} characters "
+            "for the judge (judge.max_answer_chars)"
+        )
+    evidence = trace.evidence
     if len(evidence) > max_passages:
         notes.append(f"the judge saw the first {max_passages} of {len(evidence)} passages (judge.max_passages)")
     cut = sum(1 for p in evidence[:max_passages] if len(p.text) > max_chars)
@@ -129,18 +165,23 @@ def trim_notes(trace: Trace, max_chars: int, max_passages: int) -> list[str]:
     return notes
 
 
-def _case_fields(case: Case, trace: Trace, max_chars: int, max_passages: int | None) -> dict[str, object]:
+def _case_fields(
+    case: Case, trace: Trace, max_chars: int, max_passages: int | None, max_answer_chars: int | None
+) -> dict[str, object]:
     """What the rubric and combined user prompts show of one case and its reply."""
     return {
         "question": case.question,
         "should_answer": case.should_answer,
         "must_mention": list(case.must_mention),
         "confidence": trace.confidence,
-        "answer": _untrusted(trace.answer),
+        "answer": shown(trace.answer, max_answer_chars),
         "citations": list(trace.citations),
         "passages": trimmed(trace.evidence, max_chars, max_passages),
-        # Earlier answers are the service's words like this one: no more able to close a tag, and bounded.
-        "conversation": [{"question": e.question, "answer": _untrusted(e.answer[:max_chars])} for e in case.history],
+        # Earlier turns are untrusted like this answer (issue 27): each in its own tags, escaped, bounded alike.
+        "conversation": [
+            {"question": shown(e.question, max_answer_chars), "answer": shown(e.answer, max_answer_chars)}
+            for e in case.history
+        ],
         "turn": case.turn,
         "sources_unknown": trace.passages_unknown,
     }
@@ -153,14 +194,20 @@ def rubric_messages(
     max_chars: int,
     ask_declined: bool = False,
     max_passages: int | None = None,
+    max_answer_chars: int | None = None,
 ) -> list[Message]:
-    """`ask_declined` (`endpoint.refusal.judge`): the reply also says whether the answer declined."""
+    """`ask_declined` (`endpoint.refusal.judge`): the reply also says whether the answer declined.
+    `max_answer_chars` (`judge.max_answer_chars`) bounds the answer and each earlier turn; None shows them whole."""
     system_name = "negative_system.j2" if plan.negative else "rubric_system.j2"
     system = template(system_name).render(
-        dimensions=plan.asked, unassessable=plan.unassessable, ask_declined=ask_declined, **_blocks(plan)
+        dimensions=plan.asked,
+        unassessable=plan.unassessable,
+        ask_declined=ask_declined,
+        conversation=bool(case.history),
+        **_blocks(plan),
     )
     user = template("rubric_user.j2").render(
-        **_case_fields(case, trace, max_chars, max_passages), **_reference_fields(plan)
+        **_case_fields(case, trace, max_chars, max_passages, max_answer_chars), **_reference_fields(plan)
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -172,6 +219,7 @@ def combined_messages(
     max_chars: int,
     ask_declined: bool = False,
     max_passages: int | None = None,
+    max_answer_chars: int | None = None,
 ) -> list[Message]:
     """The rubric (positive or negative, as `plan` says) and the claim audit, asked in one request."""
     system = template("combined_system.j2").render(
@@ -179,18 +227,21 @@ def combined_messages(
         unassessable=plan.unassessable,
         negative=plan.negative,
         ask_declined=ask_declined,
+        conversation=bool(case.history),
         **_blocks(plan),
     )
     user = template("combined_user.j2").render(
-        **_case_fields(case, trace, max_chars, max_passages), **_reference_fields(plan)
+        **_case_fields(case, trace, max_chars, max_passages, max_answer_chars), **_reference_fields(plan)
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def faithfulness_messages(trace: Trace, max_chars: int, max_passages: int | None = None) -> list[Message]:
+def faithfulness_messages(
+    trace: Trace, max_chars: int, max_passages: int | None = None, max_answer_chars: int | None = None
+) -> list[Message]:
     system = template("faithfulness_system.j2").render()
     user = template("faithfulness_user.j2").render(
-        answer=_untrusted(trace.answer), passages=trimmed(trace.evidence, max_chars, max_passages)
+        answer=shown(trace.answer, max_answer_chars), passages=trimmed(trace.evidence, max_chars, max_passages)
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

@@ -1,9 +1,10 @@
 """Is the answer right? The reference answer's points, each judged covered, partial, missing or contradicted.
 
-A person wrote the reference (`expected`). As a list, its points are taken as written and the judge must give
-exactly one verdict per point; as one text, the judge splits it into points, and every point it returns must
-be a verbatim fragment of that text (whitespace aside), so a judge cannot invent a point nobody wrote. Every
-quote must likewise be a verbatim excerpt of the answer: a verdict is auditable by reading the two texts.
+A person wrote the reference (`expected`). ragjudge, not the judge, decides what its points are: a list is taken
+as written, and a text is split by `split_reference` (the same split for the model judge and the offline one),
+so a judge cannot pick the one point an answer happens to cover. The judge must give exactly one verdict per
+point, and every quote must be evidence: a verbatim excerpt of the answer, of whole words, with at least
+`MIN_QUOTE_CHARS` letters, digits or CJK characters. A verdict is auditable by reading the two texts.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from ragjudge.judge.text import has_cjk
 
 Verdict = Literal["covered", "partial", "missing", "contradicted"]
 VERDICTS: tuple[Verdict, ...] = ("covered", "partial", "missing", "contradicted")
@@ -48,18 +51,64 @@ def point_key(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def is_fragment(fragment: str, text: str) -> bool:
-    """Whether `fragment` is a verbatim part of `text`, whitespace aside."""
-    # Chinese text has no spaces between words, and a judge may add or drop one there: compare without any.
-    return point_key(fragment) in point_key(text)
+# A text's point ends at a full-width 。；！？, a semicolon, a newline, or a Latin . ! ? before a space or the end
+# (so "$12.99" and "v2.1" stay whole); a part with no letter, digit or CJK character ("---") is no point.
+_POINT_END = re.compile(r"[。；;！？\n]+|[.!?]+(?=\s|$)")
+_HAS_WORD = re.compile(r"[^\W_]")
+# A list's marker at the start of a line ("- ", "* ", "• ", "1. ", "2) ", "3、") is not part of its point.
+_LIST_MARK = re.compile(r"^[ \t]*(?:(?:[-*•·]|\d{1,3}[.)])[ \t]+|\d{1,3}、)", re.MULTILINE)
+
+
+def split_reference(reference: str | Sequence[str]) -> tuple[str, ...]:
+    """The reference's points as every judge is given them, whitespace folded: a list as written; a text split
+    at 。；！？, semicolons, newlines, and . ! ? before a space or the end, without the markers of a list at the
+    start of its lines, and without the parts that hold no letter, digit or CJK character."""
+    if not isinstance(reference, str):
+        return tuple(flat(p) for p in reference if p.strip())
+    parts = _POINT_END.split(_LIST_MARK.sub("", reference))
+    return tuple(p for p in (flat(part) for part in parts) if _HAS_WORD.search(p))
+
+
+MIN_QUOTE_CHARS = 4
+"""A quote holds at least this many letters, digits or CJK characters: one letter is not evidence."""
+
+
+def _cuts_a_word(edge: str, neighbour: str) -> bool:
+    # Latin words are cut when a letter or digit goes on past the quote; CJK has no word boundary to respect.
+    return edge.isalnum() and neighbour.isalnum() and not has_cjk(edge) and not has_cjk(neighbour)
+
+
+def quote_error(quote: str, answer: str) -> str | None:
+    """Why `quote` is not evidence from `answer` (for "QUOTE is ..."), or None. Evidence is verbatim, whitespace
+    aside (a judge may add or drop a space between Chinese words), has at least `MIN_QUOTE_CHARS` letters, digits
+    or CJK characters, and starts and ends on a word boundary of the answer."""
+    key = point_key(quote)
+    if sum(c.isalnum() for c in key) < MIN_QUOTE_CHARS:
+        return f"too short to be evidence (a quote has at least {MIN_QUOTE_CHARS} letters, digits or CJK characters)"
+    kept = [m.start() for m in re.finditer(r"\S", answer)]  # where each non-space character sits in the answer
+    squeezed = "".join(answer[i] for i in kept)
+    at = squeezed.find(key)
+    if at < 0:
+        return "not a verbatim excerpt of the answer"
+    while at >= 0:
+        start, end = kept[at], kept[at + len(key) - 1] + 1
+        before = answer[start - 1] if start else " "
+        after = answer[end] if end < len(answer) else " "
+        if not (_cuts_a_word(key[0], before) or _cuts_a_word(key[-1], after)):
+            return None
+        at = squeezed.find(key, at + 1)
+    return "not whole words of the answer: it cuts a word in two"
 
 
 def check_points(
     entries: Sequence[tuple[str, str, str, str]], reference: str | Sequence[str], answer: str
 ) -> tuple[ReferencePoint, ...]:
-    """The judge's `(point, verdict, quote, reason)` entries as ReferencePoints; PointError names the first misfit."""
+    """The judge's `(point, verdict, quote, reason)` entries as ReferencePoints, one per point of `reference` as
+    `split_reference` gives them; PointError names the first misfit."""
     points: list[ReferencePoint] = []
-    given = [flat(p) for p in reference] if not isinstance(reference, str) else None
+    given = split_reference(reference)
+    # Spaces aside, as everywhere a point is compared: a judge may add or drop one between Chinese words.
+    as_given = {point_key(p): p for p in given}
     seen: dict[str, int] = {}
     for i, (point, verdict, quote, reason) in enumerate(entries):
         where = f"reference_points.{i}"
@@ -67,14 +116,9 @@ def check_points(
             raise PointError(f"{where}.verdict: {verdict!r} is not one of {', '.join(VERDICTS)}")
         if not flat(reason):
             raise PointError(f"{where}.reason: must not be empty")
-        if given is not None:
-            if flat(point) not in given:
-                raise PointError(f"{where}.point: {point!r} is not one of the reference's points as given")
-        elif not flat(point):
-            raise PointError(f"{where}.point: must not be empty")
-        elif not is_fragment(point, reference):  # type: ignore[arg-type]
-            raise PointError(f"{where}.point: {point!r} is not a verbatim fragment of the reference answer")
         key = point_key(point)
+        if key not in as_given:
+            raise PointError(f"{where}.point: {point!r} is not one of the reference's points as given")
         if key in seen:
             raise PointError(f"{where}.point: {point!r} is given twice (also reference_points.{seen[key]})")
         seen[key] = i
@@ -83,17 +127,14 @@ def check_points(
                 raise PointError(f"{where}.quote: a missing point quotes nothing (leave it empty)")
         elif not flat(quote):
             raise PointError(f"{where}.quote: a {verdict} point must quote the answer")
-        elif not is_fragment(quote, answer):
-            raise PointError(f"{where}.quote: {quote!r} is not a verbatim excerpt of the answer")
-        points.append(ReferencePoint(flat(point), verdict, flat(quote), flat(reason)))
-    if given is not None:
-        missing = [p for p in given if point_key(p) not in seen]
-        if missing:
-            raise PointError(
-                "reference_points: no verdict for " + ", ".join(repr(p) for p in missing) + " (one entry per point)"
-            )
-    elif not points:
-        raise PointError("reference_points: at least one point of the reference answer")
+        elif (error := quote_error(quote, answer)) is not None:
+            raise PointError(f"{where}.quote: {quote!r} is {error}")
+        points.append(ReferencePoint(as_given[key], verdict, flat(quote), flat(reason)))
+    missing = [p for p in given if point_key(p) not in seen]
+    if missing:
+        raise PointError(
+            "reference_points: no verdict for " + ", ".join(repr(p) for p in missing) + " (one entry per point)"
+        )
     return tuple(points)
 
 

@@ -246,10 +246,12 @@ class CaseBlock(_Model):
     judge: dict[str, Any]
     """What the judge said: {judge, faithfulness, claims: [{claim, supported, evidence_id, reason}], scores,
     reasoning, unassessable, unscored: [{judgement, reason}], notes, tokens, cost_usd, calls, cache_hits,
-    escalated, spread}, with `declined` when the judge was asked whether the answer declined, and
-    `context_precision` and `evidence` for LLM context precision. A case the judge never saw (no usable reply)
-    has the same keys, empty (faithfulness null, no claims, no scores, 0 calls), with `judged: false` and a note
-    saying why (`not judged: no usable reply`); reports written before this have an empty object."""
+    escalated, spread}, with `declined` when the judge was asked whether the answer declined,
+    `context_precision` and `evidence` for LLM context precision, and `answer_cut: {shown_chars, answer_chars}`
+    when the answer was longer than `judge.max_answer_chars` and the judge saw only its first `shown_chars`. A
+    case the judge never saw (no usable reply) has the same keys, empty (faithfulness null, no claims, no scores,
+    0 calls), with `judged: false` and a note saying why (`not judged: no usable reply`); reports written before
+    this have an empty object."""
     trace: TraceBlock
     """The endpoint's reply as read."""
     question: str = ""
