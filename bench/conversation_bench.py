@@ -33,15 +33,15 @@ def write_inputs(folder: Path, args: argparse.Namespace, urls: dict[str, str], s
             turns = [{"question": f"Question {t + 1} of conversation {i}: can I return it?"} for t in range(args.turns)]
             out.write(json.dumps({"id": f"conv-{i}", "turns": turns}) + "\n")
     body = '{"model": "bench", "messages": {{ messages | tojson }}, "stream": ' + ("true" if stream else "false") + "}"
-    answer = "answer_delta: choices.0.delta.content" if stream else "answer: choices.0.message.content"
     config = folder / "ragjudge.yml"
     config.write_text(
         "endpoint:\n"
         f"  url: {urls['chat']}\n"
         f"  concurrency: {args.concurrency}\n"
         f"  body: '{body}'\n"
+        "  protocol: openai-chat\n"  # the chunks read as declared; the one-body run reads choices.0.message.content
         "  response:\n"
-        f"    {answer}\n"
+        "    answer: choices.0.message.content\n"
         "    retrieved: references\n"
         "judge:\n"
         "  provider: openai\n"

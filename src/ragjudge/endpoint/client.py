@@ -650,6 +650,7 @@ class EndpointClient:
                 chunks.append(chunk)
                 ended = took_end(events.feed(chunk), arrived)
                 if ended:
+                    _drain(response, limit.expires)
                     break
                 if time.monotonic() > limit.expires:
                     raise _Attempt("timeout", "timeout", retry=True)
@@ -710,6 +711,25 @@ def _cut_off(limit: deadline.Deadline) -> _Attempt:
     if limit.fired == deadline.STOPPED:
         return _Attempt("interrupted", "interrupted", retry=False)
     return _Attempt("timeout", "timeout", retry=True)
+
+
+_DRAIN_BYTES = 65_536
+_DRAIN_S = 0.5
+
+
+def _drain(response: urllib3.BaseHTTPResponse, expires: float) -> None:
+    """What a stream sends after its declared end (`[DONE]`, the chunked body's last chunk), read and dropped within
+    a small bound, so that its connection goes back to the pool: left unread, every streamed call opened a new one.
+    Nothing read here is part of the reply; past the bound the connection is simply closed."""
+    stop = min(expires, time.monotonic() + _DRAIN_S)
+    size = 0
+    try:
+        for chunk in _body_chunks(response):
+            size += len(chunk)
+            if size > _DRAIN_BYTES or time.monotonic() > stop:
+                return
+    except (urllib3.exceptions.HTTPError, OSError):
+        return
 
 
 def _idle(response: urllib3.BaseHTTPResponse, seconds: float) -> None:

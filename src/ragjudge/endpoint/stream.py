@@ -262,6 +262,9 @@ class Assembly:
         self._text: list[str] = []
         self._passages: list[Any] | None = None
         self._conversation_id: Any = None
+        self._lookups = tuple((path, path.split(".", 1)[0]) for key in _LOOKED_UP for path in self._paths(key))
+        """The reply-level paths looked up in every object event, each with its first key: most events hold none,
+        and a path whose first key is absent is not followed (a third of a tiny event's reading, measured)."""
 
     def _paths(self, key: str) -> tuple[str, ...]:
         mapped = getattr(self.mapping, key)
@@ -334,8 +337,8 @@ class Assembly:
                     if not _empty(value):
                         setattr(self, "_conversation_id" if key == "conversation_id" else key, value)
         if isinstance(data, dict):
-            for key in _LOOKED_UP:
-                for path in self._paths(key):
+            for path, head in self._lookups:
+                if head in data:
                     value = dig(data, path)
                     if not is_missing(value):
                         self._found[path] = value
