@@ -296,3 +296,5 @@ def test_a_covered_point_quotes_the_first_sentence_holding_the_most_of_its_words
     answer = "Refunds go to your card. Exchanges are quick. Refunds go to your card, always."
     assert judge_point("Refunds go to the card", answer).quote == "Refunds go to your card"
     assert judge_point("Refunds always go to the card", answer).quote == "Refunds go to your card, always"
+    # Words spread one a sentence: the first sentence holding one, not the whole answer.
+    assert judge_point("alpha bravo", "alpha here. bravo there.").quote == "alpha here"
