@@ -74,6 +74,7 @@ _WORDS = re.compile(
     rf"{_STARTS}(?:(?P<cn>{_CN_NUMERAL})(?=\s*(?:{_CN_COUNTED}))|百分之\s*(?P<pct>{_CN_NUMERAL})|(?P<en>{_EN_NUMERAL}))",
     re.IGNORECASE,
 )
+_UNIT_NEXT = re.compile(rf"\s*-?\s*(?:{_UNIT})(?![a-z])", re.IGNORECASE)
 _BARE = re.compile(
     rf"{_STARTS}(?:(?P<digits>\d+(?:[.,]\d+)*)|(?P<cn>{_CN_NUMERAL})\s*(?:{_CN_COUNTED})|(?P<en>{_EN_NUMERAL}))",
     re.IGNORECASE,
@@ -139,7 +140,7 @@ def in_digits(text: str) -> str:
 
     def digits(m: re.Match[str]) -> str:
         if m.group("en"):
-            if m.group("en").lower() == "one" and not re.match(rf"\s*-?\s*(?:{_UNIT})(?![a-z])", text[m.end() :], re.I):
+            if m.group("en").lower() == "one" and not _UNIT_NEXT.match(text, m.end()):
                 return m.group(0)
             return str(en_value(m.group("en")))
         found = cn_value(m.group("cn") or m.group("pct"))
