@@ -41,6 +41,12 @@ PACKAGE = ROOT / "src" / "ragjudge"
 
 _CANARY = ("tests/canary/test_statistical.py", "tests/canary/test_decision.py", "tests/canary/test_point.py")
 _COMPARE = ("tests/compare/test_deltas.py", "tests/compare/test_regression.py", "tests/compare/test_comparison.py")
+_OFFLINE_REFERENCE = (
+    "tests/judge/test_lexical_reference.py",
+    "tests/judge/test_numerals.py",
+    "tests/judge/test_negation.py",
+    "tests/judge/test_reference.py",
+)
 _STREAM = ("tests/endpoint/test_stream.py", "tests/endpoint/test_protocols.py", "tests/endpoint/test_client_stream.py")
 TARGETS: dict[str, tuple[str, ...]] = {
     "compare/deltas.py": _COMPARE,
@@ -63,6 +69,9 @@ TARGETS: dict[str, tuple[str, ...]] = {
     "rules.py": ("tests/test_rules.py",),
     "judge/replies.py": ("tests/judge/test_replies.py", "tests/judge/test_reference.py"),
     "judge/reference.py": ("tests/judge/test_reference.py",),
+    "judge/lexical_reference.py": _OFFLINE_REFERENCE,
+    "judge/numerals.py": _OFFLINE_REFERENCE,
+    "judge/negation.py": _OFFLINE_REFERENCE,
     "stats/significance.py": ("tests/stats/test_significance.py",),
 }
 """The decision modules and their mirrored tests: a package's decision tests together where its modules share
