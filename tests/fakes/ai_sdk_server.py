@@ -29,7 +29,7 @@ import pytest
 import requests
 
 from tests.fakes._http import free_port
-from tests.fakes.hayhooks_server import answer_from_prompt
+from tests.fakes.hayhooks_server import answer_from_prompt, stop_process
 from tests.fakes.openai_server import FakeOpenAI, Reply, Responder
 
 APP_DIR = Path(__file__).parent / "ai_sdk_app"
@@ -139,15 +139,6 @@ def require_app(app_dir: Path = APP_DIR) -> str:
     pytest.skip(reason)
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
-
-
 def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -185,7 +176,7 @@ def ai_sdk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningA
             _wait_ready(url, process, log)
             yield RunningAiSdk(url, fake, process, log)
         finally:
-            _stop(process)
+            stop_process(process)
 
 
 @pytest.fixture

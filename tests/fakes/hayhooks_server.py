@@ -85,7 +85,8 @@ def server_env(openai_base_url: str, home: Path) -> dict[str, str]:
     return env
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Stop a framework server the fixture started: politely, then for good."""
     process.terminate()
     try:
         process.wait(timeout=5)
@@ -131,4 +132,4 @@ def hayhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runnin
             _wait_ready(url, process, log)
             yield RunningHayhooks(url, fake, process, log, home)
         finally:
-            _stop(process)
+            stop_process(process)
