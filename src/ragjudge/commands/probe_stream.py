@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from ragjudge.config.model import DEFAULT_BODY
+from ragjudge.config.presets import PRESETS
 from ragjudge.endpoint.protocols import BUILTIN, Recognised, recognise
 
 if TYPE_CHECKING:
@@ -23,10 +24,14 @@ def wiring(name: str, endpoint: EndpointConfig) -> list[str]:
     wrote its own body, the protocol alone, keeping that body."""
     if endpoint.body != DEFAULT_BODY:
         return [f"protocol: {name}"]
-    lines = [f"preset: {name}"]
-    if name in ("openai-chat", "openai-responses") and not endpoint.model:
-        lines.append("model: <the model; for hayhooks, the pipeline's name>")
-    return lines
+    return [f"preset: {name}", *_model_line(name, endpoint)]
+
+
+def _model_line(name: str, endpoint: EndpointConfig) -> list[str]:
+    """The `model:` line a preset that sends `endpoint.model` needs, when none is set."""
+    if PRESETS[name].needs_model and not endpoint.model:
+        return ["model: <the model; for hayhooks, the pipeline's name>"]
+    return []
 
 
 def declared_skeleton(seen: list[tuple[str, Any]], looks: Recognised) -> list[str]:
@@ -106,9 +111,8 @@ def http_error_hints(url: str, raw: RawReply, endpoint: EndpointConfig) -> list[
         name = "ai-sdk"
     if name is None or endpoint.preset == name or endpoint.protocol == name:
         return []
-    lines = wiring(name, endpoint) if endpoint.body == DEFAULT_BODY else [f"preset: {name}"]
-    if name in ("openai-chat", "openai-responses") and not endpoint.model and "model:" not in " ".join(lines):
-        lines.append("model: <the model; for hayhooks, the pipeline's name>")
+    # The request itself failed: the preset's body is the fix, whoever wrote the body that failed.
+    lines = [f"preset: {name}", *_model_line(name, endpoint)]
     return [
         f"{path or '/'} looks like {_ROUTES[name]} route: set "
         + ", ".join(f"`{line}`" for line in lines)
