@@ -212,10 +212,10 @@ class EndpointClient:
                     raise ReplyShapeError("reply is nested too deeply to read") from None
                 trace = self._checked(trace, decoded.data, case.question)
                 if streamed is not None:
-                    ttft = (
-                        streamed[0] if streamed[0] is None else min(streamed[0], trace.latency_ms)
-                    )  # one chunk: equal
-                    trace = dataclasses.replace(trace, ttft_ms=ttft, stream=streamed[1])
+                    ttft, how = streamed
+                    if ttft is not None:
+                        ttft = min(ttft, trace.latency_ms)  # text and end in one chunk: one instant, rounded apart
+                    trace = dataclasses.replace(trace, ttft_ms=ttft, stream=how)
                 if decoded.duplicate_keys:
                     trace = dataclasses.replace(trace, warnings=_duplicate_warnings(decoded))
             except _Attempt as failure:
@@ -534,32 +534,18 @@ class EndpointClient:
         kind = stream.stream_kind(self.config.stream, raw.content_type) or "sse"
         events = stream.parser(kind)
         assembly = self.assembly(kind)
-        ttft_ms: float | None = None
         start = 0
-        pieces = raw.arrivals or ((len(raw.body), raw.elapsed_ms),)
         try:
-            for end, at_ms in pieces:
-                for event in events.feed(raw.body[start:end]):
-                    ended = assembly.add(event)
-                    if ttft_ms is None and assembly.first_answer:
-                        ttft_ms = at_ms
-                    if ended:
-                        break
-                else:
-                    start = end
-                    continue
-                break
+            for end, at_ms in raw.arrivals or ((len(raw.body), raw.elapsed_ms),):
+                if assembly.take(events.feed(raw.body[start:end]), at_ms):
+                    break
+                start = end
             else:
-                for event in events.close():
-                    if assembly.add(event):
-                        break
-                else:
+                if not assembly.take(events.close(), raw.elapsed_ms):
                     assembly.check_end()
-            if ttft_ms is None and assembly.first_answer:
-                ttft_ms = raw.elapsed_ms
         except stream.StreamFault as fault:
             raise ValueError(str(fault)) from None
-        return assembly.reply(), assembly, ttft_ms
+        return assembly.reply(), assembly, assembly.first_at
 
     def assembly(self, kind: str) -> stream.Assembly:
         """A stream's reader: the declared protocol, or the generic one for the mapping and the format."""
@@ -583,7 +569,7 @@ class EndpointClient:
 
     def read(self, raw: RawReply, question: str | None = None) -> Trace:
         """The reply read as a run reads it; raises ReplyShapeError (or ValueError for a body that is not JSON)."""
-        if stream.stream_kind(self.config.stream, raw.content_type) is not None:
+        if self.streams(raw):
             streamed, assembly, ttft_ms = self.assemble(raw)
             trace = parse_reply(streamed, self.config.response, raw.elapsed_ms, self._refusal)
             trace = dataclasses.replace(trace, ttft_ms=ttft_ms, stream=notes(assembly, raw.stream_header))
@@ -628,27 +614,14 @@ class EndpointClient:
         events = stream.parser(kind)
         assembly = self.assembly(kind)
         chunks: list[bytes] = []
-        ttft_ms: float | None = None
-
-        def took_end(parsed: list[stream.Event], arrived: float) -> bool:
-            """Take the events in order, timing the first answer text at the bytes that carried it (ragjudge's
-            own parsing is not the service's latency); True where reading stops."""
-            nonlocal ttft_ms
-            for event in parsed:
-                ended = assembly.add(event)
-                if ttft_ms is None and assembly.first_answer:
-                    ttft_ms = round((arrived - sent_at) * 1000, 1)
-                if ended:
-                    return True
-            return False
-
         ended = False
         arrived = time.monotonic()
         try:
             for chunk in _capped_chunks(response, self.config.max_response_bytes):
                 arrived = time.monotonic()
                 chunks.append(chunk)
-                ended = took_end(events.feed(chunk), arrived)
+                # Timed at the bytes that carried the first text: ragjudge's own parsing is not the service's time.
+                ended = assembly.take(events.feed(chunk), arrived)
                 if ended:
                     _drain(response, limit.expires)
                     break
@@ -656,8 +629,7 @@ class EndpointClient:
                     raise _Attempt("timeout", "timeout", retry=True)
             if limit.fired is not None:
                 raise _cut_off(limit)
-            if not ended:
-                took_end(events.close(), time.monotonic())
+            if not ended and not assembly.take(events.close(), time.monotonic()):
                 assembly.check_end()
         except stream.StreamFault as fault:
             raise _Attempt("stream", str(fault), retry=False, body=b"".join(chunks)) from None
@@ -671,6 +643,7 @@ class EndpointClient:
         bad = non_finite(reply)
         if bad is not None:
             raise _Attempt("json", f'reply field "{bad[0]}" is not a finite number ({_shown(bad[1])})', retry=False)
+        ttft_ms = None if assembly.first_at is None else round((assembly.first_at - sent_at) * 1000, 1)
         header = response.headers.get(protocols.AI_SDK_HEADER)
         return Decoded(reply, ()), b"".join(chunks), (ttft_ms, notes(assembly, header)), arrived
 

@@ -256,6 +256,8 @@ class Assembly:
         self.finish_reason: str | None = None
         self.seen: list[tuple[str, Any]] = []
         """The first events' names and JSON, for `protocols.recognise`."""
+        self.first_at: float | None = None
+        """When the bytes carrying the first answer text arrived (in the caller's clock, as given to `take`)."""
         self._excerpt = excerpt
         self._found: dict[str, Any] = {}
         self._answer: Any = None
@@ -410,6 +412,17 @@ class Assembly:
         if message:
             shown = clean_text(self._excerpt(message.encode("utf-8")) if self._excerpt else message)
         return f"{selector.reason}: {shown}" if shown else selector.reason
+
+    def take(self, events: list[Event], arrived: float) -> bool:
+        """Take events that arrived together at `arrived`, noting when answer text first came; True where reading
+        stops (a declared end). Raises StreamFault as `add` does."""
+        for event in events:
+            stopped = self.add(event)
+            if self.first_at is None and self.first_answer:
+                self.first_at = arrived
+            if stopped:
+                return True
+        return False
 
     def check_end(self) -> None:
         """At the stream's close: a protocol whose end was declared and not reached is a cut stream."""
