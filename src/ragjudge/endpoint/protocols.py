@@ -16,7 +16,7 @@ from typing import Any
 
 from ragjudge.config.model import ResponseMapping
 from ragjudge.config.protocol import BUILTIN_PROTOCOLS, Marker, ProtocolConfig, Scalar
-from ragjudge.endpoint.reply import ReplyShapeError, dig, is_missing
+from ragjudge.endpoint.reply import ReplyShapeError, dig, is_missing, put
 
 
 @dataclass(frozen=True)
@@ -297,6 +297,17 @@ def _is_chunk(data: dict[str, Any]) -> bool:
     return isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict) and "delta" in choices[0]
 
 
+def passage(source: Selector, item: Any, mapping: ResponseMapping) -> dict[str, Any]:
+    """One passage a source's `id`, `text` and `title` paths read from `item`, in the shape the mapping reads: each
+    at the mapping's per-passage path (`retrieved_id: meta.doc_id` gets `{"meta": {"doc_id": ...}}`)."""
+    out: dict[str, Any] = {}
+    for key, path in (("id", source.id), ("text", source.text), ("title", source.title)):
+        value = dig(item, path) if path else None
+        if value is not None and not is_missing(value):
+            put(out, getattr(mapping, f"retrieved_{key}") or key, value)
+    return out
+
+
 AI_SDK_HEADER = "x-vercel-ai-ui-message-stream"
 """The header an AI SDK UI message stream response carries (`v1`)."""
 
@@ -333,13 +344,7 @@ def read_body(protocol: Protocol, data: Any, mapping: ResponseMapping) -> Any:
                     refused = True
         elif item.get("type") == "file_search_call" and isinstance(item.get("results"), list) and source is not None:
             passages = passages or []
-            for result in item["results"]:
-                passage: dict[str, Any] = {}
-                for key, path in (("id", source.id), ("text", source.text), ("title", source.title)):
-                    value = dig(result, path) if path else None
-                    if value is not None and not is_missing(value):
-                        passage[getattr(mapping, f"retrieved_{key}") or key] = value
-                passages.append(passage)
+            passages.extend(passage(source, result, mapping) for result in item["results"])
     out: dict[str, Any] = {mapping.answer or "answer": "".join(texts)}
     if refused:
         out[mapping.refused or "refused"] = True

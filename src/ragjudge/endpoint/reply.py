@@ -75,6 +75,34 @@ def dig(data: Any, path: str) -> Any:
     return node
 
 
+def put(target: dict[str, Any], path: str, value: Any) -> None:
+    """Set `value` at a dotted path, making what is on the way in the reply's own shapes: a number steps into a
+    list (`choices.0.message.content` builds `{"choices": [{"message": ...}]}`), any other part into an object."""
+    parts = path.split(".")
+    node: Any = target
+    for part, following in zip(parts, [*parts[1:], None], strict=True):
+        index = int(part) if part.isdigit() and isinstance(node, list) else None
+        if index is None and isinstance(node, list):
+            return  # a name inside a list another path made: nothing the reader could find there
+        if following is None:
+            if index is not None:
+                node.extend([None] * (index + 1 - len(node)))
+                node[index] = value
+            else:
+                node[part] = value
+            return
+        fresh: Any = [] if following.isdigit() else {}
+        if index is not None:
+            node.extend([None] * (index + 1 - len(node)))
+            if not isinstance(node[index], dict | list):
+                node[index] = fresh
+            node = node[index]
+        else:
+            if not isinstance(node.get(part), dict | list):
+                node[part] = fresh
+            node = node[part]
+
+
 def _deepest(data: Any, path: str) -> tuple[str, Any]:
     """The longest prefix of `path` that resolves, and what is there ("" is the reply itself)."""
     node, reached = data, ""

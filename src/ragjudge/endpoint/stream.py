@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragjudge.config.model import ResponseMapping
-from ragjudge.endpoint.protocols import Protocol, Selector, generic
-from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS, dig, is_missing
+from ragjudge.endpoint.protocols import Protocol, Selector, generic, passage
+from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS, dig, is_missing, put
 from ragjudge.safetext import clean_data, clean_text
 
 SSE_TYPES = ("text/event-stream",)
@@ -169,34 +169,6 @@ class NdjsonParser:
 
 def parser(kind: str) -> SseParser | NdjsonParser:
     return SseParser() if kind == "sse" else NdjsonParser()
-
-
-def _put(target: dict[str, Any], path: str, value: Any) -> None:
-    """Set `value` at a dotted path, making what is on the way in the reply's own shapes: a number steps into a
-    list (`choices.0.message.content` builds `{"choices": [{"message": ...}]}`), any other part into an object."""
-    parts = path.split(".")
-    node: Any = target
-    for part, following in zip(parts, [*parts[1:], None], strict=True):
-        index = int(part) if part.isdigit() and isinstance(node, list) else None
-        if index is None and isinstance(node, list):
-            return  # a name inside a list another path made: nothing the reader could find there
-        if following is None:
-            if index is not None:
-                node.extend([None] * (index + 1 - len(node)))
-                node[index] = value
-            else:
-                node[part] = value
-            return
-        fresh: Any = [] if following.isdigit() else {}
-        if index is not None:
-            node.extend([None] * (index + 1 - len(node)))
-            if not isinstance(node[index], dict | list):
-                node[index] = fresh
-            node = node[index]
-        else:
-            if not isinstance(node.get(part), dict | list):
-                node[part] = fresh
-            node = node[part]
 
 
 _NOT_JSON: Any = object()
@@ -381,18 +353,9 @@ class Assembly:
             self._passages = []
         for item in items:
             if selector.id or selector.text or selector.title:
-                self._passages.append(self._passage(selector, item))
+                self._passages.append(passage(selector, item, self.mapping))
             else:
                 self._passages.append(item)
-
-    def _passage(self, selector: Selector, item: Any) -> dict[str, Any]:
-        """A passage in the shape the mapping reads: each declared field at the mapping's per-passage path."""
-        out: dict[str, Any] = {}
-        for key, path in (("id", selector.id), ("text", selector.text), ("title", selector.title)):
-            value = dig(item, path) if path else _NOT_JSON
-            if not is_missing(value) and value is not _NOT_JSON:
-                _put(out, getattr(self.mapping, f"retrieved_{key}") or key, value)
-        return out
 
     def _failure(self, selector: Selector, event: Event, data: Any) -> str:
         message: Any = None
@@ -437,22 +400,22 @@ class Assembly:
         """One reply object: the answer (the text joined, else the last answer sent, else the text) and the rest."""
         out: dict[str, Any] = {}
         for path, value in self._found.items():
-            _put(out, path, value)
+            put(out, path, value)
         answer_path = self.mapping.answer or "answer"
         if self.deltas:
-            _put(out, answer_path, "".join(self.deltas))
+            put(out, answer_path, "".join(self.deltas))
         elif self._answer is not None:
-            _put(out, answer_path, self._answer)
+            put(out, answer_path, self._answer)
         elif self._text:
-            _put(out, answer_path, "".join(self._text))
+            put(out, answer_path, "".join(self._text))
         elif self.protocol.text:
-            _put(out, answer_path, "")  # a stream that ended normally with no text answered nothing
+            put(out, answer_path, "")  # a stream that ended normally with no text answered nothing
         if self.refused:
-            _put(out, self.mapping.refused or "refused", True)
+            put(out, self.mapping.refused or "refused", True)
         if self._passages is not None:
-            _put(out, self.mapping.retrieved or "retrieved", self._passages)
+            put(out, self.mapping.retrieved or "retrieved", self._passages)
         if self._conversation_id is not None:
-            _put(out, self.mapping.conversation_id or "conversation_id", self._conversation_id)
+            put(out, self.mapping.conversation_id or "conversation_id", self._conversation_id)
         # Made safe once joined: a surrogate pair sent in two deltas is one character again.
         cleaned: dict[str, Any] = clean_data(out)
         return cleaned
