@@ -17,15 +17,8 @@ from statsmodels.stats.proportion import proportion_confint
 from tests.fakes.openai_server import FakeOpenAI
 from tests.judge.fake_evidence import KEY, Scripted, scripted_judge
 
-from ragjudge.calibrate.labels import (
-    DEFAULT_FAITHFULNESS,
-    Label,
-    PointLabel,
-    ScoredLabel,
-    check_label_criteria,
-    load_labels,
-    score_labels,
-)
+from ragjudge.calibrate.judging import DEFAULT_FAITHFULNESS, ScoredLabel, score_labels
+from ragjudge.calibrate.labels import Label, PointLabel, check_label_criteria, load_labels
 from ragjudge.calibrate.pairing import (
     criteria_agreement,
     criterion_lines,

@@ -551,59 +551,6 @@ def test_a_server_that_rejects_seed_is_asked_without_it(fake: FakeOpenAI, tmp_pa
     assert [_rf(b) for b in fake.bodies] == ["json_schema"] * 3  # not mistaken for a format rejection
 
 
-# ---------------------------------------------------------------------------------------- samples
-def test_samples_take_the_median_per_dimension_and_report_the_spread(fake: FakeOpenAI, tmp_path: Path) -> None:
-    fake.responder = by_kind(
-        rubric=queue(
-            Reply(content=rubric_json({"grounding": 3, "tone": 2}, {"grounding": "first"})),
-            Reply(content=rubric_json({"grounding": 5, "tone": 2})),
-            Reply(content=rubric_json({"grounding": 4, "tone": 5})),
-        ),
-        faithfulness=queue(
-            Reply(content=TWO_CLAIMS),
-            Reply(content=claims_json(*_claims(2, 2))),
-            Reply(content=claims_json(*_claims(2, 2))),
-        ),
-    )
-    j = _judge(fake, tmp_path, samples=3)
-    assert kinds(fake) == ["rubric"] * 3 + ["faithfulness"] * 3
-    assert [b["messages"] for b in fake.bodies[:3]] == [fake.bodies[0]["messages"]] * 3
-    assert j.scores == {"grounding": 4, "relevance": 4, "calibration": 4, "citations": 4, "tone": 2}
-    assert j.spread == {"grounding": 2.0, "relevance": 0.0, "calibration": 0.0, "citations": 0.0, "tone": 3.0}
-    assert j.as_dict()["spread"]["tone"] == 3.0
-    assert j.faithfulness == 1.0 and all(c.supported for c in j.claims)
-    assert j.calls == 6
-
-
-def test_an_even_number_of_samples_can_give_a_half_score(fake: FakeOpenAI, tmp_path: Path) -> None:
-    fake.responder = by_kind(
-        rubric=queue(Reply(content=rubric_json({"grounding": 3})), Reply(content=rubric_json({"grounding": 4})))
-    )
-    j = _judge(fake, tmp_path, samples=2)
-    assert j.scores["grounding"] == 3.5 and j.scores["tone"] == 4 and type(j.scores["tone"]) is int
-
-
-def test_a_failed_sample_is_left_out_of_the_median_and_noted(fake: FakeOpenAI, tmp_path: Path) -> None:
-    fake.responder = by_kind(
-        rubric=queue(
-            Reply(content=rubric_json({"grounding": 2})),
-            Reply(content="prose"),
-            Reply(content="still prose"),
-            Reply(content=rubric_json({"grounding": 4})),
-        )
-    )
-    j = _judge(fake, tmp_path, samples=3)
-    assert j.scores["grounding"] == 3
-    assert j.notes == (
-        "rubric: 1 of 3 samples unscored (judge reply invalid after 2 attempts: the reply is not a JSON object "
-        "(Expecting value at character 0)); median of the rest",
-    )
-
-
-def test_one_sample_reports_no_spread(fake: FakeOpenAI, tmp_path: Path) -> None:
-    assert _judge(fake, tmp_path).spread == {}
-
-
 # ------------------------------------------------------------------------------------- escalation
 def _claims(supported: int, total: int) -> list[dict[str, Any]]:
     return [

@@ -23,7 +23,7 @@ from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, parse_canary_rules
 from ragjudge.config.model import Config, load_config
 from ragjudge.errors import ExitCode
 from ragjudge.serve.analyses import Registry, Runner
-from ragjudge.serve.app import ServeServer, serve_until_stopped
+from ragjudge.serve.server import ServeServer, serve_until_stopped
 from tests.canary.files import write_config, write_sample
 from tests.fakes.cluster import loopback_dns
 

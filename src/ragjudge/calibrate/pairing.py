@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragjudge.calibrate.labels import ScoredLabel
+from ragjudge.calibrate.judging import ScoredLabel
 from ragjudge.judge.reference import VERDICTS, point_key
 from ragjudge.stats.agreement import AgreementReport, cohen_kappa, compare
 from ragjudge.stats.intervals import wilson_interval

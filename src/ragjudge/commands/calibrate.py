@@ -15,17 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from ragjudge import masking
 from ragjudge.calibrate.fingerprint import fingerprint_of, new_record, record_path, write_record
 from ragjudge.calibrate.items import load_bias_items
-from ragjudge.calibrate.labels import (
-    Label,
-    ScoredLabel,
-    check_given_scores,
-    check_label_criteria,
-    faithfulness_rule,
-    is_binary,
-    load_labels,
-    require_openai,
-    score_labels,
-)
+from ragjudge.calibrate.judging import ScoredLabel, faithfulness_rule, require_openai, score_labels
+from ragjudge.calibrate.labels import Label, check_given_scores, check_label_criteria, is_binary, load_labels
 from ragjudge.calibrate.pairing import criteria_agreement, criterion_lines, reference_agreement, reference_lines
 from ragjudge.calibrate.verdict import (
     Bar,

@@ -36,7 +36,7 @@ def handle(args: argparse.Namespace) -> int:
     from ragjudge.config.model import CanaryConfig, load_config
     from ragjudge.errors import ConfigError, UsageError
     from ragjudge.serve.analyses import Registry
-    from ragjudge.serve.app import ServeServer, json_log, serve_until_stopped
+    from ragjudge.serve.server import ServeServer, json_log, serve_until_stopped
 
     config = load_config(args.config)
     token: str | None = None

@@ -8,11 +8,11 @@ case). `combined: false` asks the two judges separately.
 A reply is validated before it is believed. One that fails is asked once more
 with the validation error appended; if it still fails, the judgement is
 unscored with the reason (both judgements, for a combined reply). Never 0, NaN or a pass.
+With `judge.samples` above 1 each question is asked that many times and `samples.py` makes one verdict.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -35,15 +35,22 @@ from ragjudge.judge.prompting import (
     template,
     trim_notes,
 )
-from ragjudge.judge.reference import ReferencePoint, answer_correctness
+from ragjudge.judge.reference import ReferencePoint
 from ragjudge.judge.replies import (
-    ClaimVerdict,
     declined_of,
     parse_claims,
     parse_combined,
     parse_judged,
     parse_rubric,
     response_format,
+)
+from ragjudge.judge.samples import (
+    faithfulness_median,
+    faithfulness_of,
+    majority,
+    note_dropped,
+    points_median,
+    rubric_median,
 )
 
 # The transport lives in chat.py and the validated ask in asking.py; re-exported for callers of this module.
@@ -109,9 +116,9 @@ class OpenAIJudge:
         if not samples:
             assert failure is not None
             raise failure
-        _note_dropped(tally, "rubric", self.config.samples, len(samples), failure)
-        scores, reasoning, spread = _rubric_median(samples, plan.asked)
-        return _Both(*_split(plan, scores, reasoning, spread), None, [], _majority(votes), _points_median(points))
+        note_dropped(tally, "rubric", self.config.samples, len(samples), failure)
+        scores, reasoning, spread = rubric_median(samples, plan.asked)
+        return _Both(*_split(plan, scores, reasoning, spread), None, [], majority(votes), points_median(points))
 
     def _faithfulness(self, trace: Trace, target: Target, log: LogFn, tally: Tally) -> tuple[float | None, list[Claim]]:
         c = self.config
@@ -130,12 +137,12 @@ class OpenAIJudge:
                 if exc.fatal:
                     break
                 continue
-            results.append(_faithfulness_of(verdicts))
+            results.append(faithfulness_of(verdicts))
         if not results:
             assert failure is not None
             raise failure
-        _note_dropped(tally, "faithfulness", self.config.samples, len(results), failure)
-        return _faithfulness_median(results)
+        note_dropped(tally, "faithfulness", self.config.samples, len(results), failure)
+        return faithfulness_median(results)
 
     def _combined(self, case: Case, trace: Trace, plan: RubricPlan, target: Target, log: LogFn, tally: Tally) -> _Both:
         """Rubric and claims from one reply per sample; medians across samples as for the separate calls."""
@@ -167,19 +174,19 @@ class OpenAIJudge:
                     break
                 continue
             rubrics.append((parsed[0], parsed[1]))
-            faiths.append(_faithfulness_of(parsed[2]))
+            faiths.append(faithfulness_of(parsed[2]))
             votes.append(parsed[3] if ask else None)
             points.append(parsed[4] if len(parsed) > 4 else None)
         if not rubrics:
             assert failure is not None
             raise failure
-        _note_dropped(tally, "combined", self.config.samples, len(rubrics), failure)
-        declined = _majority(votes)
-        rubric = _split(plan, *_rubric_median(rubrics, plan.asked))
+        note_dropped(tally, "combined", self.config.samples, len(rubrics), failure)
+        declined = majority(votes)
+        rubric = _split(plan, *rubric_median(rubrics, plan.asked))
         if declined:
             # A decline is not scored for faithfulness, nor against the reference, however it was recognised.
             return _Both(*rubric, None, [], declined, None)
-        return _Both(*rubric, *_faithfulness_median(faiths), declined, _points_median(points))
+        return _Both(*rubric, *faithfulness_median(faiths), declined, points_median(points))
 
     def _borderline(self, metric: str, value: float) -> bool:
         if self.escalate is None or self.config.escalate is None:
@@ -380,59 +387,6 @@ def _drop_borderline(both: _Both, borderline: Sequence[str], why: str) -> list[U
     return [Unscored(metric, why) for metric in borderline]
 
 
-def _points_median(
-    samples: Sequence[tuple[ReferencePoint, ...] | None],
-) -> tuple[ReferencePoint, ...] | None:
-    """Across samples, the points of the sample whose answer correctness is closest to the median."""
-    given = [s for s in samples if s is not None]
-    if not given:
-        return None
-    values = [answer_correctness(s) or 0.0 for s in given]
-    median = statistics.median(values)
-    return min(zip(values, given, strict=True), key=lambda vs: abs(vs[0] - median))[1]
-
-
-def _majority(votes: Sequence[bool | None]) -> bool | None:
-    """Across samples, a decline needs more than half the votes; None when it was not asked."""
-    cast = [v for v in votes if v is not None]
-    return sum(cast) * 2 > len(cast) if cast else None
-
-
 def _has_claims(trace: Trace) -> bool:
     """Faithfulness applies: the answer is neither a refusal nor empty."""
     return not trace.refused and bool(trace.answer.strip())
-
-
-def _faithfulness_of(verdicts: Sequence[ClaimVerdict]) -> tuple[float | None, list[Claim]]:
-    claims = [Claim(v.claim, v.supported, v.evidence_id, v.reason) for v in verdicts]
-    return (sum(c.supported for c in claims) / len(claims) if claims else None), claims
-
-
-def _rubric_median(
-    samples: Sequence[tuple[dict[str, int], dict[str, str]]], dimensions: Sequence[str]
-) -> tuple[dict[str, float], dict[str, str], dict[str, float]]:
-    """Median score per dimension, the first sample's reasons, and the spread when there are several samples."""
-    scores = {d: _tidy(statistics.median(s[0][d] for s in samples)) for d in dimensions}
-    spread = {d: float(max(s[0][d] for s in samples) - min(s[0][d] for s in samples)) for d in dimensions}
-    return scores, dict(samples[0][1]), spread if len(samples) > 1 else {}
-
-
-def _faithfulness_median(results: Sequence[tuple[float | None, list[Claim]]]) -> tuple[float | None, list[Claim]]:
-    """The median faithfulness across samples, with the claims of the sample closest to it."""
-    scored = [r for r in results if r[0] is not None]
-    if not scored:
-        return None, results[0][1]
-    median = statistics.median(r[0] for r in scored if r[0] is not None)
-    closest = min(scored, key=lambda r: abs((r[0] or 0.0) - median))
-    return float(median), closest[1]
-
-
-def _note_dropped(tally: Tally, kind: str, asked: int, got: int, failure: CallFailed | None) -> None:
-    """Samples that failed are left out of the median, and the report says so."""
-    if got < asked and failure is not None:
-        tally.notes.append(f"{kind}: {asked - got} of {asked} samples unscored ({failure.reason}); median of the rest")
-
-
-def _tidy(value: float) -> float:
-    """A whole median stays an integer score (4, not 4.0); an even-sample median may be 3.5."""
-    return int(value) if float(value).is_integer() else float(value)
