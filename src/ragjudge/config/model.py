@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import yaml
 from pydantic import (
@@ -32,6 +31,7 @@ from ragjudge.config.mistakes import recognise
 from ragjudge.config.protocol import UNION_TAGS, BuiltinProtocol, ProtocolSetting
 from ragjudge.config.templatepath import check_contained, workspace
 from ragjudge.errors import ConfigError
+from ragjudge.transport import urls
 
 DEFAULT_BODY = '{"question": {{ question | tojson }}}'
 DEFAULT_CASE_RULES: dict[str, str] = {"context_recall": ">= 1.0", "latency_ms": "<= 10000"}
@@ -138,23 +138,6 @@ class RefusalConfig(_Strict):
             except re.error as exc:
                 raise ValueError(f"patterns.{i} is not a valid regular expression: {exc}") from None
         return value
-
-
-def check_http_url(value: str | None) -> str | None:
-    """http(s) with a host, or a ValueError saying what is wrong (never echoing the URL: it may hold a token)."""
-    if value is None:
-        return None
-    parts = urlsplit(value.strip())
-    if parts.scheme.lower() not in ("http", "https"):
-        found = f"a {parts.scheme}:// URL" if parts.scheme and "://" in value else "no scheme"
-        raise ValueError(f"must be an http:// or https:// URL with a host (found {found})")
-    try:
-        host = parts.hostname
-    except ValueError:
-        host = None
-    if not host:
-        raise ValueError("must be an http:// or https:// URL with a host (found no host)")
-    return value
 
 
 class EndpointConfig(_Strict):
@@ -264,7 +247,7 @@ class EndpointConfig(_Strict):
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
-        return check_http_url(value)
+        return None if value is None else urls.check_http_url(value)
 
     @field_validator("method", mode="before")
     @classmethod
@@ -451,7 +434,7 @@ class JudgeConfig(_Strict):
     @field_validator("base_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
-        return check_http_url(value)
+        return None if value is None else urls.check_http_url(value)
 
 
 class GateConfig(_Strict):
