@@ -211,6 +211,9 @@ def test_check_http_url_returns_an_http_url_with_a_host_unchanged(url: str) -> N
         ("https://", "no host"),
         ("https://:8443/ask", "no host"),
         ("http://user:s3cret@/ask", "no host"),
+        # urlsplit's own error quoted the netloc, and with it the password
+        ("http://user:s3cret@[::1/ask", "a host that cannot be read"),
+        ("http://user:s3cret\uff03x@host/ask", "a host that cannot be read"),
     ],
 )
 def test_check_http_url_says_what_is_wrong(url: str, found: str) -> None:

@@ -203,7 +203,10 @@ def check_http_url(url: str) -> str:
     https), blanks around the URL are ignored, and userinfo, a port or a query are not judged here (a caller's
     URL that may name two hosts is `ambiguity`'s to refuse).
     """
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # an unclosed `[`, a netloc that changes under NFKC: urlsplit's message quotes the netloc
+        raise ValueError("must be an http:// or https:// URL with a host (found a host that cannot be read)") from None
     if parts.scheme.lower() not in ("http", "https"):
         found = f"a {parts.scheme}:// URL" if parts.scheme and "://" in url else "no scheme"
         raise ValueError(f"must be an http:// or https:// URL with a host (found {found})")
