@@ -22,7 +22,9 @@ from ragjudge.calibrate.labels import (
     score_labels,
     to_binary,
 )
-from ragjudge.config.model import Config, JudgeConfig, parse_config
+from ragjudge.config.judge_config import JudgeConfig
+from ragjudge.config.loader import parse_config
+from ragjudge.config.model import Config
 from ragjudge.errors import CaseFileError, ConfigError
 from ragjudge.judge.evidence import EvidenceScorer
 from ragjudge.judge.factory import make_judge

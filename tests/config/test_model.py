@@ -7,12 +7,9 @@ from pathlib import Path
 import pytest
 
 from ragjudge.cli import main
-from ragjudge.config.model import (
-    DEFAULT_BODY,
-    DEFAULT_CASE_RULES,
-    DEFAULT_SUITE_RULES,
-    load_config,
-)
+from ragjudge.config.endpoint_config import DEFAULT_BODY
+from ragjudge.config.gate_config import DEFAULT_CASE_RULES, DEFAULT_SUITE_RULES
+from ragjudge.config.loader import load_config
 from ragjudge.config.protocol import ProtocolConfig
 from ragjudge.errors import ConfigError
 

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from ragjudge.canary.release import CanaryOutcome
-from ragjudge.config.model import load_config
+from ragjudge.config.loader import load_config
 from ragjudge.errors import ExitCode
 from tests.canary.files import write_config, write_sample
 from tests.serve.service import Held, Service, report, running_service, small_config

@@ -35,7 +35,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from ragjudge.cases import Case, check_expected, read_items
-from ragjudge.config.model import Config, CriterionConfig, check_criterion_name
+from ragjudge.config.judge_config import CriterionConfig, check_criterion_name
+from ragjudge.config.model import Config
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.errors import CaseFileError, ConfigError
 from ragjudge.judge.criteria import undefined

@@ -12,7 +12,8 @@ from typing import Any
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case, load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
-from ragjudge.config.model import Config, register_secrets
+from ragjudge.config.loader import register_secrets
+from ragjudge.config.model import Config
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.coverage import mapping_warnings, unknown_passages_warning
 from ragjudge.endpoint.result import EndpointResult

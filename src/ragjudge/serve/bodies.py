@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ragjudge.config.model import format_validation_error
+from ragjudge.config.loader import format_validation_error
 from ragjudge.serve.state import AnalysisSpec
 from ragjudge.transport import urls
 
