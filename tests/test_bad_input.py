@@ -77,7 +77,7 @@ def test_a_case_file_over_the_size_limit_is_exit_2_before_it_is_parsed(
 
 
 def test_the_default_case_file_limit_is_50_mb(ws: Path) -> None:
-    from ragjudge.config.model import load_config
+    from ragjudge.config.loader import load_config
 
     _config(ws, "{}\n")
     assert load_config(ws / "ragjudge.yml").max_case_file_bytes == 50_000_000

@@ -43,7 +43,8 @@ def test_a_run_reaches_its_first_endpoint_call_without_importing_requests() -> N
     # urllib3's, and a run should not pay for requests before its first call.
     code = (
         "import ragjudge.cli\nragjudge.cli.build_parser('run')\nimport ragjudge.gate.evaluation\n"
-        "from ragjudge.config.model import EndpointConfig\nfrom ragjudge.endpoint.client import EndpointClient\n"
+        "from ragjudge.config.endpoint_config import EndpointConfig\n"
+        "from ragjudge.endpoint.client import EndpointClient\n"
         "EndpointClient(EndpointConfig(), 'https://rag.example/ask')"
     )
     assert "requests" not in imported_after(code)
@@ -52,7 +53,7 @@ def test_a_run_reaches_its_first_endpoint_call_without_importing_requests() -> N
 def test_making_the_model_judge_does_not_import_the_sdk_before_its_first_call() -> None:
     code = (
         "from pydantic import SecretStr\n"
-        "from ragjudge.config.model import JudgeConfig\n"
+        "from ragjudge.config.judge_config import JudgeConfig\n"
         "from ragjudge.judge.factory import make_judge\n"
         "make_judge(JudgeConfig(provider='openai', api_key=SecretStr('sk-test-000000'), cache=None))"
     )

@@ -8,7 +8,9 @@ either fails here, named as `Class.field`.
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
+import pkgutil
 import sys
 from functools import cache
 from types import ModuleType
@@ -16,11 +18,17 @@ from types import ModuleType
 import pytest
 from pydantic import BaseModel
 
+import ragjudge.config
+from ragjudge.config import canary_config, endpoint_config, gate_config, judge_config, serve_config
 from ragjudge.config import model as config_model
 from ragjudge.config import protocol as config_protocol
 from ragjudge.report import model as report_model
 
-CONTRACTS = [report_model, config_model, config_protocol]
+CONFIG_SECTIONS = [config_model, endpoint_config, judge_config, gate_config, canary_config, serve_config]
+"""ragjudge.yml, a module per section: `test_every_config_model_is_a_contract` holds that none is left out."""
+CONTRACTS = [report_model, *CONFIG_SECTIONS, config_protocol]
+MIN_FIELDS = {config_protocol: 30, **dict.fromkeys(CONFIG_SECTIONS, 5)}
+"""Fields a module's walk must find at least (50 unless named): fewer means the walk missed its models."""
 
 
 def attribute_docstrings(source: str) -> dict[str, dict[str, str]]:
@@ -89,7 +97,18 @@ def test_every_field_is_documented(module: ModuleType) -> None:
 def test_the_walk_sees_the_models(module: ModuleType) -> None:
     # A walk that found no model would pass vacuously.
     fields = sum(len(m.model_fields) for m in models(module))
-    assert fields >= (30 if module is config_protocol else 50), f"{module.__name__}: only {fields} fields found"
+    assert fields >= MIN_FIELDS.get(module, 50), f"{module.__name__}: only {fields} fields found"
+
+
+def test_every_config_model_is_a_contract() -> None:
+    # The sections of ragjudge.yml together: a model in a config module left out of CONTRACTS is never checked.
+    found = []
+    for info in pkgutil.iter_modules(ragjudge.config.__path__):
+        module = importlib.import_module(f"ragjudge.config.{info.name}")
+        if any(m.model_fields for m in models(module)):
+            found.append(module)
+    assert sorted(m.__name__ for m in found) == sorted(m.__name__ for m in [*CONFIG_SECTIONS, config_protocol])
+    assert sum(len(m.model_fields) for module in CONFIG_SECTIONS for m in models(module)) >= 110
 
 
 def test_a_field_without_a_docstring_is_found() -> None:

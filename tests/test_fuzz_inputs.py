@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragjudge.cases import load_cases
-from ragjudge.config.model import load_config
+from ragjudge.config.loader import load_config
 from ragjudge.errors import ExitCode, RagjudgeError
 
 FUZZ_EXAMPLES = 100

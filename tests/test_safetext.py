@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.cases import Case, load_cases
-from ragjudge.config.model import EndpointConfig, ResponseMapping
+from ragjudge.config.endpoint_config import EndpointConfig, ResponseMapping
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.decoding import decode
 from ragjudge.endpoint.stream import Assembly, Event

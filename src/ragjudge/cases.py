@@ -15,8 +15,9 @@ import yaml
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragjudge.config import safeyaml
+from ragjudge.config.judge_config import CriterionConfig, check_criterion_name
 from ragjudge.config.mistakes import recognise
-from ragjudge.config.model import DEFAULT_MAX_CASE_FILE_BYTES, CriterionConfig, check_criterion_name
+from ragjudge.config.model import DEFAULT_MAX_CASE_FILE_BYTES
 from ragjudge.errors import CaseFileError
 from ragjudge.safetext import clean_data
 

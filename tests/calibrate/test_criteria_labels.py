@@ -33,7 +33,7 @@ from ragjudge.calibrate.verdict import (
     evaluate_reference,
     parse_fail_under,
 )
-from ragjudge.config.model import CriterionConfig, JudgeConfig
+from ragjudge.config.judge_config import CriterionConfig, JudgeConfig
 from ragjudge.errors import CaseFileError, UsageError
 from ragjudge.judge.evidence import EvidenceScorer
 from ragjudge.judge.factory import make_judge

@@ -26,7 +26,7 @@ from ragjudge.calibrate.fingerprint import (
     write_record,
 )
 from ragjudge.cli import main
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.prompting import prompt_sources
 
 
@@ -333,7 +333,7 @@ def test_calibrating_with_the_refusal_question_records_it_and_clears_the_warning
 
 def test_calibrate_judges_with_the_refusal_question_the_gate_asks(tmp_path: Path) -> None:
     from ragjudge.commands.calibrate import _Judges
-    from ragjudge.config.model import load_config
+    from ragjudge.config.loader import load_config
     from ragjudge.judge.openai_judge import OpenAIJudge
 
     for asked in (False, True):

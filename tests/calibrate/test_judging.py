@@ -13,7 +13,9 @@ from tests.judge.fake_evidence import KEY, by_marker, evidence_responder, other_
 
 from ragjudge.calibrate.judging import DEFAULT_FAITHFULNESS, faithfulness_rule, require_openai, score_labels, to_binary
 from ragjudge.calibrate.labels import Label
-from ragjudge.config.model import Config, JudgeConfig, parse_config
+from ragjudge.config.judge_config import JudgeConfig
+from ragjudge.config.loader import parse_config
+from ragjudge.config.model import Config
 from ragjudge.errors import ConfigError
 from ragjudge.judge.evidence import EvidenceScorer
 from ragjudge.judge.factory import make_judge

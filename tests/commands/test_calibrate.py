@@ -19,7 +19,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from ragjudge.calibrate.fingerprint import fingerprint_of
 from ragjudge.cli import main
-from ragjudge.config.model import load_config
+from ragjudge.config.loader import load_config
 from tests.fakes.openai_server import FakeOpenAI
 from tests.judge.fake_evidence import (
     KEY,

@@ -18,7 +18,7 @@ import yaml
 
 from ragjudge import masking
 from ragjudge.cli import main
-from ragjudge.config.model import parse_config
+from ragjudge.config.loader import parse_config
 from tests.fakes.rag import RagServer, Raw, answer, closed_port_url
 
 TOKEN = "tok-s3cr3t-4242"

@@ -11,7 +11,8 @@ import pytest
 
 from ragjudge import stats
 from ragjudge.compare import compare_with_baseline
-from ragjudge.config.model import Config, parse_config
+from ragjudge.config.loader import parse_config
+from ragjudge.config.model import Config
 from ragjudge.errors import ConfigError
 from ragjudge.report.model import Report, RuleBlock
 from tests.fakes.reports import MODEL, C, report

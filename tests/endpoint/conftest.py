@@ -17,7 +17,7 @@ from tests.fakes._http import free_port
 from tests.fakes.responder_server import Responder, ResponderServer
 
 from ragjudge.cases import Case
-from ragjudge.config.model import EndpointConfig
+from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint.client import EndpointClient
 
 

@@ -9,7 +9,8 @@ from email.utils import format_datetime
 
 import pytest
 
-from ragjudge.config.model import EndpointConfig, load_config
+from ragjudge.config.endpoint_config import EndpointConfig
+from ragjudge.config.loader import load_config
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError
 from ragjudge.transport.retry_after import parse_retry_after

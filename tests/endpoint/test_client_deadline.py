@@ -7,7 +7,7 @@ import time
 
 from tests.fakes.raw_server import DripServer, http_reply
 
-from ragjudge.config.model import EndpointConfig
+from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint.client import EndpointClient
 
 OK = json.dumps({"answer": "ok", "retrieved": []}).encode()

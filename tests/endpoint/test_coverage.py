@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragjudge.config.model import ResponseMapping
+from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.endpoint.coverage import mapping_warnings
 from ragjudge.endpoint.reply import parse_reply
 

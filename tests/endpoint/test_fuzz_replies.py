@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from tests.fakes.rag import make_case, make_trace
 from tests.fakes.raw_server import RawServer
 
-from ragjudge.config.model import EndpointConfig, JudgeConfig
+from ragjudge.config.endpoint_config import EndpointConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.judge.openai_judge import ChatCaller, OpenAIJudge
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from ragjudge.cases import Case, Exchange
-from ragjudge.config.model import EndpointConfig, ResponseMapping, load_config
+from ragjudge.config.endpoint_config import EndpointConfig, ResponseMapping
+from ragjudge.config.loader import load_config
 from ragjudge.endpoint.protocols import BUILTIN, declared, read_body, recognise
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.stream import Assembly, Event, SseParser, StreamFault

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragjudge.config.model import RefusalConfig, ResponseMapping
+from ragjudge.config.endpoint_config import RefusalConfig, ResponseMapping
 from ragjudge.endpoint.refusal import RefusalRules, builtin_refusal, decide, first_sentence, normalise
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragjudge.config.model import ResponseMapping
+from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.endpoint.reply import MAX_CONVERSATION_ID_CHARS, ReplyShapeError, dig, parse_reply
 from ragjudge.endpoint.trace import Passage
 

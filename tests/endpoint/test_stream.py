@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragjudge.config.model import ResponseMapping
+from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.endpoint.protocols import BUILTIN, Protocol, Selector
 from ragjudge.endpoint.reply import parse_reply
 from ragjudge.endpoint.stream import (

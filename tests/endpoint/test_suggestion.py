@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ragjudge.config.model import ResponseMapping
+from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.suggestion import looks_like_id, suggest
 

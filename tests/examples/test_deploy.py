@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from ragjudge.cases import load_cases
-from ragjudge.config.model import parse_config
+from ragjudge.config.loader import parse_config
 
 DEPLOY = Path(__file__).resolve().parents[2] / "examples" / "deploy"
 SCHEMAS = Path(__file__).resolve().parent / "crd_schemas"

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.gate.provenance import judge_fingerprint
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragjudge.cases import expects_answer, load_yaml12
-from ragjudge.config.model import load_config
+from ragjudge.config.loader import load_config
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.gate.bias_probe import BiasCheck
 from ragjudge.gate.eventlog import EventLog

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.config.model import parse_config
+from ragjudge.config.loader import parse_config
 from ragjudge.gate.provenance import case_set_hash, clean_url, git_identity, judge_fingerprint, provenance, rules_hash
 from tests.fakes.rag import make_case
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ragjudge.config.model import EndpointConfig
+from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.pipeline import RunPlan

@@ -65,7 +65,7 @@ def test_a_gate_failed_by_regressions_names_the_rule_and_the_regressions_first()
     from pathlib import Path
 
     from ragjudge.compare import compare_with_baseline
-    from ragjudge.config.model import parse_config
+    from ragjudge.config.loader import parse_config
     from tests.fakes.reports import C
     from tests.fakes.reports import report as compare_report
 

@@ -8,7 +8,7 @@ import pytest
 
 from ragjudge.cli import main
 from ragjudge.config.judge_overrides import with_judge_overrides
-from ragjudge.config.model import parse_config
+from ragjudge.config.loader import parse_config
 from ragjudge.errors import UsageError
 from ragjudge.github.action import subcommand_options
 from ragjudge.github.cli_args import SUBCOMMANDS, cli_argv, cli_environ

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.interface import RUBRIC_DIMENSIONS
 from ragjudge.judge.openai_judge import ChatCaller, OpenAIJudge
 from ragjudge.rules import Rule

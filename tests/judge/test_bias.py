@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.bias import (
     FILLER_EN,
     FILLER_ZH,

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ragjudge.cli import main
-from ragjudge.config.model import CriterionConfig, check_criterion_name
+from ragjudge.config.judge_config import CriterionConfig, check_criterion_name
 from ragjudge.errors import CaseFileError
 from ragjudge.judge.criteria import check_case_criteria, criteria_for, every_name
 from tests.fakes.rag import RagServer, answer, make_case

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.evidence import (
     MAX_BATCH,
     EvidenceScorer,

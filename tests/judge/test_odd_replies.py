@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.openai_judge import ChatCaller, OpenAIJudge
 from tests.fakes.rag import make_case, make_trace
 from tests.fakes.raw_server import RawServer

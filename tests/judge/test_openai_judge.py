@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from ragjudge.config.model import EndpointConfig, JudgeConfig
+from ragjudge.config.endpoint_config import EndpointConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.pipeline import RunPlan, run_cases

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.cases import load_cases
-from ragjudge.config.model import CriterionConfig
+from ragjudge.config.judge_config import CriterionConfig
 from ragjudge.errors import CaseFileError
 from ragjudge.judge.criteria import criteria_for
 from ragjudge.judge.interface import Judgement

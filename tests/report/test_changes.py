@@ -10,7 +10,7 @@ from typing import Any
 from tests.fakes.reports import C, report
 
 from ragjudge.compare import compare_with_baseline
-from ragjudge.config.model import parse_config
+from ragjudge.config.loader import parse_config
 from ragjudge.report.changes import alert, delta_rows
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report

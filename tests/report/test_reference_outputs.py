@@ -19,7 +19,7 @@ from tests.fakes.reports import OFFLINE, case, gate_report, make_report
 from tests.report.test_comment import markdown_text, tables
 
 from ragjudge.compare import compare_with_baseline
-from ragjudge.config.model import parse_config
+from ragjudge.config.loader import parse_config
 from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.reference import ReferencePoint

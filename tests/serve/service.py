@@ -20,7 +20,8 @@ import yaml
 from ragjudge.canary.release import CanaryOutcome
 from ragjudge.canary.report import ArmBlock, ArmsBlock, CanaryReport, MetricBlock
 from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, parse_canary_rules
-from ragjudge.config.model import Config, load_config
+from ragjudge.config.loader import load_config
+from ragjudge.config.model import Config
 from ragjudge.errors import ExitCode
 from ragjudge.serve.analyses import Registry, Runner
 from ragjudge.serve.server import ServeServer, serve_until_stopped

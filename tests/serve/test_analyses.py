@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragjudge.canary.release import run_canary
-from ragjudge.config.model import load_config
+from ragjudge.config.loader import load_config
 from ragjudge.serve.analyses import canary_request
 from ragjudge.serve.state import AnalysisSpec
 from tests.canary.files import write_config, write_sample

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from ragjudge.canary.release import CanaryOutcome
-from ragjudge.config.model import load_config
+from ragjudge.config.loader import load_config
 from ragjudge.errors import ExitCode
 from tests.canary.files import write_config, write_sample
 from tests.serve.service import Held, Service, report, running_service, small_config
@@ -190,6 +190,23 @@ def test_bad_flagger_metadata_is_400(service: Service, metadata: dict[str, str],
     reply = service.post("/flagger/pre-rollout", payload)
     assert reply.status_code == 400
     assert message in reply.text
+
+
+@pytest.mark.parametrize("url", ["https://:8443/ask", "http://user@/ask"])
+def test_a_url_without_a_host_is_400_as_the_config_says(service: Service, url: str) -> None:
+    # The body once took any scheme-and-netloc URL: `https://:8443/ask` got as far as the allow-list, refused
+    # there as "host ''". It is now refused as the config refuses `endpoint.url` (transport.urls.check_http_url).
+    reply = service.post("/v1/analyses", {"name": "rag", "treatment": url})
+    assert (reply.status_code, reply.json()["error"]) == (
+        400,
+        "request body: treatment: the URL must be an http:// or https:// URL with a host (found no host)",
+    )
+    payload = {"name": "rag", "namespace": "prod", "checksum": "c", "metadata": {"feedback_url": url}}
+    reply = service.post("/flagger/pre-rollout", payload)
+    assert (reply.status_code, reply.text) == (
+        400,
+        "request body: metadata: metadata.feedback_url must be an http:// or https:// URL with a host (found no host)",
+    )
 
 
 def test_flagger_payload_with_unknown_field_is_400(service: Service) -> None:

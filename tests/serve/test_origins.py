@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from ragjudge.canary.release import CanaryOutcome, CanaryRequest, run_canary
-from ragjudge.config.model import Config, load_config
+from ragjudge.config.loader import load_config
+from ragjudge.config.model import Config
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.serve.analyses import canary_request
 from ragjudge.serve.origins import check_named_urls

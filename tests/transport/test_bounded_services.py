@@ -8,7 +8,7 @@ import pytest
 
 from ragjudge.canary.feedback import from_url
 from ragjudge.canary.prometheus import PrometheusSource
-from ragjudge.config.model import FeedbackPrometheus
+from ragjudge.config.canary_config import FeedbackPrometheus
 from ragjudge.errors import EvaluationError
 from ragjudge.github.rest import GitHubClient, GitHubError
 from tests.fakes.raw_server import DripServer, http_reply

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ragjudge.config.model import EndpointConfig
+from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.judge.chat import CallFailed, ChatCaller, Target
 from ragjudge.judge.replies import response_format

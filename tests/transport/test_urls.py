@@ -180,3 +180,44 @@ def test_a_url_without_ambiguity_is_called_where_origin_says(scheme: str, pieces
         return  # nor without a host ("No host specified")
     port = f":{sent.port}" if sent.port is not None else ""
     assert urls.origin(url) == f"{sent.scheme}://{sent.host}{port}"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://rag.example.com/ask",
+        "https://rag.example.com:8443/v1",
+        "HTTPS://Rag.Example.COM/ask",  # a scheme is read in any case
+        "http://127.0.0.1:8080/ask?token=tok-abc",
+        "http://[::1]:9000/ask",
+        "http://user:s3cret@host/ask",  # userinfo is ambiguity's to judge, for a caller's URL
+        "  http://host/ask  ",  # blanks around it are ignored, and the URL comes back as given
+    ],
+)
+def test_check_http_url_returns_an_http_url_with_a_host_unchanged(url: str) -> None:
+    assert urls.check_http_url(url) == url
+
+
+@pytest.mark.parametrize(
+    ("url", "found"),
+    [
+        ("127.0.0.1:8080/ask", "no scheme"),
+        ("localhost:11434/v1", "no scheme"),
+        ("", "no scheme"),
+        ("/ask", "no scheme"),
+        ("file:///etc/passwd", "a file:// URL"),
+        ("ftp://example.org/ask", "a ftp:// URL"),
+        ("http:///ask", "no host"),
+        ("https://", "no host"),
+        ("https://:8443/ask", "no host"),
+        ("http://user:s3cret@/ask", "no host"),
+        # urlsplit's own error quoted the netloc, and with it the password
+        ("http://user:s3cret@[::1/ask", "a host that cannot be read"),
+        ("http://user:s3cret\uff03x@host/ask", "a host that cannot be read"),
+    ],
+)
+def test_check_http_url_says_what_is_wrong(url: str, found: str) -> None:
+    with pytest.raises(ValueError) as caught:
+        urls.check_http_url(url)
+    assert str(caught.value) == f"must be an http:// or https:// URL with a host (found {found})"
+    assert "s3cret" not in str(caught.value)

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.errors import UsageError
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.prompting import prompt_sources

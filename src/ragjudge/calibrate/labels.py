@@ -22,7 +22,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from ragjudge.cases import check_expected, read_items
-from ragjudge.config.model import CriterionConfig, check_criterion_name
+from ragjudge.config.judge_config import CriterionConfig, check_criterion_name
 from ragjudge.errors import CaseFileError
 from ragjudge.judge.criteria import undefined
 from ragjudge.judge.reference import VERDICTS, Verdict, flat, point_key, split_reference

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from ragjudge.calibrate.pairing import CriterionAgreement, PointAgreement
-from ragjudge.config.model import check_criterion_name
+from ragjudge.config.judge_config import check_criterion_name
 from ragjudge.errors import UsageError
 from ragjudge.judge.reference import VERDICTS
 from ragjudge.stats.agreement import AgreementReport

@@ -16,7 +16,7 @@ import requests
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragjudge.canary.feedback import ARMS, TIMEOUT_S, ArmFeedback, Feedback, check_arm, session
-from ragjudge.config.model import FeedbackPrometheus
+from ragjudge.config.canary_config import FeedbackPrometheus
 from ragjudge.errors import ConfigError, EvaluationError, FeedbackError
 from ragjudge.transport.sessions import CutOff, bounded_request
 from ragjudge.transport.urls import public_url

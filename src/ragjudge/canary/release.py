@@ -13,7 +13,9 @@ from ragjudge.canary.sample import ArmRun, run_sample
 from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, CanaryRule, parse_canary_rules
 from ragjudge.canary.values import ArmEvidence, Evidence, Settings
 from ragjudge.cases import load_cases
-from ragjudge.config.model import CanaryConfig, Config, FeedbackConfig, register_secrets
+from ragjudge.config.canary_config import CanaryConfig, FeedbackConfig
+from ragjudge.config.loader import register_secrets
+from ragjudge.config.model import Config
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.interrupt import interrupted

@@ -17,7 +17,7 @@ from ragjudge.canary.thresholds import (
     TTFT_METRICS,
     CanaryRule,
 )
-from ragjudge.config.model import CanaryConfig
+from ragjudge.config.canary_config import CanaryConfig
 
 Verdict = Literal["promote", "rollback", "inconclusive"]
 MetricDecision = Literal["pass", "fail", "inconclusive"]

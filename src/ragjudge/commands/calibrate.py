@@ -29,7 +29,8 @@ from ragjudge.calibrate.verdict import (
     scoped_results,
     unreachable,
 )
-from ragjudge.config.model import Config, load_config
+from ragjudge.config.loader import load_config
+from ragjudge.config.model import Config
 from ragjudge.errors import ConfigError, EvaluationError, ExitCode, RagjudgeError, UsageError
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.interrupt import interrupted

@@ -17,7 +17,7 @@ from ragjudge import masking
 from ragjudge.canary.release import CanaryRequest, run_canary
 from ragjudge.canary.report import CanaryReport, render_comment
 from ragjudge.config.judge_overrides import with_judge_overrides
-from ragjudge.config.model import load_config
+from ragjudge.config.loader import load_config
 from ragjudge.errors import ExitCode
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.model import write_report

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ragjudge.config.model import load_config
+from ragjudge.config.loader import load_config
 from ragjudge.errors import ExitCode, exit_code_for
 from ragjudge.gate.evaluation import GateRequest, run_gate
 from ragjudge.outpaths import check_output_paths

@@ -34,7 +34,7 @@ def add_parser(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from ragjudge.compare import baseline_for, compare_with_baseline, regression_rules
-    from ragjudge.config.model import load_config
+    from ragjudge.config.loader import load_config
     from ragjudge.gate.merge_shards import ShardReport, merge_reports
     from ragjudge.report.reading import load_report
 

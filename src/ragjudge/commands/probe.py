@@ -18,7 +18,8 @@ from ragjudge.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
     from ragjudge.cases import Case
-    from ragjudge.config.model import Config, ResponseMapping
+    from ragjudge.config.endpoint_config import ResponseMapping
+    from ragjudge.config.model import Config
     from ragjudge.endpoint.result import RawReply
     from ragjudge.endpoint.trace import Trace
 
@@ -45,7 +46,7 @@ def add_parser(sub: Any) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from ragjudge.config.model import load_config
+    from ragjudge.config.loader import load_config
     from ragjudge.endpoint.client import EndpointClient, header_secrets
     from ragjudge.gate.evaluation import endpoint_url
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragjudge.cases import Case
-    from ragjudge.config.model import ResponseMapping
+    from ragjudge.config.endpoint_config import ResponseMapping
     from ragjudge.endpoint.trace import Trace
 
 MAX_NODES = 20_000

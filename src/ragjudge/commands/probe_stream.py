@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
-from ragjudge.config.model import DEFAULT_BODY
+from ragjudge.config.endpoint_config import DEFAULT_BODY
 from ragjudge.config.presets import PRESETS
 from ragjudge.endpoint.protocols import BUILTIN, Recognised, recognise
 
 if TYPE_CHECKING:
-    from ragjudge.config.model import EndpointConfig
+    from ragjudge.config.endpoint_config import EndpointConfig
     from ragjudge.endpoint.result import RawReply
     from ragjudge.endpoint.stream import Assembly
 

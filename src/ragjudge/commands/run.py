@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.config.judge_overrides import with_judge_overrides
-from ragjudge.config.model import load_config
+from ragjudge.config.loader import load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate.evaluation import GateRequest, run_gate
 from ragjudge.gate.shard import parse_shard

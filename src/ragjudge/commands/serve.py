@@ -33,7 +33,8 @@ def handle(args: argparse.Namespace) -> int:
     import threading
 
     from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, parse_canary_rules
-    from ragjudge.config.model import CanaryConfig, load_config
+    from ragjudge.config.canary_config import CanaryConfig
+    from ragjudge.config.loader import load_config
     from ragjudge.errors import ConfigError, UsageError
     from ragjudge.serve.analyses import Registry
     from ragjudge.serve.server import ServeServer, json_log, serve_until_stopped

@@ -9,8 +9,9 @@ from typing import Any
 from pydantic import SecretStr
 
 from ragjudge import masking
-from ragjudge.config.model import Config, check_http_url
+from ragjudge.config.model import Config
 from ragjudge.errors import UsageError
+from ragjudge.transport import urls
 
 
 def with_judge_overrides(config: Config, model: str | None, base_url: str | None, key_env: str | None) -> Config:
@@ -20,7 +21,7 @@ def with_judge_overrides(config: Config, model: str | None, base_url: str | None
         update["model"] = model
     if base_url:
         try:
-            update["base_url"] = check_http_url(base_url)
+            update["base_url"] = urls.check_http_url(base_url)
         except ValueError as exc:
             raise UsageError(f"--judge-base-url: {exc}") from None
     if key_env:

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+
+from ragjudge.config.section import Section
 
 BUILTIN_PROTOCOLS = ("openai-chat", "openai-responses", "ai-sdk", "langserve")
 """The protocols `endpoint.protocol` (and the preset of the same name) can name."""
@@ -23,11 +25,7 @@ BuiltinProtocol = Literal["openai-chat", "openai-responses", "ai-sdk", "langserv
 Scalar = str | int | float | bool | None
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class Marker(_Strict):
+class Marker(Section):
     """Which events: every test given must hold (at least one is given)."""
 
     event: str | None = Field(None, description="The SSE `event:` name the event must have.")
@@ -103,7 +101,7 @@ class PassageSource(Reading):
     title: str | None = Field(None, description="Path to the passage's title inside one passage.")
 
 
-class ProtocolConfig(_Strict):
+class ProtocolConfig(Section):
     """A stream protocol, in the vocabulary of the built-in ones. Each key takes one marker or a list."""
 
     extends: BuiltinProtocol | None = Field(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.config.model import ResponseMapping
+from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.endpoint.reply import locate
 from ragjudge.endpoint.suggestion import looks_like_id, same_text, suggest, through_passages
 from ragjudge.endpoint.trace import AnswerFlag, AnswerFlagKind, Trace

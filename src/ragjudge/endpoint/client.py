@@ -26,7 +26,7 @@ from urllib3.exceptions import (
 
 from ragjudge import masking
 from ragjudge.cases import Case, template_variables
-from ragjudge.config.model import EndpointConfig
+from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint import protocols, stream
 from ragjudge.endpoint.answer_check import check_answer
 from ragjudge.endpoint.decoding import Decoded, decode, non_finite

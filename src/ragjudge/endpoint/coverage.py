@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragjudge.config.model import ResponseMapping
+from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.endpoint.answer_check import describe_flag, did_you_mean, is_certain, most
 from ragjudge.endpoint.reply import DEFAULT_KEYS
 from ragjudge.endpoint.trace import AnswerFlag, Trace

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.config.model import ResponseMapping
+from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.config.protocol import BUILTIN_PROTOCOLS, Marker, ProtocolConfig, Scalar
 from ragjudge.endpoint.reply import ReplyShapeError, dig, is_missing, put
 

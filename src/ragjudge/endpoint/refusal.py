@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ragjudge.config.model import RefusalConfig
+from ragjudge.config.endpoint_config import RefusalConfig
 from ragjudge.endpoint.trace import RefusedBy
 
 SHORT_ANSWER_CHARS = 160

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ragjudge.config.model import ResponseMapping
+from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.endpoint.refusal import RefusalRules, decide
 from ragjudge.endpoint.suggestion import ID_NAMES, looks_like_content_hash, suggest
 from ragjudge.endpoint.trace import Passage, ReadNotes, Trace

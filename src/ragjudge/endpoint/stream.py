@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ragjudge.config.model import ResponseMapping
+from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.endpoint.protocols import Protocol, Selector, generic, passage
 from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS, dig, is_missing, put
 from ragjudge.safetext import clean_data, clean_text

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from jinja2 import Environment, TemplateSyntaxError, meta
 
 from ragjudge.cases import Case
-from ragjudge.config.model import EndpointConfig
+from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint.trace import Trace
 
 HISTORY_VARIABLES = ("messages", "history", "ui_messages", "conversation_id")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.suite import RunUsage, with_run_usage

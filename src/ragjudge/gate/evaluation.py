@@ -12,7 +12,8 @@ from typing import Any
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases import Case, load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
-from ragjudge.config.model import Config, check_http_url, register_secrets
+from ragjudge.config.loader import register_secrets
+from ragjudge.config.model import Config
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.coverage import mapping_warnings, unknown_passages_warning
 from ragjudge.endpoint.result import EndpointResult
@@ -34,7 +35,7 @@ from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
 from ragjudge.report.model import Report, ShardBlock, mark_interrupted, redact
 from ragjudge.rules import Rule, criterion_of, parse_rules
-from ragjudge.transport import deadline
+from ragjudge.transport import deadline, urls
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def endpoint_url(config: Config, override: str | None) -> str:
     """--endpoint, else endpoint.url; an --endpoint that is not http(s) with a host is bad input."""
     if override:
         try:
-            return str(check_http_url(override))
+            return urls.check_http_url(override)
         except ValueError as exc:
             raise ConfigError(f"--endpoint: {exc}") from None
     if not config.endpoint.url:

@@ -17,7 +17,8 @@ from typing import Any
 
 from ragjudge import __version__
 from ragjudge.cases import Case
-from ragjudge.config.model import Config, JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
+from ragjudge.config.model import Config
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.prompting import prompt_sources
 from ragjudge.transport.urls import public_url

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.cases import Case, RawItem, read_items, to_case
-from ragjudge.config.model import EndpointConfig, ResponseMapping
+from ragjudge.config.endpoint_config import EndpointConfig, ResponseMapping
 from ragjudge.endpoint.decoding import non_finite
 from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, dig, parse_reply

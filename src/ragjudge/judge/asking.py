@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge import masking
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.cache import JudgeCache, cache_key
 from ragjudge.judge.chat import CallFailed, ChatCaller, Completion, Target
 from ragjudge.judge.interface import LogFn, host_of

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.limiter import AdaptiveLimit

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ragjudge.cases import Case, category_key
-from ragjudge.config.model import CriterionConfig
+from ragjudge.config.judge_config import CriterionConfig
 from ragjudge.errors import CaseFileError
 
 

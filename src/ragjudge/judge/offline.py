@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ragjudge.cases import Case
-from ragjudge.config.model import CriterionConfig
+from ragjudge.config.judge_config import CriterionConfig
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.criteria import criteria_for
 from ragjudge.judge.interface import (

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ragjudge.cases import Case
-from ragjudge.config.model import JudgeConfig
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache

@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ragjudge.canary.release import CanaryOutcome, CanaryRequest, run_canary
-from ragjudge.config.model import CanaryConfig, Config, FeedbackConfig
+from ragjudge.config.canary_config import CanaryConfig, FeedbackConfig
+from ragjudge.config.model import Config
 from ragjudge.errors import ConfigError, ExitCode, RagjudgeError
 from ragjudge.serve.origins import check_named_urls, endpoint_origins, fill, keeps_headers
 from ragjudge.serve.state import Analysis, AnalysisSpec

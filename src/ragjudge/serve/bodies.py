@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ragjudge.config.model import format_validation_error
+from ragjudge.config.loader import format_validation_error
 from ragjudge.serve.state import AnalysisSpec
+from ragjudge.transport import urls
 
 MAX_BODY_BYTES = 64 * 1024
 MAX_DEPTH = 32
@@ -35,10 +35,10 @@ class BadRequest(Exception):
 def _http_url(value: str | None, field: str) -> str | None:
     if value is None:
         return None
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"{field} must be an http:// or https:// URL")
-    return value
+    try:
+        return urls.check_http_url(value)
+    except ValueError as exc:
+        raise ValueError(f"{field} {exc}") from None
 
 
 class _Body(BaseModel):

@@ -20,7 +20,8 @@ and it is refused when it holds template syntax or anything HTTP clients read di
 
 from __future__ import annotations
 
-from ragjudge.config.model import CanaryConfig, Config
+from ragjudge.config.canary_config import CanaryConfig
+from ragjudge.config.model import Config
 from ragjudge.errors import ConfigError
 from ragjudge.serve.state import AnalysisSpec
 from ragjudge.transport import urls

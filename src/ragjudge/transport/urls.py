@@ -17,19 +17,23 @@ one parser (`_split`), so they agree on what is dropped and on how a host and po
 - `ambiguity`: what in a URL another client may read as another host or port (`user@`, a backslash, a
   port that is not a number, ...), for a URL from outside that decides which host is called.
 
+And one check for a URL that ragjudge will call: `check_http_url`, an http(s) URL with a host
+(`endpoint.url`, `--endpoint`, `judge.base_url`, `--judge-base-url`, the URLs a `serve` caller names).
+
 Written the same way everywhere: the host lower-case (as `urlsplit` reads it), an IPv6 address in
 brackets whenever a port may follow it (`host` alone leaves them off: no port follows, and a
 fingerprint keeps the bare address it always had), a port only when the URL states one (`:443`
 stays, none is added), and a port that is not a number dropped (in `http://key:sk-123/` the "port"
 is a secret whose `@host` was forgotten). A URL typed without a scheme (`localhost:8080/ask`,
 `user:pw@host/ask`) is read as a host and path, so its userinfo is still dropped. Nothing here
-raises: text that is not a URL shows as `UNPARSABLE` (and has no host).
+raises (but `check_http_url`): text that is not a URL shows as `UNPARSABLE` (and has no host).
 
 This lives in `transport`, beside the sessions and pools, rather than in `ragjudge.masking`: masking
 replaces registered secret values wherever they appear in any text, while these views take a
 URL's structure apart, and one of them (`same_origin`) decides where a request may go. `transport`
 is the floor every caller already stands on (endpoint, judge, canary, github, gate, commands),
-and this module needs only `urllib.parse`, so reading a report stays light.
+and this module needs only `urllib.parse`, so reading a report stays light. `check_http_url` is the one
+function here that raises: its ValueError is its answer, the way a pydantic validator refuses a value.
 """
 
 from __future__ import annotations
@@ -190,3 +194,26 @@ def ambiguity(url: str) -> str | None:
     except ValueError:
         return "a port that is not a number"
     return None
+
+
+def check_http_url(url: str) -> str:
+    """`url` unchanged when it is http(s) with a host, else a ValueError saying what is wrong.
+
+    The reason never holds the URL (it may hold a token). The scheme is read in any case (`HTTPS://` is
+    https), blanks around the URL are ignored, and userinfo, a port or a query are not judged here (a caller's
+    URL that may name two hosts is `ambiguity`'s to refuse).
+    """
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # an unclosed `[`, a netloc that changes under NFKC: urlsplit's message quotes the netloc
+        raise ValueError("must be an http:// or https:// URL with a host (found a host that cannot be read)") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        found = f"a {parts.scheme}:// URL" if parts.scheme and "://" in url else "no scheme"
+        raise ValueError(f"must be an http:// or https:// URL with a host (found {found})")
+    try:
+        host_name = parts.hostname
+    except ValueError:
+        host_name = None
+    if not host_name:
+        raise ValueError("must be an http:// or https:// URL with a host (found no host)")
+    return url
