@@ -264,7 +264,7 @@ _TEXT_NAMES = ("text", "content", "page_content", "excerpt", "chunk")
 
 
 def _hint(key: str, data: dict[str, Any], question: str) -> str | None:
-    from ragjudge.endpoint.reply import find_named
+    from ragjudge.endpoint.paths import find_named
     from ragjudge.endpoint.suggestion import suggest
 
     if key == "answer":
@@ -290,7 +290,8 @@ def _show_mapping(
     (None when it could not be)."""
     from ragjudge.endpoint.answer_check import describe_flag, did_you_mean, is_certain
     from ragjudge.endpoint.coverage import mapping_warnings
-    from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS, ReplyShapeError, is_missing, locate
+    from ragjudge.endpoint.paths import is_missing
+    from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS, ReplyShapeError, locate
 
     print("\nmapping (endpoint.response)", file=out)
     suggested: dict[str, str] = {}
@@ -353,7 +354,7 @@ def _show_mapping(
 
 
 def _describe_value(value: Any) -> str:
-    from ragjudge.endpoint.reply import describe
+    from ragjudge.endpoint.paths import describe
 
     if isinstance(value, str):
         return _excerpt(value)
@@ -388,7 +389,8 @@ def _show_trace(out: TextIO, trace: Trace) -> None:
 
 def _passage_hints(out: TextIO, data: dict[str, Any], mapping: ResponseMapping, suggested: dict[str, str]) -> None:
     """Per-passage paths are relative to one passage: suggest them from the first one."""
-    from ragjudge.endpoint.reply import DEFAULT_KEYS, dig, find_named, locate
+    from ragjudge.endpoint.paths import dig, find_named
+    from ragjudge.endpoint.reply import DEFAULT_KEYS, locate
     from ragjudge.endpoint.suggestion import ID_NAMES, looks_like_id
 
     retrieved, _ = locate(data, mapping, "retrieved")

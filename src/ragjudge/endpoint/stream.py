@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragjudge.config.model import ResponseMapping
+from ragjudge.endpoint.paths import dig, is_missing, put
 from ragjudge.endpoint.protocols import Protocol, Selector, generic, passage
-from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS, dig, is_missing, put
+from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS
 from ragjudge.safetext import clean_data, clean_text
 
 SSE_TYPES = ("text/event-stream",)
