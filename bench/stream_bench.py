@@ -136,16 +136,16 @@ def load_before() -> ModuleType:
 def readers(protocol: str, before: ModuleType | None) -> dict[str, Callable[[], tuple[Any, Any]]]:
     """Each reader's (parser, assembly) factory, by the name the table gives it."""
     from ragjudge.config.model import ResponseMapping
-    from ragjudge.endpoint import stream
+    from ragjudge.endpoint import events, stream
     from ragjudge.endpoint.protocols import BUILTIN
 
     delta = SHAPES[protocol][3]
     found: dict[str, Callable[[], tuple[Any, Any]]] = {
         f"after: {protocol}": lambda: (
-            stream.SseParser(),
+            events.SseParser(),
             stream.Assembly(ResponseMapping(), protocol=BUILTIN[protocol]),
         ),
-        "after: generic": lambda: (stream.SseParser(), stream.Assembly(ResponseMapping(answer_delta=delta))),
+        "after: generic": lambda: (events.SseParser(), stream.Assembly(ResponseMapping(answer_delta=delta))),
     }
     if before is not None:
         found["before"] = lambda: (before.SseParser(), before.Assembly(ResponseMapping(answer_delta=delta)))

@@ -27,7 +27,7 @@ from urllib3.exceptions import (
 from ragjudge import masking
 from ragjudge.cases import Case, template_variables
 from ragjudge.config.model import EndpointConfig
-from ragjudge.endpoint import protocols, stream
+from ragjudge.endpoint import events, protocols, stream
 from ragjudge.endpoint.answer_check import check_answer
 from ragjudge.endpoint.decoding import Decoded, decode, non_finite
 from ragjudge.endpoint.dialogue import TurnOutgrown, carries_replies
@@ -352,7 +352,7 @@ class EndpointClient:
                         body=error_body,
                     )
                 try:
-                    kind = stream.stream_kind(self.config.stream, response.headers.get("Content-Type"))
+                    kind = events.stream_kind(self.config.stream, response.headers.get("Content-Type"))
                     if kind is not None:
                         decoded, raw, streamed, done_at = self._read_stream(response, kind, limit, sent_at)
                         return response.status, decoded, raw, streamed, done_at
@@ -471,7 +471,7 @@ class EndpointClient:
         if response.status >= 400:
             return self._error_body(response, limit.expires), ()
         try:
-            if stream.stream_kind(self.config.stream, response.headers.get("Content-Type")) is not None:
+            if events.stream_kind(self.config.stream, response.headers.get("Content-Type")) is not None:
                 return self._read_stream_raw(response, limit, sent_at)
             raw = self._read_capped(response, limit.expires)
             if limit.fired is not None:
@@ -526,22 +526,22 @@ class EndpointClient:
 
     def streams(self, raw: RawReply) -> bool:
         """Whether `raw` is read as a stream (by `endpoint.stream` and its Content-Type)."""
-        return stream.stream_kind(self.config.stream, raw.content_type) is not None
+        return events.stream_kind(self.config.stream, raw.content_type) is not None
 
     def assemble(self, raw: RawReply) -> tuple[dict[str, Any], stream.Assembly, float | None]:
         """A streamed reply (`raw` is one) read as a run reads it: the reply object, the assembly (how it was read)
         and the TTFT, from when its chunks arrived. Raises ValueError for a stream that gives no reply."""
-        kind = stream.stream_kind(self.config.stream, raw.content_type) or "sse"
-        events = stream.parser(kind)
+        kind = events.stream_kind(self.config.stream, raw.content_type) or "sse"
+        parser = events.parser(kind)
         assembly = self.assembly(kind)
         start = 0
         try:
             for end, at_ms in raw.arrivals or ((len(raw.body), raw.elapsed_ms),):
-                if assembly.take(events.feed(raw.body[start:end]), at_ms):
+                if assembly.take(parser.feed(raw.body[start:end]), at_ms):
                     break
                 start = end
             else:
-                if not assembly.take(events.close(), raw.elapsed_ms):
+                if not assembly.take(parser.close(), raw.elapsed_ms):
                     assembly.check_end()
         except stream.StreamFault as fault:
             raise ValueError(str(fault)) from None
@@ -572,7 +572,7 @@ class EndpointClient:
         if self.streams(raw):
             streamed, assembly, ttft_ms = self.assemble(raw)
             trace = parse_reply(streamed, self.config.response, raw.elapsed_ms, self._refusal)
-            trace = dataclasses.replace(trace, ttft_ms=ttft_ms, stream=notes(assembly, raw.stream_header))
+            trace = dataclasses.replace(trace, ttft_ms=ttft_ms, stream=stream.notes(assembly, raw.stream_header))
             return self._checked(trace, streamed, question)
         try:
             decoded = decode(raw.body.decode("utf-8"))
@@ -611,7 +611,7 @@ class EndpointClient:
         No bytes for `idle_timeout_s` is an idle timeout; the attempt's deadline bounds the whole stream
         and `max_response_bytes` its size; an error event or a stream cut before its end is a case error."""
         _idle(response, min(self.config.idle_timeout_s, max(0.001, limit.remaining())))
-        events = stream.parser(kind)
+        parser = events.parser(kind)
         assembly = self.assembly(kind)
         chunks: list[bytes] = []
         ended = False
@@ -621,7 +621,7 @@ class EndpointClient:
                 arrived = time.monotonic()
                 chunks.append(chunk)
                 # Timed at the bytes that carried the first text: ragjudge's own parsing is not the service's time.
-                ended = assembly.take(events.feed(chunk), arrived)
+                ended = assembly.take(parser.feed(chunk), arrived)
                 if ended:
                     _drain(response, limit.expires)
                     break
@@ -629,7 +629,7 @@ class EndpointClient:
                     raise _Attempt("timeout", "timeout", retry=True)
             if limit.fired is not None:
                 raise _cut_off(limit)
-            if not ended and not assembly.take(events.close(), time.monotonic()):
+            if not ended and not assembly.take(parser.close(), time.monotonic()):
                 assembly.check_end()
         except stream.StreamFault as fault:
             raise _Attempt("stream", str(fault), retry=False, body=b"".join(chunks)) from None
@@ -645,7 +645,7 @@ class EndpointClient:
             raise _Attempt("json", f'reply field "{bad[0]}" is not a finite number ({_shown(bad[1])})', retry=False)
         ttft_ms = None if assembly.first_at is None else round((assembly.first_at - sent_at) * 1000, 1)
         header = response.headers.get(protocols.AI_SDK_HEADER)
-        return Decoded(reply, ()), b"".join(chunks), (ttft_ms, notes(assembly, header)), arrived
+        return Decoded(reply, ()), b"".join(chunks), (ttft_ms, stream.notes(assembly, header)), arrived
 
     def _read_capped(self, response: urllib3.BaseHTTPResponse, expires: float) -> bytes:
         cap = self.config.max_response_bytes
@@ -663,21 +663,6 @@ class EndpointClient:
                 raise _Attempt("timeout", "timeout", retry=True) from None
             raise _Attempt("connection", "connection dropped while reading the reply", retry=True) from None
         return b"".join(chunks)
-
-
-def notes(assembly: stream.Assembly, header: str | None = None) -> StreamNotes:
-    """How a stream was read, and, when no protocol was declared, what it looks like."""
-    looks = None
-    if assembly.protocol.generic:
-        looks = protocols.recognise(assembly.seen, header)
-    finish = assembly.finish_reason
-    return StreamNotes(
-        protocol=assembly.protocol.name,
-        looks_like=looks.label if looks else None,
-        suggestion=looks.name if looks and looks.name in protocols.BUILTIN else None,
-        finish_reason=clean_text(finish)[:100] if isinstance(finish, str) else None,
-        reasoning=clean_text("".join(assembly.reasoning)) or None,
-    )
 
 
 def _cut_off(limit: deadline.Deadline) -> _Attempt:
