@@ -553,8 +553,8 @@ def test_a_request_checked_ahead_is_not_rendered_again_for_its_call(serve, make_
     server = serve(lambda ex: ex.json(OK))
     client = make_client(server.url)
     rendered: list[str] = []
-    real = client._render
-    monkeypatch.setattr(client, "_render", lambda case: rendered.append(case.id) or real(case))
+    real = client._requests.render
+    monkeypatch.setattr(client._requests, "render", lambda case: rendered.append(case.id) or real(case))
     checked, unchecked, same_id = make_case("a"), make_case("b"), make_case("a", question="Another question?")
     assert client.render(checked) == (server.url, '{"question": "How do I get a refund?"}')
     assert client.call(checked).error is None

@@ -46,13 +46,14 @@ def add_parser(sub: Any) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from ragjudge.config.model import load_config
-    from ragjudge.endpoint.client import EndpointClient, header_secrets
+    from ragjudge.endpoint.excerpt import header_secrets
+    from ragjudge.endpoint.probing import ProbeClient
     from ragjudge.gate.evaluation import endpoint_url
 
     config = load_config(args.config)
     url = endpoint_url(config, args.endpoint)
     case = _pick_case(config, args.question, args.case)
-    client = EndpointClient(config.endpoint, url)
+    client = ProbeClient(config.endpoint, url)
     secrets = header_secrets(config.endpoint.headers)
     if config.judge.api_key is not None:
         secrets = (*secrets, config.judge.api_key.get_secret_value())
@@ -112,7 +113,7 @@ def _probe(out: TextIO, config: Config, client: Any, case: Case, secrets: tuple[
     unread: list[str] = []
     if client.streams(raw):
         from ragjudge.commands.probe_stream import show_stream
-        from ragjudge.endpoint.client import mask
+        from ragjudge.endpoint.excerpt import mask
 
         try:
             streamed, assembly, ttft_ms = client.assemble(raw)
@@ -140,7 +141,7 @@ def _show_http_error(
 ) -> int:
     from ragjudge.commands.probe_hints import body_hints, route_hints
     from ragjudge.commands.probe_stream import http_error_hints
-    from ragjudge.endpoint.client import error_excerpt, mask
+    from ragjudge.endpoint.excerpt import error_excerpt, mask
     from ragjudge.transport.urls import public_url
 
     said = mask(error_excerpt(raw.body), secrets)
@@ -186,7 +187,7 @@ def _pick_case(config: Config, question: str | None, case_id: str | None) -> Cas
 
 
 def _mask_header(name: str, value: str, secrets: tuple[str, ...]) -> str:
-    from ragjudge.endpoint.client import mask
+    from ragjudge.endpoint.excerpt import mask
 
     if any(w in name.lower() for w in _SECRET_HEADER_WORDS):
         scheme, _, rest = value.partition(" ")
@@ -197,7 +198,7 @@ def _mask_header(name: str, value: str, secrets: tuple[str, ...]) -> str:
 def _show_request(
     out: TextIO, config: Config, url: str, headers: dict[str, str], body: str | None, secrets: tuple[str, ...]
 ) -> None:
-    from ragjudge.endpoint.client import mask
+    from ragjudge.endpoint.excerpt import mask
     from ragjudge.transport.urls import with_masked_query
 
     print("request", file=out)
@@ -225,7 +226,7 @@ def _indent(text: str, pad: str = "    ") -> str:
 
 
 def _show_reply(out: TextIO, raw: RawReply, secrets: tuple[str, ...]) -> Any:
-    from ragjudge.endpoint.client import mask
+    from ragjudge.endpoint.excerpt import mask
 
     print("\nreply", file=out)
     print(f"  status: {raw.status} {raw.reason}".rstrip(), file=out)
