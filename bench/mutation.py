@@ -51,7 +51,7 @@ _STREAM = (
     "tests/endpoint/test_events.py",
     "tests/endpoint/test_stream.py",
     "tests/endpoint/test_protocols.py",
-    "tests/endpoint/test_client_stream.py",
+    "tests/endpoint/test_receiving.py",
 )
 TARGETS: dict[str, tuple[str, ...]] = {
     "compare/deltas.py": _COMPARE,
