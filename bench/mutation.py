@@ -47,12 +47,18 @@ _OFFLINE_REFERENCE = (
     "tests/judge/test_negation.py",
     "tests/judge/test_reference.py",
 )
-_STREAM = ("tests/endpoint/test_stream.py", "tests/endpoint/test_protocols.py", "tests/endpoint/test_client_stream.py")
+_STREAM = (
+    "tests/endpoint/test_events.py",
+    "tests/endpoint/test_stream.py",
+    "tests/endpoint/test_protocols.py",
+    "tests/endpoint/test_receiving.py",
+)
 TARGETS: dict[str, tuple[str, ...]] = {
     "compare/deltas.py": _COMPARE,
     "compare/regression.py": _COMPARE,
     "compare/comparison.py": _COMPARE,
     "endpoint/refusal.py": ("tests/endpoint/test_refusal.py",),
+    "endpoint/events.py": _STREAM,
     "endpoint/stream.py": _STREAM,
     "endpoint/protocols.py": _STREAM,
     "github/sticky.py": ("tests/github/test_sticky.py",),

@@ -135,17 +135,17 @@ def load_before() -> ModuleType:
 
 def readers(protocol: str, before: ModuleType | None) -> dict[str, Callable[[], tuple[Any, Any]]]:
     """Each reader's (parser, assembly) factory, by the name the table gives it."""
-    from ragjudge.config.model import ResponseMapping
-    from ragjudge.endpoint import stream
+    from ragjudge.config.endpoint_config import ResponseMapping
+    from ragjudge.endpoint import events, stream
     from ragjudge.endpoint.protocols import BUILTIN
 
     delta = SHAPES[protocol][3]
     found: dict[str, Callable[[], tuple[Any, Any]]] = {
         f"after: {protocol}": lambda: (
-            stream.SseParser(),
+            events.SseParser(),
             stream.Assembly(ResponseMapping(), protocol=BUILTIN[protocol]),
         ),
-        "after: generic": lambda: (stream.SseParser(), stream.Assembly(ResponseMapping(answer_delta=delta))),
+        "after: generic": lambda: (events.SseParser(), stream.Assembly(ResponseMapping(answer_delta=delta))),
     }
     if before is not None:
         found["before"] = lambda: (before.SseParser(), before.Assembly(ResponseMapping(answer_delta=delta)))
@@ -416,7 +416,7 @@ def stats(url: str, reset: bool = False) -> dict[str, Any]:
 def client_for(url: str, generic: bool) -> Any:
     """`EndpointClient` as a run builds it: the AI SDK protocol declared, or none (`answer_delta: delta`). None
     when the package measured (`--src`) knows no `endpoint.protocol`."""
-    from ragjudge.config.model import EndpointConfig
+    from ragjudge.config.endpoint_config import EndpointConfig
     from ragjudge.endpoint.client import EndpointClient
 
     config: dict[str, Any] = {"timeout_s": 300, "retries": 0, "max_response_bytes": 64_000_000}

@@ -17,7 +17,8 @@ from ragjudge.cases import Case, load_cases
 from ragjudge.config.endpoint_config import EndpointConfig, ResponseMapping
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.decoding import decode
-from ragjudge.endpoint.stream import Assembly, Event
+from ragjudge.endpoint.events import Event
+from ragjudge.endpoint.stream import Assembly
 from ragjudge.judge.interface import RUBRIC_DIMENSIONS
 from ragjudge.judge.replies import parse_rubric
 from ragjudge.report.model import write_report

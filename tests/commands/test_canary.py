@@ -14,7 +14,7 @@ import yaml
 
 from ragjudge.cli import main
 from tests.canary.files import read_report, write_config, write_feedback, write_sample
-from tests.endpoint.test_client_stream import sse
+from tests.endpoint.test_receiving import sse
 from tests.fakes.arms import ArmServer, example_service, faithful_reply, unfaithful_reply
 from tests.fakes.rag import closed_port_url
 from tests.fakes.responder_server import Exchange, ResponderServer

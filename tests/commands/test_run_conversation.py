@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.commands.test_run_end_to_end import by_id, load, run, write_config
-from tests.endpoint.test_client_stream import openai_chunk, sse
+from tests.endpoint.test_receiving import openai_chunk, sse
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.responder_server import Exchange, ResponderServer
 from tests.judge.openai_helpers import claims_json, merged, rubric_json, user_text

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.commands.test_run_end_to_end import by_id, load, run, write_config
-from tests.endpoint.test_client_stream import sse
+from tests.endpoint.test_receiving import sse
 from tests.fakes.responder_server import Exchange, ResponderServer
 
 Q1 = "How do I return my headphones?"

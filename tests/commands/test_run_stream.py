@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.commands.test_run_end_to_end import by_id, load, run, write_config
-from tests.endpoint.test_client_stream import langserve_stream, openai_chunk, sse
+from tests.endpoint.test_receiving import langserve_stream, openai_chunk, sse
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.responder_server import Exchange, ResponderServer
 

@@ -12,9 +12,10 @@ import pytest
 from ragjudge.cases import Case, Exchange
 from ragjudge.config.endpoint_config import EndpointConfig, ResponseMapping
 from ragjudge.config.loader import load_config
+from ragjudge.endpoint.events import Event, SseParser
 from ragjudge.endpoint.protocols import BUILTIN, declared, read_body, recognise
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
-from ragjudge.endpoint.stream import Assembly, Event, SseParser, StreamFault
+from ragjudge.endpoint.stream import Assembly, StreamFault
 from ragjudge.endpoint.wiring import carries_history, history_warning
 from ragjudge.errors import ConfigError
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ragjudge.config.endpoint_config import ResponseMapping
-from ragjudge.endpoint.reply import MAX_CONVERSATION_ID_CHARS, ReplyShapeError, dig, parse_reply
+from ragjudge.endpoint.paths import dig
+from ragjudge.endpoint.reply import MAX_CONVERSATION_ID_CHARS, ReplyShapeError, parse_reply
 from ragjudge.endpoint.trace import Passage
 
 NO_MAPPING = ResponseMapping()
@@ -283,20 +284,6 @@ def test_mapping_path_through_list_indexes():
     assert trace.answer == "from a list"
 
 
-@pytest.mark.parametrize(
-    ("path", "expected"),
-    [
-        ("a.b", 1),
-        ("items.0.text", "first"),
-        ("items.-1.text", "last"),
-        ("items.1", {"text": "last"}),
-    ],
-)
-def test_dig_follows_paths(path, expected):
-    data = {"a": {"b": 1}, "items": [{"text": "first"}, {"text": "last"}]}
-    assert dig(data, path) == expected
-
-
 @pytest.mark.parametrize("path", ["a.c", "items.2.text", "items.-3", "items.x", "a.b.c", "nope"])
 def test_dig_misses_are_missing_not_none(path):
     data = {"a": {"b": 1}, "items": [{"text": "first"}, {"text": "last"}]}
@@ -477,14 +464,6 @@ def test_a_mapped_number_must_be_a_number():
 def test_passages_are_unknown_only_when_nothing_maps_or_carries_them(data, mapping, unknown) -> None:
     trace = parse(data, mapping)
     assert (trace.passages, trace.passages_unknown) == ((), unknown)
-
-
-def test_an_object_of_exactly_twelve_keys_is_described_without_and_0_more() -> None:
-    from ragjudge.endpoint.reply import describe
-
-    twelve = {f"k{i}": i for i in range(12)}
-    assert describe(twelve) == "an object with keys " + ", ".join(f"k{i}" for i in range(12))
-    assert describe({**twelve, "k12": 12}).endswith("k11 and 1 more")
 
 
 def test_a_path_suggested_through_a_list_names_its_index() -> None:

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from ragjudge.endpoint.probing import ProbeClient
 
 # FastAPI on pydantic 2 says `missing` and `dict_type`; on pydantic 1 (FastAPI before 0.100, still common)
 # `value_error.missing` and `type_error.dict`.
@@ -79,7 +82,7 @@ def _last_segment(url: str) -> str:
     return urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _schema(client: Any, url: str, beside: str) -> tuple[dict[str, Any], str] | None:
+def _schema(client: ProbeClient, url: str, beside: str) -> tuple[dict[str, Any], str] | None:
     """The JSON schema a GET of `url` answers with, and its text as quoted; None when there is none."""
     reply = client.fetch_get(url, beside)
     if reply is None or reply.status != 200:
@@ -110,7 +113,7 @@ def _input_example(schema: dict[str, Any]) -> str | None:
     return body_example(["input", field])
 
 
-def body_hints(data: Any, url: str, client: Any) -> list[str]:
+def body_hints(data: Any, url: str, client: ProbeClient) -> list[str]:
     """What a 422 says the body lacks, as hints; on a LangServe route, the body its input schema asks for."""
     detail = data.get("detail") if isinstance(data, dict) else None
     if not isinstance(detail, list):
@@ -129,7 +132,7 @@ def body_hints(data: Any, url: str, client: Any) -> list[str]:
     return hints
 
 
-def route_hints(url: str, client: Any) -> list[str]:
+def route_hints(url: str, client: ProbeClient) -> list[str]:
     """What a 404 could have meant: a LangServe chain's bare path (`/rag`, whose `/rag/input_schema` answers) is
     `/rag/invoke`; otherwise the POST routes under the path that the service's OpenAPI document lists (FastAPI
     serves it at `/openapi.json`: hayhooks' `/support_rag` is `/support_rag/run`)."""

@@ -89,6 +89,21 @@ def non_finite(node: Any) -> tuple[str, float] | None:
     return None
 
 
+def non_finite_reason(node: Any) -> str | None:
+    """Why a reply holding a NaN or an infinite number is not read, naming its field; None when it holds none."""
+    bad = non_finite(node)
+    if bad is None:
+        return None
+    path, value = bad
+    shown = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    return f'reply field "{path}" is not a finite number ({shown})'
+
+
+def duplicate_warnings(decoded: Decoded) -> tuple[str, ...]:
+    """The case's warning for each key a reply repeated."""
+    return tuple(f'reply has duplicate key "{key}"; the last value was used' for key in decoded.duplicate_keys)
+
+
 def loads_bounded(text: str, max_depth: int = MAX_DEPTH) -> Any:
     """`text` as JSON, nested at most `max_depth` deep; raises `json.JSONDecodeError` or `TooDeep`."""
     try:

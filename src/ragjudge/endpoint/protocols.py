@@ -16,7 +16,8 @@ from typing import Any
 
 from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.config.protocol import BUILTIN_PROTOCOLS, Marker, ProtocolConfig, Scalar
-from ragjudge.endpoint.reply import ReplyShapeError, dig, is_missing, put
+from ragjudge.endpoint.paths import dig, is_missing, put
+from ragjudge.endpoint.reply import ReplyShapeError
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragjudge.config.endpoint_config import ResponseMapping
+from ragjudge.endpoint.paths import MISSING, deepest, describe, dig, find_named, scalar_text
 from ragjudge.endpoint.refusal import RefusalRules, decide
 from ragjudge.endpoint.suggestion import ID_NAMES, looks_like_content_hash, suggest
 from ragjudge.endpoint.trace import Passage, ReadNotes, Trace
@@ -23,8 +24,6 @@ from ragjudge.endpoint.trace import Passage, ReadNotes, Trace
 class ReplyShapeError(Exception):
     """The reply decoded but does not carry what ragjudge needs."""
 
-
-_MISSING: Any = object()
 
 DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "answer": ("answer",),
@@ -57,113 +56,7 @@ REPLY_LEVEL_KEYS = (
 inside each passage)."""
 
 
-def _step(node: Any, part: str) -> Any:
-    if isinstance(node, dict) and part in node:
-        return node[part]
-    if isinstance(node, list) and part.lstrip("-").isdigit() and -len(node) <= int(part) < len(node):
-        return node[int(part)]
-    return _MISSING
-
-
-def dig(data: Any, path: str) -> Any:
-    """Follow a dotted path (`data.items.0.text`); `_MISSING` when it leads nowhere."""
-    node = data
-    for part in path.split("."):
-        node = _step(node, part)
-        if node is _MISSING:
-            return _MISSING
-    return node
-
-
-def put(target: dict[str, Any], path: str, value: Any) -> None:
-    """Set `value` at a dotted path, making what is on the way in the reply's own shapes: a number steps into a
-    list (`choices.0.message.content` builds `{"choices": [{"message": ...}]}`), any other part into an object."""
-    parts = path.split(".")
-    node: Any = target
-    for part, following in zip(parts, [*parts[1:], None], strict=True):
-        index = int(part) if part.isdigit() and isinstance(node, list) else None
-        if index is None and isinstance(node, list):
-            return  # a name inside a list another path made: nothing the reader could find there
-        if following is None:
-            if index is not None:
-                node.extend([None] * (index + 1 - len(node)))
-                node[index] = value
-            else:
-                node[part] = value
-            return
-        fresh: Any = [] if following.isdigit() else {}
-        if index is not None:
-            node.extend([None] * (index + 1 - len(node)))
-            if not isinstance(node[index], dict | list):
-                node[index] = fresh
-            node = node[index]
-        else:
-            if not isinstance(node.get(part), dict | list):
-                node[part] = fresh
-            node = node[part]
-
-
-def _deepest(data: Any, path: str) -> tuple[str, Any]:
-    """The longest prefix of `path` that resolves, and what is there ("" is the reply itself)."""
-    node, reached = data, ""
-    for part in path.split("."):
-        nxt = _step(node, part)
-        if nxt is _MISSING:
-            break
-        node, reached = nxt, f"{reached}.{part}" if reached else part
-    return reached, node
-
-
-def describe(node: Any) -> str:
-    """What a JSON value is, in words, with the keys of an object: never its Python repr."""
-    if isinstance(node, dict):
-        keys = [str(k) for k in node]
-        shown = ", ".join(keys[:12]) + (f" and {len(keys) - 12} more" if len(keys) > 12 else "")
-        return f"an object with keys {shown}" if keys else "an empty object"
-    if isinstance(node, list):
-        kinds = sorted({_kind(item) for item in node})
-        of = f" of {kinds[0]}s" if len(kinds) == 1 else ""
-        return f"a list of {len(node)} item{'s' if len(node) != 1 else ''}{of}" if node else "an empty list"
-    if node is None:
-        return "null"
-    if isinstance(node, bool):
-        return f"the boolean {'true' if node else 'false'}"
-    if isinstance(node, int | float):
-        return f"the number {node:g}"
-    return "a string"
-
-
-def _kind(node: Any) -> str:
-    if isinstance(node, dict):
-        return "object"
-    if isinstance(node, list):
-        return "list"
-    if isinstance(node, bool):
-        return "boolean"
-    if isinstance(node, int | float):
-        return "number"
-    return "null" if node is None else "string"
-
-
 _WANT_WORDS = {"text": "text", "list": "a list", "passages": "a list of passages", "number": "a number"}
-
-
-def find_named(node: Any, names: Sequence[str], path: str = "", depth: int = 4) -> str | None:
-    """The path to the first key called one of `names` holding a string or number (breadth first)."""
-    level: list[tuple[str, Any]] = [(path, node)]
-    for _ in range(depth):
-        nxt: list[tuple[str, Any]] = []
-        for where, item in level:
-            if isinstance(item, list) and item:
-                nxt.append((f"{where}.0" if where else "0", item[0]))
-            if not isinstance(item, dict):
-                continue
-            for name in names:
-                if name in item and _scalar_text(item[name]) is not None:
-                    return f"{where}.{name}" if where else name
-            nxt.extend((f"{where}.{k}" if where else str(k), v) for k, v in item.items())
-        level = nxt
-    return None
 
 
 def _where(path: str) -> str:
@@ -178,7 +71,7 @@ def wrong_type(key: str, path: str, node: Any, want: str) -> ReplyShapeError:
 
 
 def unresolved(key: str, data: Any, path: str, want: str) -> ReplyShapeError:
-    reached, node = _deepest(data, path)
+    reached, node = deepest(data, path)
     text = f"endpoint.response.{key}: {path} resolves to nothing: {_where(reached)} is {describe(node)}"
     hint = suggest(node, reached, "answer" if key == "answer" else want)
     if hint:
@@ -190,15 +83,6 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
-
-
-def _scalar_text(value: Any) -> str | None:
-    """Text from a string or a number; None for anything else."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return f"{value:g}" if isinstance(value, float) else str(value)
-    return None
 
 
 _TRUE_WORDS = {"true": True, "yes": True, "false": False, "no": False}
@@ -234,28 +118,24 @@ class _Reader:
     def required(self, key: str, want: str, excused: bool) -> tuple[Any, str]:
         """A mapped path must resolve on every reply (unless the reply declined and `excused`)."""
         value, path = self.get(key)
-        if value is _MISSING and self.path(key) and not excused:
+        if value is MISSING and self.path(key) and not excused:
             raise unresolved(key, self.data, path, want)
         return value, path
 
 
 def locate(data: dict[str, Any], mapping: ResponseMapping, key: str) -> tuple[Any, str]:
-    """A reply-level key's value and the path it came from; `_MISSING` (and the mapped path, or "") when absent."""
+    """A reply-level key's value and the path it came from; `MISSING` (and the mapped path, or "") when absent."""
     path: str | None = getattr(mapping, key)
     if path:
         return dig(data, path), path
     for name in DEFAULT_KEYS[key]:
         if name in data and data[name] is not None:
             return data[name], name
-    return _MISSING, ""
-
-
-def is_missing(value: Any) -> bool:
-    return value is _MISSING
+    return MISSING, ""
 
 
 def _answer_text(value: Any, path: str) -> str:
-    text = _scalar_text(value)
+    text = scalar_text(value)
     if text is None:
         raise wrong_type("answer", path, value, "text")
     return text
@@ -264,7 +144,7 @@ def _answer_text(value: Any, path: str) -> str:
 def _list(reader: _Reader, key: str, excused: bool) -> tuple[list[Any], str]:
     want = "passages" if key == "retrieved" else "list"
     value, path = reader.required(key, want, excused)
-    if value is _MISSING or value is None:
+    if value is MISSING or value is None:
         return [], path
     if not isinstance(value, list):
         raise wrong_type(key, path, value, want)
@@ -287,7 +167,7 @@ class _Passages:
         path: str | None = getattr(self.mapping, key)
         if path:
             value = dig(item, path)
-            if value is _MISSING:
+            if value is MISSING:
                 self.missed[key] = self.missed.get(key, 0) + 1
                 return None
         else:
@@ -298,13 +178,13 @@ class _Passages:
         self.resolved.add(key)
         if value is None:
             return ""
-        text = _scalar_text(value)
+        text = scalar_text(value)
         if text is None:
             raise wrong_type(key, f"{where}.{path}", value, "text")
         return text
 
     def read(self, item: Any, where: str, index: int, parallel_ids: Sequence[Any]) -> Passage:
-        parallel = _scalar_text(parallel_ids[index]) if index < len(parallel_ids) else None
+        parallel = scalar_text(parallel_ids[index]) if index < len(parallel_ids) else None
         per_passage = self.mapping.retrieved_id or self.mapping.retrieved_text or self.mapping.retrieved_title
         if isinstance(item, str) and not per_passage:
             return Passage(self._fallback_id(parallel, index), "(untitled)", item.strip())
@@ -350,12 +230,12 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
     resolved: set[str] = set()
 
     refused_raw, refused_path = reader.get("refused")
-    field = None if refused_raw is _MISSING else parse_refused(refused_raw, refused_path)
-    if refused_raw is not _MISSING:
+    field = None if refused_raw is MISSING else parse_refused(refused_raw, refused_path)
+    if refused_raw is not MISSING:
         resolved.add("refused")
     answer, answer_path = reader.get("answer")
     # A reply may leave the answer out only when it says it declined.
-    if answer is _MISSING or answer is None:
+    if answer is MISSING or answer is None:
         if field is not True:
             if mapping.answer:
                 if answer is None:
@@ -375,8 +255,8 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
 
     confidence_raw, confidence_path = reader.required("confidence", "text", declined)
     confidence = None
-    if confidence_raw is not _MISSING and confidence_raw is not None:
-        text = _scalar_text(confidence_raw)
+    if confidence_raw is not MISSING and confidence_raw is not None:
+        text = scalar_text(confidence_raw)
         if text is None:
             raise wrong_type("confidence", confidence_path, confidence_raw, "text")
         confidence = text.strip().lower() or None
@@ -384,21 +264,21 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
     items, items_path = _list(reader, "retrieved", declined)
     parallel_ids, ids_path = _list(reader, "retrieved_ids", declined)
     for i, pid in enumerate(parallel_ids):
-        if _scalar_text(pid) is None:
+        if scalar_text(pid) is None:
             raise wrong_type("retrieved_ids", f"{ids_path}.{i}", pid, "text")
     reading = _Passages(mapping)
     passages = [reading.read(item, f"{items_path}.{i}", i, parallel_ids) for i, item in enumerate(items)]
     # Ids reported without passages still count for recall and precision.
-    passages += [Passage(str(_scalar_text(pid)), "(untitled)", "") for pid in parallel_ids[len(items) :]]
+    passages += [Passage(str(scalar_text(pid)), "(untitled)", "") for pid in parallel_ids[len(items) :]]
 
     citations_raw, citations_path = _list(reader, "citations", declined)
     citations: list[str] = []
     for i, c in enumerate(citations_raw):
         if isinstance(c, dict):
             value = next((c[k] for k in ("source", "id", "title") if c.get(k) is not None), None)
-            text = _scalar_text(value)
+            text = scalar_text(value)
         else:
-            text = _scalar_text(c)
+            text = scalar_text(c)
         if text is None:
             raise wrong_type("citations", f"{citations_path}.{i}", c, "text")
         citations.append(text)
@@ -439,9 +319,9 @@ def _conversation_id(reader: _Reader) -> str | None:
     service often names the conversation in its first reply only). Over `MAX_CONVERSATION_ID_CHARS` it is an
     error naming the bound."""
     value, path = reader.get("conversation_id")
-    if value is _MISSING or value is None:
+    if value is MISSING or value is None:
         return None
-    text = _scalar_text(value)
+    text = scalar_text(value)
     if text is None:
         if reader.path("conversation_id"):
             raise wrong_type("conversation_id", path, value, "text")
@@ -458,7 +338,7 @@ def _conversation_id(reader: _Reader) -> str | None:
 def _numeric(reader: _Reader, key: str) -> float | None:
     """A mapped number must be there and be a number; the default keys are read when they are numbers."""
     value, path = reader.required(key, "number", False)
-    if value is _MISSING or value is None:
+    if value is MISSING or value is None:
         return None
     number = _number(value)
     if number is None and reader.path(key):

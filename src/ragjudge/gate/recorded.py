@@ -19,8 +19,9 @@ from typing import Any
 from ragjudge.cases import Case, RawItem, read_items, to_case
 from ragjudge.config.endpoint_config import EndpointConfig, ResponseMapping
 from ragjudge.endpoint.decoding import non_finite
+from ragjudge.endpoint.paths import dig
 from ragjudge.endpoint.refusal import RefusalRules
-from ragjudge.endpoint.reply import ReplyShapeError, dig, parse_reply
+from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.errors import CaseFileError
 

@@ -1,4 +1,5 @@
-"""The endpoint client's connections: kept alive and reused across calls, compressed replies read decoded."""
+"""Sending: connections kept alive and reused across calls, compressed replies read decoded, and a connection
+that fails named (never with the URL's credentials)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,42 @@ def test_the_teams_accept_encoding_is_sent_instead(
     result = client.call(make_case())
     assert (result.error, result.trace and result.trace.answer) == (None, "Refunds take five days.")
     assert keep_alive.encodings == ["identity"]
+
+
+# --- connections ---------------------------------------------------------------------------------
+
+
+def test_connection_refused_is_retried_and_named(closed_port, make_client, make_case, sleeps):
+    result = make_client(f"http://127.0.0.1:{closed_port}/ask", retries=2).call(make_case())
+
+    assert result.error == f"endpoint error: connection refused by 127.0.0.1:{closed_port} after 3 attempts"
+    assert "connection refused" in result.error
+    assert result.attempts == 3
+    assert sleeps.delays == [0.5, 1.0]
+    assert result.status is None
+    assert result.trace is None
+
+
+def test_connection_error_never_shows_credentials_in_the_url(closed_port, make_client, make_case):
+    url = f"http://ci-bot:s3cret-pass@127.0.0.1:{closed_port}/ask?token=tok-abcdef"
+    result = make_client(url, retries=0).call(make_case())
+
+    assert result.error == f"endpoint error: connection refused by 127.0.0.1:{closed_port} after 1 attempt"
+    assert "s3cret" not in result.error
+    assert "tok-abcdef" not in result.error
+
+
+def test_server_closing_without_a_reply(serve, make_client, make_case):
+    server = serve(lambda ex: ex.drop())
+    result = make_client(server.url, retries=1).call(make_case())
+    assert (
+        result.error == f"endpoint error: connection to 127.0.0.1:{server.port} closed without a reply after 2 attempts"
+    )
+    assert len(server.requests) == 2
+
+
+def test_connection_dropped_while_reading_the_reply(serve, make_client, make_case):
+    server = serve(lambda ex: ex.truncate(500, b'{"answer": "cut'))
+    result = make_client(server.url, retries=1).call(make_case())
+    assert result.error == "endpoint error: connection dropped while reading the reply after 2 attempts"
+    assert len(server.requests) == 2

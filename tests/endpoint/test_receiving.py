@@ -1,5 +1,5 @@
-"""Streamed replies through the client, against loopback servers that stream: OpenAI chunks, LangServe's
-named events, their faults, the idle timeout and the time to the first token."""
+"""Replies read within their bounds, against loopback servers: a body's size cap, and streams (OpenAI chunks,
+LangServe's named events, their faults, the idle timeout and the time to the first token)."""
 
 from __future__ import annotations
 
@@ -200,3 +200,43 @@ def test_ttft_is_the_wait_for_the_first_token(serve, make_client, make_case) -> 
     assert result.trace.ttft_ms is not None
     assert 200 <= result.trace.ttft_ms <= 250
     assert result.trace.latency_ms >= 400
+
+
+# --- size cap ------------------------------------------------------------------------------------
+
+
+def test_oversized_body_with_content_length(serve, make_client, make_case):
+    body = json.dumps({"answer": "x" * 200})
+    server = serve(lambda ex: ex.send(200, body))
+    result = make_client(server.url, max_response_bytes=100, retries=2).call(make_case())
+
+    assert result.error == "endpoint error: reply over 100 bytes"
+    assert result.attempts == 1
+    assert len(server.requests) == 1
+
+
+def test_body_of_exactly_the_cap_is_accepted(serve, make_client, make_case):
+    body = json.dumps({"answer": "y" * 20}).encode()
+    server = serve(lambda ex: ex.send(200, body))
+    result = make_client(server.url, max_response_bytes=len(body)).call(make_case())
+    assert result.error is None
+    assert result.trace is not None
+    assert result.trace.answer == "y" * 20
+    over = make_client(server.url, max_response_bytes=len(body) - 1).call(make_case())
+    assert over.error == f"endpoint error: reply over {len(body) - 1} bytes"
+
+
+def test_oversized_chunked_body_without_content_length(serve, make_client, make_case):
+    server = serve(lambda ex: ex.chunked([b'{"answer": "', b"z" * 80, b"z" * 80, b'"}']))
+    result = make_client(server.url, max_response_bytes=100).call(make_case())
+
+    assert result.error == "endpoint error: reply over 100 bytes"
+    assert result.attempts == 1
+
+
+def test_chunked_body_under_the_cap_is_read_whole(serve, make_client, make_case):
+    server = serve(lambda ex: ex.chunked([b'{"answer": ', b'"chunked ', b'reply"}']))
+    result = make_client(server.url, max_response_bytes=100).call(make_case())
+    assert result.error is None
+    assert result.trace is not None
+    assert result.trace.answer == "chunked reply"
