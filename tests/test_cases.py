@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.cases import Case, load_cases, normalize_question
+from ragjudge.cases.case import Case
+from ragjudge.cases.caseset import load_cases
+from ragjudge.cases.duplicates import normalize_question
 from ragjudge.cli import main
 from ragjudge.errors import CaseFileError, ExitCode
 

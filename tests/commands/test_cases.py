@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ragjudge.cases import load_cases
+from ragjudge.cases.caseset import load_cases
 from ragjudge.cli import main
 from ragjudge.commands.case_tools import stats
 

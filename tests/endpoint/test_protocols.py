@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ragjudge.cases import Case, Exchange
+from ragjudge.cases.case import Case, Exchange
 from ragjudge.config.model import EndpointConfig, ResponseMapping, load_config
 from ragjudge.endpoint.protocols import BUILTIN, declared, read_body, recognise
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply

@@ -34,7 +34,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from ragjudge.cases import Case, check_expected, read_items
+from ragjudge.cases.case import Case
+from ragjudge.cases.files import read_items
+from ragjudge.cases.schema import check_expected
 from ragjudge.config.model import Config, CriterionConfig, check_criterion_name
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.errors import CaseFileError, ConfigError

@@ -25,7 +25,8 @@ from urllib3.exceptions import (
 )
 
 from ragjudge import masking
-from ragjudge.cases import Case, template_variables
+from ragjudge.cases.case import Case
+from ragjudge.cases.conversations import template_variables
 from ragjudge.config.model import EndpointConfig
 from ragjudge.endpoint import protocols, stream
 from ragjudge.endpoint.answer_check import check_answer
