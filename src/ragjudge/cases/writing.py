@@ -115,10 +115,12 @@ def _candidates(target: Target, additions: Sequence[Addition]) -> Iterator[str]:
             yield _into_flow(text, node, additions, newline, ascii_only)
         return
     if isinstance(node, yaml.SequenceNode):
-        # Where the list ends (before a `...` that closes the document), at the column its items start at.
+        # Where the list ends (before a `...` that closes the document), at the column its items start at; without
+        # the blank line first when that line would join the last case's text (a block scalar kept with `|+`).
         at = node.end_mark.index
         for indent in dict.fromkeys((_dash_column(text, node), node.start_mark.column, 0)):
             yield _into_block(text, at, additions, newline, indent)
+            yield _into_block(text, at, additions, newline, indent, gap=False)
         return
     yield _into_block(text, len(text), additions, newline, 0)
 
@@ -127,7 +129,9 @@ def _ended(text: str, newline: str) -> str:
     return text if not text or text.endswith("\n") else text + newline
 
 
-def _into_block(text: str, at: int, additions: Sequence[Addition], newline: str, indent: int) -> str:
+def _into_block(
+    text: str, at: int, additions: Sequence[Addition], newline: str, indent: int, *, gap: bool = True
+) -> str:
     head, tail = _ended(text[:at], newline), text[at:]
     lines: list[str] = []
     for addition in additions:
@@ -135,7 +139,7 @@ def _into_block(text: str, at: int, additions: Sequence[Addition], newline: str,
         dumped = yaml.safe_dump([addition.data], allow_unicode=True, sort_keys=False, width=1000)
         lines.extend(dumped.removesuffix("\n").split("\n"))
     block = "".join((" " * indent + line if line else line) + newline for line in lines)
-    return head + (newline if head.strip() else "") + block + tail
+    return head + (newline if gap and head.strip() else "") + block + tail
 
 
 def _into_flow(
