@@ -428,7 +428,7 @@ def client_for(url: str, generic: bool) -> Any:
 
 
 def case() -> Any:
-    from ragjudge.cases import Case
+    from ragjudge.cases.case import Case
 
     return Case(
         id="c-1",

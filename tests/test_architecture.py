@@ -132,7 +132,7 @@ def test_no_two_modules_share_a_name_unless_parallel() -> None:
 
 def test_the_root_holds_only_cross_cutting_modules() -> None:
     root = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
-    assert root == ["cases", "cli", "errors", "interrupt", "masking", "outpaths", "rules", "safetext"]
+    assert root == ["cli", "errors", "interrupt", "masking", "outpaths", "rules", "safetext"]
 
 
 def test_the_judge_never_imports_the_endpoint_client() -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.cases import Case, load_cases
+from ragjudge.cases.case import Case
+from ragjudge.cases.caseset import load_cases
 from ragjudge.config.endpoint_config import EndpointConfig, ResponseMapping
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.decoding import decode

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ragjudge.canary.sample import run_sample
-from ragjudge.cases import load_cases
+from ragjudge.cases.caseset import load_cases
 from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint.client import EndpointClient
 from tests.fakes.responder_server import Exchange, ResponderServer

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ragjudge.cases.caseset import load_cases
 from ragjudge.cli import main
 
 
@@ -159,3 +160,14 @@ def test_conversations_are_duplicates_only_when_every_turn_is(
     assert capsys.readouterr().out == "kept=2 dropped=1\n"
     kept = yaml.safe_load((tmp_path / "c.deduped.yaml").read_text(encoding="utf-8"))
     assert [c["id"] for c in kept] == ["a", "c"]
+
+
+def test_yaml_1_2_texts_stay_texts_in_the_kept_cases(tmp_path, capsys):
+    path = write(
+        tmp_path / "c.yaml",
+        "- id: a\n  question: Is it free?\n  expected: yes\n  category: on\n- id: b\n  question: is it free\n",
+    )
+    assert dedupe(capsys, str(path))[:2] == (0, "kept=1 dropped=1\n")
+    (case,) = load_cases([tmp_path / "c.deduped.yaml"]).cases
+    assert (case.expected, case.category) == ("yes", "on")
+    assert yaml.safe_load((tmp_path / "c.deduped.yaml").read_text(encoding="utf-8"))[0]["expected"] == "yes"

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ragjudge.cases.files import read_items
 from ragjudge.cli import main
 from ragjudge.gate.shard import shard_of
 from ragjudge.stats.percentile import percentile_or_none as percentile
@@ -153,7 +154,7 @@ def test_not_a_report_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 def _traces_from(report: dict[str, Any], cases_file: Path, out: Path) -> None:
     """Recorded traces of the example service: fixed latencies, so two runs over them agree to the digit."""
-    cases = {c["id"]: c for c in yaml.safe_load(cases_file.read_text(encoding="utf-8"))}
+    cases = {item.data["id"]: item.data for item in read_items(cases_file)}
     # The passages' full text from the example corpus (the report keeps them trimmed), as the service sent them.
     corpus = {d["id"]: d for d in json.loads((ROOT / "examples" / "corpus" / "docs.json").read_text(encoding="utf-8"))}
     lines = []

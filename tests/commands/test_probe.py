@@ -3,53 +3,24 @@
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from ragjudge.cli import main
-from tests.fakes.framework_servers import FrameworkServer, doc_hash
+from tests.commands.probing import HAYHOOKS_RESPONSE, REFUND_CASE, configure, configure_case, probe, section
+from tests.fakes.framework_servers import FrameworkServer
 from tests.fakes.rag import closed_port_url
 from tests.fakes.raw_server import RawServer, http_reply
 
 TOKEN = "tok-probe-s3cr3t-77"
-HAYHOOKS_RESPONSE = {
-    "answer": "result.answer_builder.answers.0.data",
-    "retrieved": "result.answer_builder.answers.0.documents",
-    "retrieved_id": "meta.doc_id",
-}
 
 
 @pytest.fixture
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     return tmp_path
-
-
-def configure(folder: Path, url: str, **endpoint: Any) -> None:
-    config: dict[str, Any] = {"endpoint": {"url": url, **endpoint}}
-    cases = [
-        {"id": "refund", "question": "How long do refunds take?"},
-        {"id": "stocks", "question": "明天股市会涨吗？", "category": "超纲"},
-    ]
-    (folder / "cases.yaml").write_text(yaml.safe_dump(cases, allow_unicode=True), encoding="utf-8")
-    config["cases"] = ["cases.yaml"]
-    (folder / "ragjudge.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-
-
-def probe(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["probe", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def section(out: str, title: str) -> list[str]:
-    lines = out.split("\n\n")
-    block = next(b for b in lines if b.startswith(title))
-    return block.splitlines()
 
 
 def test_an_unmapped_hayhooks_reply_gets_a_suggested_mapping(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -134,53 +105,6 @@ def test_a_refusal_in_chinese_shows_how_it_was_decided(ws: Path, capsys: pytest.
     assert "  declined: yes (by builtin); confidence: (none)" in out.splitlines()
 
 
-def test_a_422_names_the_field_the_server_wanted(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with FrameworkServer("hayhooks") as server:
-        configure(ws, server.url)
-        code, out, _ = probe(capsys)  # the first case of `cases:`
-    assert code == 1
-    assert out.splitlines()[-4:] == [
-        f"result: HTTP 422 from POST {server.url}",
-        '  the server said: {"detail":[{"type":"missing","loc":["body","query"],"msg":"Field required",'
-        '"input":{"question":"How long do refunds take?"}}]}',
-        "  hint: the server wants a body field 'query': set endpoint.body to something like "
-        "'{\"query\": {{ question | tojson }}}'",
-        "  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx",
-    ]
-
-
-@pytest.mark.parametrize(
-    ("detail", "hint"),
-    [
-        (
-            {"loc": ["body", "query"], "msg": "field required", "type": "value_error.missing"},
-            "the server wants a body field 'query': set endpoint.body to something like "
-            "'{\"query\": {{ question | tojson }}}'",
-        ),
-        (
-            {"loc": ["body", "input"], "msg": "value is not a valid dict", "type": "type_error.dict"},
-            "the server wants body field 'input' to be an object of the fields it takes (a LangServe route lists "
-            'them at .../input_schema): e.g. \'{"input": {"question": {{ question | tojson }}}}\'',
-        ),
-    ],
-    ids=["missing", "not-an-object"],
-)
-def test_a_422_from_fastapi_on_pydantic_1_gets_the_same_hint(
-    ws: Path, capsys: pytest.CaptureFixture[str], detail: dict[str, Any], hint: str
-) -> None:
-    # FastAPI before 0.100 (pydantic 1) spells the error types `value_error.missing` and `type_error.dict`.
-    body = json.dumps({"detail": [detail]}).encode("utf-8")
-    head = b"HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-    with RawServer(lambda request: head % len(body) + body) as server:
-        configure(ws, server.url + "/rag/run")
-        code, out, _ = probe(capsys)
-    assert code == 1
-    assert out.splitlines()[-2:] == [
-        f"  hint: {hint}",
-        "  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx",
-    ]
-
-
 def test_credentials_are_removed_and_secrets_masked(
     ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -224,93 +148,6 @@ def test_an_endpoint_that_is_not_http_is_exit_2(ws: Path, capsys: pytest.Capture
     code, _, err = probe(capsys, "--endpoint", "ftp://example.org/ask", "--question", "q")
     assert code == 2
     assert err == ("ragjudge: error: --endpoint: must be an http:// or https:// URL with a host (found a ftp:// URL)\n")
-
-
-def hints(out: str) -> list[str]:
-    return [line for line in out.splitlines() if line.startswith("  hint: ")]
-
-
-LANGSERVE_SCHEMA_HINT = (
-    '  hint: the chain\'s input schema (GET /rag/input_schema) is {"properties":{"question":{"title":"Question",'
-    '"type":"string"}},"required":["question"],"title":"Question","type":"object"}: set endpoint.body to something '
-    'like \'{"input": {"question": {{ question | tojson }}}}\''
-)
-
-
-@pytest.mark.parametrize(
-    "body",
-    [None, '{"input": {{ question | tojson }}}', '{"input": {"query": {{ question | tojson }}}}'],
-    ids=["no-body", "input-a-string", "input-without-question"],
-)
-def test_a_langserve_422_quotes_the_chains_input_schema(ws: Path, capsys: pytest.CaptureFixture[str], body) -> None:
-    # LangServe's own 422s (loc ["input"], [] and ["question"], as langserve 0.3.3 sends them) all lead to the
-    # body its input_schema route asks for, in one step.
-    with FrameworkServer("langserve") as server:
-        configure(ws, server.url, **({"body": body} if body else {}))
-        code, out, _ = probe(capsys, "--case", "refund")
-        assert code == 1
-        assert hints(out) == [LANGSERVE_SCHEMA_HINT]
-        configure(ws, server.url, body='{"input": {"question": {{ question | tojson }}}}')
-        code, out, _ = probe(capsys, "--case", "refund")
-    assert "  status: 200 OK" in out.splitlines()
-    assert [h for h in hints(out) if "body" in h] == []
-
-
-@pytest.mark.parametrize(
-    ("detail", "hint"),
-    [
-        (
-            {"type": "missing", "loc": ["input"], "msg": "Field required"},
-            "the server wants a body field 'input': set endpoint.body to something like "
-            "'{\"input\": {{ question | tojson }}}'",
-        ),
-        (
-            {"type": "model_type", "loc": [], "msg": "Input should be a valid dictionary or instance of Question"},
-            "the server wants body field 'input' to be an object of the fields it takes (a LangServe route lists "
-            'them at .../input_schema): e.g. \'{"input": {"question": {{ question | tojson }}}}\'',
-        ),
-        (
-            {"type": "missing", "loc": ["question"], "msg": "Field required"},
-            "the server wants a body field 'input.question': set endpoint.body to something like "
-            '\'{"input": {"question": {{ question | tojson }}}}\'',
-        ),
-    ],
-    ids=["input-missing", "input-not-an-object", "question-missing"],
-)
-def test_langserve_422s_outside_body_get_hints_without_a_schema_route(
-    ws: Path, capsys: pytest.CaptureFixture[str], detail: dict[str, Any], hint: str
-) -> None:
-    body = json.dumps({"detail": [detail]}).encode("utf-8")
-    head = b"HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-    not_found = (
-        b'HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 22\r\n\r\n{"detail":"Not Found"}'
-    )
-    with RawServer(lambda request: not_found if request.startswith(b"GET") else head % len(body) + body) as server:
-        configure(ws, server.url + "/rag/invoke")
-        code, out, _ = probe(capsys)
-    assert code == 1
-    assert hints(out) == [f"  hint: {hint}"]
-
-
-def test_a_404_on_the_bare_langserve_path_points_at_invoke(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with FrameworkServer("langserve") as server:
-        configure(ws, f"{server.base}/rag", body='{"input": {"question": {{ question | tojson }}}}')
-        code, out, _ = probe(capsys, "--case", "refund")
-    assert code == 1
-    assert out.splitlines()[-3:] == [
-        '  the server said: {"detail":"Not Found"}',
-        "  hint: /rag is not a route, but GET /rag/input_schema answers as a LangServe chain does: POST to "
-        "/rag/invoke (set endpoint.url to end in /rag/invoke)",
-        "  fix the request (endpoint.body, endpoint.headers, the URL) until the status is 2xx",
-    ]
-
-
-def test_a_404_elsewhere_gets_no_langserve_hint(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with FrameworkServer("fastapi") as server:
-        configure(ws, f"{server.base}/nope")
-        code, out, _ = probe(capsys, "--question", "q")
-    assert code == 1
-    assert hints(out) == []
 
 
 def test_a_500_says_the_service_failed_not_the_request(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -428,51 +265,6 @@ def test_a_case_id_without_cases_is_exit_2(ws: Path, capsys: pytest.CaptureFixtu
     assert err == "ragjudge: error: --case refund: the config lists no `cases:`\nTip: pass --question TEXT instead\n"
 
 
-def configure_case(folder: Path, url: str, case: dict[str, Any], **endpoint: Any) -> None:
-    (folder / "cases.yaml").write_text(yaml.safe_dump([case], allow_unicode=True), encoding="utf-8")
-    config = {"endpoint": {"url": url, **endpoint}, "cases": ["cases.yaml"]}
-    (folder / "ragjudge.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
-
-
-REFUND_CASE = {"id": "refund", "question": "How long do refunds take?", "golden_context_ids": ["doc-refund-1"]}
-
-
-def test_golden_ids_not_among_the_passage_ids_are_named_with_where_they_are(
-    ws: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    response = {k: v for k, v in HAYHOOKS_RESPONSE.items() if k != "retrieved_id"}
-    with FrameworkServer("hayhooks") as server:
-        configure_case(ws, server.url, REFUND_CASE, body='{"query": {{ question | tojson }}}', response=response)
-        code, out, _ = probe(capsys)
-    assert code == 1
-    warnings = [line for line in out.splitlines() if line.startswith("  warning: ")]
-    assert warnings == [
-        "  warning: none of case refund's golden_context_ids (doc-refund-1) is among the passage ids read "
-        f"({doc_hash('doc-refund-1')[:19]}…, {doc_hash('doc-ship-2')[:19]}…), so context_recall is 0; the golden "
-        "ids are at meta.doc_id inside each passage: map endpoint.response.retrieved_id: meta.doc_id"
-    ]
-    assert "result: the reply maps cleanly" not in out
-
-
-def test_a_reply_without_passages_for_a_case_with_golden_ids_is_named(
-    ws: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    # LangServe drops `context` when the chain's output type is inferred: only the answer comes back.
-    reply = json.dumps({"output": "Refunds take 5 working days.", "metadata": {"run_id": str(uuid.UUID(int=7))}})
-    with RawServer(lambda _request: http_reply(reply.encode("utf-8"))) as server:
-        configure_case(ws, server.url + "/rag/invoke", REFUND_CASE, response={"answer": "output"})
-        code, out, _ = probe(capsys)
-    assert code == 1
-    assert [line for line in out.splitlines() if line.startswith("  warning: ")] == [
-        # As a run reads the same reply: recall unknown, not failed.
-        "  warning: case refund has golden_context_ids (doc-refund-1) but the service exposes no passages "
-        "(endpoint.response.retrieved is not mapped and the reply has none), so context_recall is unknown and a "
-        "rule on it makes the case an error: map endpoint.response.retrieved to the passage list (a LangServe chain "
-        "whose output type is inferred leaves `context` out of the reply: return the documents); the reply holds "
-        "no golden id anywhere: check the ids in your cases against your documents' ids"
-    ]
-
-
 def test_an_echoed_question_as_the_answer_is_a_probe_warning(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     response = {**HAYHOOKS_RESPONSE, "answer": "result.answer_builder.answers.0.query"}
     with FrameworkServer("hayhooks") as server:
@@ -520,26 +312,6 @@ def test_the_refusal_decision_is_shown_once(ws: Path, capsys: pytest.CaptureFixt
     assert [line for line in lines if "refused" in line or "declined" in line] == [
         "  refused: no field (tried refused); declines are decided from the answer, see `declined` below",
         "  declined: yes (by builtin); confidence: (none)",
-    ]
-
-
-def test_a_malformed_input_schema_still_gives_a_usable_body(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    schema = json.dumps({"type": "object", "required": "question", "properties": {"question": {"type": "string"}}})
-    error = json.dumps({"detail": [{"type": "missing", "loc": ["input"], "msg": "Field required"}]})
-
-    def reply(request: bytes) -> bytes:
-        if request.startswith(b"GET /rag/input_schema "):
-            return http_reply(schema.encode("utf-8"))
-        return http_reply(error.encode("utf-8"), status="422 Unprocessable Entity")
-
-    with RawServer(reply) as server:
-        configure(ws, server.url + "/rag/invoke")
-        code, out, _ = probe(capsys)
-    assert code == 1
-    assert hints(out) == [
-        '  hint: the chain\'s input schema (GET /rag/input_schema) is {"type":"object","required":"question",'
-        '"properties":{"question":{"type":"string"}}}: set endpoint.body to something like '
-        '\'{"input": {"question": {{ question | tojson }}}}\''
     ]
 
 

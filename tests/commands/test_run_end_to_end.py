@@ -667,3 +667,14 @@ def test_the_comment_template_is_compiled_while_the_endpoint_is_called(
     assert (ws / "c.md").read_text(encoding="utf-8") == "pass: 1 case(s)\n"
     assert seen_at_render == [1]  # compiled before the comment was rendered
     assert compiled.cache_info().misses == 1
+
+
+def test_a_case_file_is_read_with_yaml_1_2_texts(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # YAML 1.1 would read `expected: yes` as true and `category: on` as true, and the case would not load.
+    with RagServer({"Is it free?": answer("yes", ["d1"], {"d1": "It is free."})}) as rag:
+        write_config(ws, rag.url, [])
+        (ws / "cases.yaml").write_text("- id: free\n  question: Is it free?\n  expected: yes\n  category: on\n")
+        outcome = run(capsys, "run", "--report", "r.json")
+    assert outcome.code in (0, 1), outcome.err
+    (case,) = load(ws / "r.json")["cases"]
+    assert (case["expected"], case["category"]) == ("yes", "on")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.interface import Judgement, LogFn
 from ragjudge.judge.offline import OfflineJudge

@@ -16,7 +16,7 @@ import pytest
 from tests.fakes._http import free_port
 from tests.fakes.responder_server import Responder, ResponderServer
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint.client import EndpointClient
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ragjudge.cases import Case, Exchange
+from ragjudge.cases.case import Case, Exchange
 from ragjudge.config.endpoint_config import EndpointConfig, ResponseMapping
 from ragjudge.config.loader import load_config
 from ragjudge.endpoint.events import Event, SseParser

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.endpoint.client import EndpointClient
 
 REPLY = {"answer": "Refunds take five days.", "retrieved": [{"id": "d1", "text": "Refunds take five days."}]}

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from jinja2 import StrictUndefined
 
-from ragjudge.cases import Exchange
+from ragjudge.cases.case import Exchange
 from ragjudge.endpoint.dialogue import TurnOutgrown
 from ragjudge.endpoint.templating import BoundedSandbox, RenderTooLarge
 from ragjudge.errors import ConfigError

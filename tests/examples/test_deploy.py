@@ -18,7 +18,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from ragjudge.cases import load_cases
+from ragjudge.cases.caseset import load_cases
 from ragjudge.config.loader import parse_config
 
 DEPLOY = Path(__file__).resolve().parents[2] / "examples" / "deploy"

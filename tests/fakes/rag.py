@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.trace import Passage, Trace
 from tests.fakes._http import Incoming, LoopbackServer, Outgoing, free_port

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragjudge.cases import expects_answer, load_yaml12
+from ragjudge.cases.files import read_items
+from ragjudge.cases.scope import expects_answer
 from ragjudge.config.loader import load_config
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.gate.bias_probe import BiasCheck
@@ -255,7 +256,7 @@ SPELLINGS = {"cs-039": "Out-Of-Scope", "cs-040": "OOS", "cs-041": "out_of_scope"
 def recorded_results(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[CaseResult], list[Rule], list[Rule]]:
     example = importlib.import_module("ragjudge.examples.rag_service")  # as tests/conftest.py finds it
     service = example.RagService(example.load_corpus(ROOT / "examples" / "corpus" / "docs.json"))
-    cases = load_yaml12((ROOT / "examples" / "cases" / "anchors.yaml").read_text(encoding="utf-8"))
+    cases = [item.data for item in read_items(ROOT / "examples" / "cases" / "anchors.yaml")]
     lines = []
     for k, case in enumerate(cases):
         case.pop("tags", None)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.trace import Trace
 from ragjudge.gate.eventlog import EventLog

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.gate.scoring import RunRecord, rules_need_judge, score_case
 from ragjudge.judge.interface import Claim, Judgement, Unscored
 from ragjudge.judge.offline import OfflineJudge

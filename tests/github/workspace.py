@@ -6,6 +6,8 @@ from pathlib import Path
 
 import yaml
 
+from ragjudge.cases.files import read_items
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 FAILING_IDS = ("cs-014", "cs-020", "cs-026", "cs-031", "cs-043")
 """The example cases that fail against the example service as shipped."""
@@ -16,7 +18,7 @@ def write_example_workspace(ws: Path) -> Path:
     `pass.yml`: the 38 cases that pass, with the default rules (the gate passes).
     Both read the endpoint from `${RAG_URL}`."""
     (ws / "cases").mkdir(parents=True, exist_ok=True)
-    cases = yaml.safe_load((EXAMPLES / "cases" / "anchors.yaml").read_text(encoding="utf-8"))
+    cases = [item.data for item in read_items(EXAMPLES / "cases" / "anchors.yaml")]
     (ws / "cases" / "all.yaml").write_text(yaml.safe_dump(cases, allow_unicode=True), encoding="utf-8")
     passing = [c for c in cases if c["id"] not in FAILING_IDS]
     (ws / "cases" / "passing.yaml").write_text(yaml.safe_dump(passing, allow_unicode=True), encoding="utf-8")

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from ragjudge.cases import Case, Exchange
+from ragjudge.cases.case import Case, Exchange
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.judge.interface import NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS
 from ragjudge.judge.prompting import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.cases import load_cases
+from ragjudge.cases.caseset import load_cases
 from ragjudge.config.judge_config import CriterionConfig
 from ragjudge.errors import CaseFileError
 from ragjudge.judge.criteria import criteria_for

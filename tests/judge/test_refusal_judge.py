@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.cli import main
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.judge.openai_judge import ChatCaller, OpenAIJudge

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ragjudge.cases import read_items
+from ragjudge.cases.files import read_items
 from ragjudge.errors import CaseFileError
 from ragjudge.judge.bias import BiasItem
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragjudge.calibrate.labels import Label
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.config.model import Config
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.errors import ConfigError

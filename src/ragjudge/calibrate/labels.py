@@ -21,7 +21,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from ragjudge.cases import check_expected, read_items
+from ragjudge.cases.files import read_items
+from ragjudge.cases.schema import check_expected
 from ragjudge.config.judge_config import CriterionConfig, check_criterion_name
 from ragjudge.errors import CaseFileError
 from ragjudge.judge.criteria import undefined

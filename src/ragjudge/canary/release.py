@@ -12,7 +12,7 @@ from ragjudge.canary.report import CanaryReport, build_report
 from ragjudge.canary.sample import ArmRun, run_sample
 from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, CanaryRule, parse_canary_rules
 from ragjudge.canary.values import ArmEvidence, Evidence, Settings
-from ragjudge.cases import load_cases
+from ragjudge.cases.caseset import load_cases
 from ragjudge.config.canary_config import CanaryConfig, FeedbackConfig
 from ragjudge.config.loader import register_secrets
 from ragjudge.config.model import Config

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ragjudge.cases import Case, rehearsal
+from ragjudge.cases.case import Case
+from ragjudge.cases.conversations import rehearsal
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.dialogue import ask_turns
 from ragjudge.endpoint.result import EndpointResult

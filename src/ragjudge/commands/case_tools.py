@@ -16,16 +16,19 @@ import argparse
 import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ragjudge.cases import Case, CaseModel, dedupe_key, load_cases, normalize_question, read_items
-from ragjudge.errors import CaseFileError, UsageError
+from ragjudge.cases.case import Case
+from ragjudge.cases.caseset import load_cases, validate
+from ragjudge.cases.duplicates import duplicates, normalize_question
+from ragjudge.cases.files import read_items
+from ragjudge.cases.schema import CaseModel
+from ragjudge.cases.writing import Addition, Target, append, open_target
+from ragjudge.errors import CaseFileError
 from ragjudge.outpaths import check_output_paths
 
 UNSET = "(unset)"
@@ -47,24 +50,6 @@ def add_parser(sub: Any) -> None:
 
 
 # ------------------------------------------------------------------------------------------ stats
-
-
-@dataclass(frozen=True)
-class Duplicate:
-    case: Case
-    first: Case
-
-
-def duplicates(cases: Sequence[Case]) -> list[Duplicate]:
-    first: dict[str, Case] = {}
-    out = []
-    for case in cases:
-        key = dedupe_key(case)
-        if key in first:
-            out.append(Duplicate(case, first[key]))
-        else:
-            first[key] = case
-    return out
 
 
 def stats(cases: Sequence[Case]) -> dict[str, Any]:
@@ -144,19 +129,9 @@ def read_bad(path: Path) -> list[BadCase]:
     return out
 
 
-def _existing(into: Path) -> tuple[list[Case], bool]:
-    """The cases already in `into` (validated), and whether it is JSONL."""
-    jsonl = into.suffix.lower() in {".jsonl", ".ndjson"}
-    if not into.exists() or not into.read_bytes().strip():
-        return [], jsonl
-    if not jsonl:
-        data = yaml.safe_load(into.read_text(encoding="utf-8-sig"))
-        if data is not None and not isinstance(data, list):
-            raise UsageError(
-                f"{into}: stubs are appended to a top-level YAML list, and this file is a {type(data).__name__}",
-                tip="keep the cases as a top-level list, or import into a new file and list both under `cases:`",
-            )
-    return list(load_cases([into]).cases), jsonl
+def _existing(target: Target) -> tuple[Case, ...]:
+    """The cases already in the file appended to, validated (none when it has none yet)."""
+    return validate([(target.path, target.items)]).cases if target.items else ()
 
 
 def _comment(text: str) -> str:
@@ -167,12 +142,13 @@ def _comment(text: str) -> str:
 def handle_import(args: argparse.Namespace) -> int:
     check_output_paths((("--into", args.into),))
     bad = read_bad(args.file)
-    existing, jsonl = _existing(args.into)
+    target = open_target(args.into)
+    existing = _existing(target)
     when: date = args.date or date.today()
     tag = f"reflow-{when.isoformat()}"
     seen = {normalize_question(c.question) for c in existing}
     ids = {c.id for c in existing}
-    stubs: list[tuple[dict[str, Any], str]] = []
+    stubs: list[Addition] = []
     dropped = 0
     for item in bad:
         key = normalize_question(item.question)
@@ -192,34 +168,10 @@ def handle_import(args: argparse.Namespace) -> int:
             stub["category"] = item.category
         stub.update(source="reflow", tags=[tag])
         CaseModel.model_validate(stub)  # a stub must be a valid case
-        stubs.append((stub, item.answer))
+        stubs.append(Addition(stub, f"production answer (bad): {_comment(item.answer)}"))
     if stubs:
-        _append(args.into, stubs, jsonl, len(existing))
+        append(target, stubs)
     print(f"imported={len(stubs)} dropped={dropped} (duplicates of existing questions) into {args.into}")
     if stubs:
         print("Tip: write each stub's `expected` (and must_mention) before it joins the gate")
     return 0
-
-
-def _append(into: Path, stubs: list[tuple[dict[str, Any], str]], jsonl: bool, before: int) -> None:
-    old = into.read_text(encoding="utf-8-sig") if into.exists() else ""
-    if old and not old.endswith("\n"):
-        old += "\n"
-    if jsonl:
-        text = old + "".join(json.dumps(stub, ensure_ascii=False) + "\n" for stub, _ in stubs)
-    else:
-        parts = [old + ("\n" if old.strip() else "")]
-        for stub, answer in stubs:
-            parts.append(f"# production answer (bad): {_comment(answer)}\n")
-            parts.append(yaml.safe_dump([stub], allow_unicode=True, sort_keys=False, width=1000))
-        text = "".join(parts)
-        try:
-            loaded = yaml.safe_load(text)
-        except yaml.YAMLError:
-            loaded = None
-        if not isinstance(loaded, list) or len(loaded) != before + len(stubs):
-            # The file's list is laid out so that appending does not extend it: rewrite it whole.
-            data = (yaml.safe_load(old) or []) + [stub for stub, _ in stubs]
-            text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1000)
-    into.parent.mkdir(parents=True, exist_ok=True)
-    into.write_text(text, encoding="utf-8")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ragjudge.cases import questions_key, read_items
+from ragjudge.cases.duplicates import raw_key
+from ragjudge.cases.files import is_jsonl, read_items
+from ragjudge.cases.writing import write_cases
 from ragjudge.errors import CaseFileError
 from ragjudge.outpaths import check_output_paths
 
@@ -21,20 +20,6 @@ def add_parser(sub: Any) -> None:
     p.set_defaults(handler=handle)
 
 
-def _key(data: Any) -> str | None:
-    """The normalised question, or a conversation's every question; None when there is none to compare."""
-    if not isinstance(data, dict):
-        return None
-    turns = data.get("turns")
-    questions = [t.get("question") for t in turns if isinstance(t, dict)] if isinstance(turns, list) else []
-    if not turns:
-        questions = [data.get("question")]
-    texts = [q for q in questions if isinstance(q, str) and q.strip()]
-    if not texts or len(texts) != len(questions):
-        return None
-    return questions_key(texts)
-
-
 def handle(args: argparse.Namespace) -> int:
     path: Path = args.file
     out: Path = args.out or path.with_name(f"{path.stem}.deduped{path.suffix}")
@@ -44,7 +29,7 @@ def handle(args: argparse.Namespace) -> int:
     seen: set[str] = set()
     for item in items:
         data = item.data
-        key = _key(data)
+        key = raw_key(data)
         if key is None:
             where = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
             raise CaseFileError(
@@ -54,10 +39,7 @@ def handle(args: argparse.Namespace) -> int:
             continue
         seen.add(key)
         kept.append(data)
-    if path.suffix.lower() in {".jsonl", ".ndjson"}:
-        text = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in kept)
-    else:
-        text = yaml.safe_dump(kept, allow_unicode=True, sort_keys=False)
-    out.write_text(text, encoding="utf-8")
+    # Written in the format of the file read, whatever --out is called.
+    write_cases(out, kept, jsonl=is_jsonl(path))
     print(f"kept={len(kept)} dropped={len(items) - len(kept)}")
     return 0

@@ -17,7 +17,7 @@ from ragjudge.endpoint.decoding import MAX_DEPTH, TooDeep, loads_bounded
 from ragjudge.errors import ExitCode, UsageError
 
 if TYPE_CHECKING:
-    from ragjudge.cases import Case
+    from ragjudge.cases.case import Case
     from ragjudge.config.model import Config
     from ragjudge.endpoint.probing import ProbeClient
     from ragjudge.endpoint.result import RawReply
@@ -69,7 +69,7 @@ def _probe_conversation(out: TextIO, config: Config, client: ProbeClient, case: 
 
     The worst turn's exit code; a turn whose reply cannot be read, or whose request the earlier answers made too
     large to send, ends the conversation."""
-    from ragjudge.cases import Dialogue
+    from ragjudge.cases.conversations import Dialogue
     from ragjudge.endpoint.dialogue import TurnOutgrown
     from ragjudge.endpoint.wiring import history_warning
 
@@ -167,7 +167,8 @@ def _show_http_error(
 
 
 def _pick_case(config: Config, question: str | None, case_id: str | None) -> Case:
-    from ragjudge.cases import Case, load_cases
+    from ragjudge.cases.case import Case
+    from ragjudge.cases.caseset import load_cases
 
     if question is not None:
         if not question.strip():

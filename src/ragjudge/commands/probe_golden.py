@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ragjudge.cases import Case
+    from ragjudge.cases.case import Case
     from ragjudge.config.endpoint_config import ResponseMapping
     from ragjudge.endpoint.trace import Trace
 

@@ -11,7 +11,7 @@ from ragjudge.commands.probe_golden import golden_warnings
 from ragjudge.errors import ExitCode
 
 if TYPE_CHECKING:
-    from ragjudge.cases import Case
+    from ragjudge.cases.case import Case
     from ragjudge.config.endpoint_config import ResponseMapping
     from ragjudge.endpoint.probing import ProbeClient
     from ragjudge.endpoint.result import RawReply

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint.attempt import AttemptFailed, Received
 from ragjudge.endpoint.dialogue import TurnOutgrown

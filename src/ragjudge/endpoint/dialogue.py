@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ragjudge.cases import Case, Dialogue
+from ragjudge.cases.case import Case
+from ragjudge.cases.conversations import Dialogue
 from ragjudge.endpoint.result import EndpointResult
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import urllib3
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint import events, protocols, stream
 from ragjudge.endpoint.attempt import AttemptFailed, cut_off

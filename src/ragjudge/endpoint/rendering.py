@@ -14,7 +14,8 @@ from urllib.parse import quote
 
 from jinja2 import StrictUndefined, Template, TemplateError, Undefined
 
-from ragjudge.cases import Case, template_variables
+from ragjudge.cases.case import Case
+from ragjudge.cases.conversations import template_variables
 from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint.dialogue import TurnOutgrown, carries_replies
 from ragjudge.endpoint.templating import BoundedSandbox, RenderTooLarge

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from jinja2 import Environment, TemplateSyntaxError, meta
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.config.endpoint_config import EndpointConfig
 from ragjudge.endpoint.trace import Trace
 

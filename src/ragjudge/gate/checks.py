@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
 
 DECLINED = "declined a question the corpus covers"

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.calibrate.fingerprint import calibration_gate
-from ragjudge.cases import Case, load_cases
+from ragjudge.cases.case import Case
+from ragjudge.cases.caseset import load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
 from ragjudge.config.loader import register_secrets
 from ragjudge.config.model import Config

@@ -18,7 +18,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
-from ragjudge.cases import Case, rehearsal
+from ragjudge.cases.case import Case
+from ragjudge.cases.conversations import rehearsal
 from ragjudge.endpoint.dialogue import ask_turns
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.gate.eventlog import EventLog

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge import __version__
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.config.model import Config
 from ragjudge.judge.interface import host_of

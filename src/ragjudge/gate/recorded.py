@@ -16,7 +16,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragjudge.cases import Case, RawItem, read_items, to_case
+from ragjudge.cases.case import Case
+from ragjudge.cases.caseset import to_case
+from ragjudge.cases.files import RawItem, read_items
 from ragjudge.config.endpoint_config import EndpointConfig, ResponseMapping
 from ragjudge.endpoint.decoding import non_finite
 from ragjudge.endpoint.paths import dig

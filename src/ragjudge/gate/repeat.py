@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.pipeline import ReplySource, RunPlan, run_cases

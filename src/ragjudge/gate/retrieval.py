@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
 
 NO_PASSAGES = "the service exposes no passages (endpoint.response.retrieved is not mapped and the reply has none)"

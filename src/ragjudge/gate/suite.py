@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any, Literal
 
-from ragjudge.cases import expects_answer
+from ragjudge.cases.scope import expects_answer
 from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE, judge_bugs, over_budget
 from ragjudge.gate.retrieval import rejection_correct
 from ragjudge.gate.scoring import CaseResult, RunRecord, Status

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ragjudge.cases import Case, category_key
+from ragjudge.cases.case import Case
+from ragjudge.cases.scope import category_key
 from ragjudge.config.judge_config import CriterionConfig
 from ragjudge.errors import CaseFileError
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.reference import ReferencePoint
 from ragjudge.transport import urls

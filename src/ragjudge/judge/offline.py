@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.config.judge_config import CriterionConfig
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.criteria import criteria_for

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.asking import Asker, Tally

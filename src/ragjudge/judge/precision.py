@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.interface import Judge, Judgement, LogFn, Unscored
 

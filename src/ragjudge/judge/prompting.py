@@ -11,7 +11,7 @@ from importlib import resources
 from jinja2 import Environment, StrictUndefined, Template
 
 from ragjudge import masking
-from ragjudge.cases import Case
+from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.judge.criteria import Criterion
 from ragjudge.judge.interface import EVIDENCE_DIMENSIONS, NEGATIVE_DIMENSIONS, RUBRIC_DIMENSIONS

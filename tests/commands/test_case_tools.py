@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ragjudge.cases import load_cases
+from ragjudge.cases.caseset import load_cases
 from ragjudge.cli import main
 from ragjudge.commands.case_tools import stats
 
@@ -182,14 +182,108 @@ def test_the_date_defaults_to_today(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert case.tags == (f"reflow-{date.today().isoformat()}",)
 
 
-def test_an_indented_list_is_rewritten_whole_rather_than_broken(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_indented_list_takes_the_stubs_at_its_own_indent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "indented.yaml"
     target.write_text("  - id: a\n    question: Old?\n", encoding="utf-8")
     bad = _bad(tmp_path, {"question": "New?", "answer": "x"})
     assert _run(capsys, "cases", "import-bad", str(bad), "--into", str(target), "--date", "2026-11-29")[0] == 0
     assert [c.id for c in load_cases([target]).cases] == ["a", "reflow-20261129-001"]
+    assert target.read_text(encoding="utf-8").startswith("  - id: a\n    question: Old?\n\n  # production answer")
+
+
+# What a person wrote in the file stays as written: YAML 1.2 texts (No, on, yes), a comment, keys in their own
+# order, their own quoting and spacing.
+WRITTEN = """\
+# Refunds, written by hand. Keep this comment.
+- question: Is shipping free?
+  expected: No
+  id: ship-1   # the id after the question, on purpose
+  category: on
+  tags: [ 'x', "y" ]
+- {id: ship-2, question: "Yes?", expected: yes, should_answer: true}
+"""
+
+
+# Where the stubs go: after the list, at its indent, and before a `...` that ends the document. Each layout
+# below used to make import-bad re-dump the whole file with YAML 1.1 (`expected: No` came back as false).
+LAYOUTS = {
+    "block": (WRITTEN, "", "\n# production answer (bad): Yes.\n"),
+    "indented": ("".join("  " + line if line else line for line in WRITTEN.splitlines(True)), "", "\n  # production"),
+    "ended": (WRITTEN, "...\n", "\n# production answer (bad): Yes.\n"),
+}
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_an_import_keeps_the_old_part_byte_for_byte_and_its_yaml_1_2_texts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], layout: str
+) -> None:
+    written, end, then = LAYOUTS[layout]
+    target = tmp_path / "cases.yaml"
+    target.write_bytes((written + end).encode())
+    bad = _bad(
+        tmp_path,
+        {"question": "Is it on?", "answer": "Yes.", "expected": "No", "category": "on"},
+        {"question": "Can I pay later?", "answer": "no", "expected": "yes", "category": "off"},
+    )
+    code, out, _ = _run(capsys, "cases", "import-bad", str(bad), "--into", str(target), "--date", "2026-11-29")
+    assert (code, out.splitlines()[0]) == (0, f"imported=2 dropped=0 (duplicates of existing questions) into {target}")
+    assert target.read_bytes().startswith((written + then).encode())
+    assert target.read_bytes().endswith(b"- reflow-2026-11-29\n" + end.encode())
+    one, two, on, later = load_cases([target]).cases
+    assert (one.id, one.expected, one.category, one.tags) == ("ship-1", "No", "on", ("x", "y"))
+    assert (two.question, two.expected) == ("Yes?", "yes")
+    assert (on.id, on.question, on.expected, on.category) == ("reflow-20261129-001", "Is it on?", "No", "on")
+    assert (later.id, later.expected, later.category) == ("reflow-20261129-002", "yes", "off")
+    assert on.source == later.source == "reflow"
+
+
+def test_crlf_line_endings_and_a_byte_order_mark_are_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "cases.yaml"
+    old = b"\xef\xbb\xbf# mine\r\n- id: a\r\n  question: Old?\r\n  expected: No\r\n"
+    target.write_bytes(old)
+    bad = _bad(tmp_path, {"question": "New?", "answer": "x"})
+    assert _run(capsys, "cases", "import-bad", str(bad), "--into", str(target), "--date", "2026-11-29")[0] == 0
+    data = target.read_bytes()
+    assert data.startswith(old + b"\r\n# production answer (bad): x\r\n- id: reflow-20261129-001\r\n")
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert [c.expected for c in load_cases([target]).cases] == ["No", None]
+
+
+def test_expected_yes_in_the_target_stays_the_text_yes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "cases.yaml"
+    target.write_text("- id: a\n  question: Is it free?\n  expected: yes\n", encoding="utf-8")
+    bad = _bad(tmp_path, {"question": "New?", "answer": "x"})
+    assert _run(capsys, "cases", "import-bad", str(bad), "--into", str(target), "--date", "2026-11-29")[0] == 0
+    assert target.read_text(encoding="utf-8").startswith("- id: a\n  question: Is it free?\n  expected: yes\n\n")
+    assert [c.expected for c in load_cases([target]).cases] == ["yes", None]
+
+
+def test_a_flow_list_takes_the_stubs_inside_its_brackets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "flow.yaml"
+    target.write_text('[{id: a, question: "Old?", expected: No}]\n', encoding="utf-8")
+    bad = _bad(tmp_path, {"question": "New?", "answer": "x"})
+    assert _run(capsys, "cases", "import-bad", str(bad), "--into", str(target), "--date", "2026-11-29")[0] == 0
+    assert target.read_text(encoding="utf-8").startswith('[{id: a, question: "Old?", expected: No},\n')
+    old, new = load_cases([target]).cases
+    assert (old.expected, new.id) == ("No", "reflow-20261129-001")
+
+
+def test_a_target_with_only_comments_takes_the_stubs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "c.yaml"
+    target.write_text("# cases from production go here\n", encoding="utf-8")
+    bad = _bad(tmp_path, {"question": "New?", "answer": "x"})
+    assert _run(capsys, "cases", "import-bad", str(bad), "--into", str(target), "--date", "2026-11-29")[0] == 0
+    assert target.read_text(encoding="utf-8").startswith("# cases from production go here\n\n# production answer")
+    assert [c.id for c in load_cases([target]).cases] == ["reflow-20261129-001"]
+
+
+def test_an_invalid_target_is_exit_2_and_left_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "c.yaml"
+    target.write_text("- id: a\n  question: [unclosed\n", encoding="utf-8")
+    bad = _bad(tmp_path, {"question": "New?", "answer": "x"})
+    code, _, err = _run(capsys, "cases", "import-bad", str(bad), "--into", str(target))
+    assert code == 2 and f"{target}:3: invalid YAML" in err
+    assert target.read_text(encoding="utf-8") == "- id: a\n  question: [unclosed\n"
 
 
 @pytest.mark.parametrize(

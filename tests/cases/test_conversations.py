@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.cases import Exchange, dedupe_key, load_cases, rehearsal, template_variables
+from ragjudge.cases.case import Exchange
+from ragjudge.cases.caseset import load_cases
+from ragjudge.cases.conversations import rehearsal, template_variables
+from ragjudge.cases.duplicates import dedupe_key
 from ragjudge.errors import CaseFileError
 from ragjudge.gate.provenance import case_set_hash
 
