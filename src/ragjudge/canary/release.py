@@ -19,7 +19,7 @@ from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.interrupt import interrupted
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
-from ragjudge.report.model import redact
+from ragjudge.report.writing import redact
 from ragjudge.transport import deadline
 
 _EXIT = {"promote": ExitCode.PASSED, "rollback": ExitCode.GATE_FAILED, "inconclusive": ExitCode.INCONCLUSIVE}
