@@ -1,5 +1,5 @@
-"""Every field of the JSON report (`report/model.py` and its blocks' modules) and of ragjudge.yml
-(`config/model.py`) says what it means.
+"""Every field of the JSON reports (`report/model.py` and its blocks' modules, `canary/report.py`) and of
+ragjudge.yml (`config/model.py`) says what it means.
 
 A field is documented by an attribute docstring (a string literal on the line after it, read here from the
 source with `ast`: nothing changes at runtime) or by pydantic's `Field(description=...)`. A field added without
@@ -19,6 +19,7 @@ from types import ModuleType
 import pytest
 from pydantic import BaseModel
 
+from ragjudge.canary import report as canary_report
 from ragjudge.config import model as config_model
 from ragjudge.config import protocol as config_protocol
 from ragjudge.report import case_block, comparison_block, judge_block, provenance_block, suite_block, trace_block
@@ -26,7 +27,7 @@ from ragjudge.report import model as report_model
 
 REPORTS = [report_model, suite_block, case_block, trace_block, judge_block, comparison_block, provenance_block]
 """The gate's report: the top level and each module of blocks."""
-CONTRACTS = [*REPORTS, config_model, config_protocol]
+CONTRACTS = [*REPORTS, canary_report, config_model, config_protocol]
 FEWEST_FIELDS = {
     report_model: 20,
     suite_block: 20,
@@ -35,6 +36,7 @@ FEWEST_FIELDS = {
     judge_block: 40,
     comparison_block: 30,
     provenance_block: 20,
+    canary_report: 40,
 }
 """How many fields the walk must find in each report module (config modules: below)."""
 
