@@ -163,6 +163,7 @@ class JudgeBlock(GivenKeysBlock):
     @field_validator("criteria", mode="before")
     @classmethod
     def _criteria_objects(cls, value: object) -> object:
+        # Read, never a crash of `merge` or `run --baseline`: the free-form block's reader took what it could.
         if not isinstance(value, Mapping):
             return {}
         return {name: c for name, c in value.items() if isinstance(c, Mapping | CriterionBlock)}
