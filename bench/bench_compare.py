@@ -21,8 +21,11 @@ sys.path.insert(0, str(ROOT))
 from ragjudge.compare import compare_with_baseline  # noqa: E402
 from ragjudge.config.model import parse_config  # noqa: E402
 from ragjudge.judge.interface import RUBRIC_DIMENSIONS  # noqa: E402
+from ragjudge.report.case_block import CaseBlock  # noqa: E402
 from ragjudge.report.markdown import render_comment  # noqa: E402
-from ragjudge.report.model import CaseBlock, Report, SuiteBlock, TraceBlock  # noqa: E402
+from ragjudge.report.model import Report  # noqa: E402
+from ragjudge.report.suite_block import SuiteBlock  # noqa: E402
+from ragjudge.report.trace_block import TraceBlock  # noqa: E402
 
 
 def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:

@@ -22,8 +22,8 @@ from ragjudge.endpoint.events import Event
 from ragjudge.endpoint.stream import Assembly
 from ragjudge.judge.interface import RUBRIC_DIMENSIONS
 from ragjudge.judge.replies import parse_rubric
-from ragjudge.report.model import write_report
 from ragjudge.report.reading import load_report
+from ragjudge.report.writing import write_report
 from ragjudge.safetext import clean_data, clean_text, is_safe
 from tests.fakes.reports import gate_report
 from tests.fakes.responder_server import Exchange, ResponderServer

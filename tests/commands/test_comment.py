@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.cli import main
-from ragjudge.report.model import write_report
+from ragjudge.report.writing import write_report
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.reports import case, gate_report
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.report.model import write_report
 from ragjudge.report.reading import load_report
+from ragjudge.report.writing import write_report
 from tests.commands.test_run_end_to_end import by_id, load, run, write_config
 from tests.fakes.rag import RagServer, Raw, answer
 

@@ -9,8 +9,9 @@ import pytest
 
 from ragjudge.compare.baseline import load_baseline
 from ragjudge.errors import CaseFileError, ExitCode
+from ragjudge.report.comparison_block import BaselineBlock
 from ragjudge.report.figures import age_words, label, short_ref
-from ragjudge.report.model import write_report
+from ragjudge.report.writing import write_report
 from tests.fakes.reports import C, report
 
 
@@ -67,10 +68,10 @@ def test_short_ref(ref: str | None, short: str | None) -> None:
 
 
 def test_label_and_age() -> None:
-    assert label({"commit": "abc1234def", "ref": "refs/heads/main"}) == "main@abc1234"
-    assert label({"commit": "abc1234def", "ref": None}) == "abc1234"
-    assert label({"commit": None, "ref": "refs/heads/main"}) == "main"
-    assert label({}) == "the baseline"
+    assert label(BaselineBlock(commit="abc1234def", ref="refs/heads/main")) == "main@abc1234"
+    assert label(BaselineBlock(commit="abc1234def", ref=None)) == "abc1234"
+    assert label(BaselineBlock(commit=None, ref="refs/heads/main")) == "main"
+    assert label(BaselineBlock()) == "the baseline"
     assert [age_words(a) for a in (None, 0.0, 0.99, 1.0, 1.5, 3.2, 40)] == [
         "of unknown age",
         "less than a day old",
@@ -89,11 +90,11 @@ def test_the_age_of_a_baseline_from_the_future_is_unknown_and_a_clock_skew_is_ag
 
     now = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     future = identity(report([C("a")], created_at="2999-01-01T00:00:00+00:00"), None, now)
-    assert future["age_days"] is None and future["created_at"] == "2999-01-01T00:00:00+00:00"
+    assert future.age_days is None and future.created_at == "2999-01-01T00:00:00+00:00"
     skewed = identity(report([C("a")], created_at="2026-12-01T12:03:00+00:00"), None, now)
-    assert skewed["age_days"] == 0.0  # 3 minutes ahead: two runners' clocks, not a forged file
+    assert skewed.age_days == 0.0  # 3 minutes ahead: two runners' clocks, not a forged file
     past = identity(report([C("a")], created_at="2026-11-29T12:00:00+00:00"), None, now)
-    assert past["age_days"] == 2.0
+    assert past.age_days == 2.0
 
 
 def test_a_baseline_with_a_numeric_commit_or_a_string_fingerprint_is_bad_input(tmp_path: Path) -> None:

@@ -14,7 +14,8 @@ from ragjudge.compare import compare_with_baseline
 from ragjudge.config.loader import parse_config
 from ragjudge.config.model import Config
 from ragjudge.errors import ConfigError
-from ragjudge.report.model import Report, RuleBlock
+from ragjudge.report.model import Report
+from ragjudge.report.suite_block import RuleBlock
 from tests.fakes.reports import MODEL, C, report
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # the baseline fixtures are from 2026-11-27 10:00: 3 days old
@@ -55,8 +56,10 @@ def test_changes_counts_and_the_baseline_block() -> None:
         ("f", "not_comparable"),
         ("g", "new"),
     ]
-    assert result.cases[1].baseline == {"status": "pass", "failed_conditions": []}
-    assert result.cases[4].baseline == {
+    assert result.cases[1].baseline is not None
+    assert result.cases[1].baseline.model_dump() == {"status": "pass", "failed_conditions": []}
+    assert result.cases[4].baseline is not None
+    assert result.cases[4].baseline.model_dump() == {
         "status": "pass",
         "failed_conditions": [],
         "flaky": True,
@@ -65,7 +68,7 @@ def test_changes_counts_and_the_baseline_block() -> None:
     assert result.cases[6].baseline is None
     cmp = result.comparison
     assert cmp is not None
-    assert cmp.baseline == {
+    assert cmp.baseline.model_dump() == {
         "commit": "0123456789abcdef",
         "ref": "refs/heads/main",
         "created_at": "2026-11-27T10:00:00+00:00",
@@ -123,7 +126,7 @@ def test_an_old_baseline_is_a_notice_naming_its_age_and_commit() -> None:
     assert compare(report([C("a")]), base).comparison.notices == []  # type: ignore[union-attr]
     # 3.08 days old (as the block rounds it) against a limit of exactly that: not older, no notice.
     at_limit = compare(report([C("a")]), base, config(baseline={"max_age_days": 3.08}))
-    assert at_limit.comparison is not None and at_limit.comparison.baseline["age_days"] == 3.08
+    assert at_limit.comparison is not None and at_limit.comparison.baseline.age_days == 3.08
     assert at_limit.comparison.notices == []
 
 
@@ -185,7 +188,7 @@ def test_prompt_changes_and_a_baseline_without_provenance() -> None:
     assert cmp.judge_not_comparable_reason == (
         "the baseline records no judge fingerprint (written by a ragjudge without provenance)"
     )
-    assert (cmp.baseline["commit"], cmp.baseline["age_days"]) == (None, 3.08)  # its age from generated_at
+    assert (cmp.baseline.commit, cmp.baseline.age_days) == (None, 3.08)  # its age from generated_at
 
 
 def test_a_significant_faithfulness_drop_fails_and_a_noisy_one_does_not() -> None:
@@ -334,4 +337,4 @@ def test_ten_new_cases_are_listed_whole_and_eleven_with_a_count() -> None:
 def test_the_regressions_list_holds_the_regressions_only() -> None:
     base = report([C("a"), C("b"), C("c", "fail")])
     cmp = compare(report([C("a"), C("b", "fail"), C("c")]), base).comparison
-    assert cmp is not None and [r["id"] for r in cmp.regressions] == ["b"]
+    assert cmp is not None and [r.id for r in cmp.regressions] == ["b"]

@@ -8,7 +8,8 @@ import pytest
 
 from ragjudge import stats
 from ragjudge.compare.deltas import COST, P95_LATENCY, P95_TTFT, PASS_RATE, Settings, all_deltas
-from ragjudge.report.model import CaseBlock, DeltaBlock
+from ragjudge.report.case_block import CaseBlock, RunBlock
+from ragjudge.report.comparison_block import DeltaBlock
 from tests.fakes.reports import C
 
 SETTINGS = Settings(alpha=0.05, judge_comparable=True, judge_reason=None)
@@ -114,7 +115,9 @@ def test_a_judge_dimension_delta_reads_in_two_digits() -> None:
 
 
 def test_a_repeated_cases_cost_is_its_first_runs() -> None:
-    first = C("a").block().model_copy(update={"runs": [{"status": "fail", "cost_usd": 0.02}, {"status": "pass"}]})
+    first = (
+        C("a").block().model_copy(update={"runs": [RunBlock(status="fail", cost_usd=0.02), RunBlock(status="pass")]})
+    )
     base = C("a", cost=0.01).block()
     cost = figure(all_deltas([(first, base)], SETTINGS), COST)
     assert (cost.comparable, cost.now, cost.base, cost.delta) == (True, 0.02, 0.01, 2.0)

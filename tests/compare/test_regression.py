@@ -7,7 +7,8 @@ from typing import Literal
 import pytest
 
 from ragjudge.compare.regression import decide, verdict_with
-from ragjudge.report.model import DeltaBlock, RuleBlock
+from ragjudge.report.comparison_block import DeltaBlock
+from ragjudge.report.suite_block import RuleBlock
 from ragjudge.rules import Rule
 
 

@@ -23,7 +23,11 @@ from ragjudge.gate.provenance import judge_fingerprint
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.suite import evaluate_suite
-from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock, TraceBlock
+from ragjudge.report.case_block import CaseBlock
+from ragjudge.report.model import Report
+from ragjudge.report.provenance_block import JudgeInfoBlock
+from ragjudge.report.suite_block import RuleBlock, SuiteBlock
+from ragjudge.report.trace_block import TraceBlock
 from ragjudge.rules import Rule
 
 OFFLINE = judge_fingerprint(JudgeConfig())
@@ -215,4 +219,5 @@ def make_report(
     warnings: Sequence[str] = (),
 ) -> Report:
     suite = evaluate_suite(results, case_rules, suite_rules)
-    return build_report(results, suite, dict(OFFLINE_INFO if judge_info is None else judge_info), warnings)
+    info = JudgeInfoBlock.model_validate(OFFLINE_INFO if judge_info is None else judge_info)
+    return build_report(results, suite, info, warnings)

@@ -32,6 +32,7 @@ from ragjudge.judge.bias import BiasResult
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judgement, Unscored
 from ragjudge.report.model import Report, ShardBlock
+from ragjudge.report.provenance_block import JudgeInfoBlock
 from ragjudge.rules import Rule, parse_rules
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 from tests.fakes.reports import OFFLINE_INFO
@@ -58,7 +59,9 @@ def shard_reports(
     out = []
     for index, positions in enumerate(parts, start=1):
         part = [results[k] for k in positions]
-        report = build_report(part, evaluate_suite(part, case_rules, suite_rules), dict(OFFLINE_INFO), [])
+        report = build_report(
+            part, evaluate_suite(part, case_rules, suite_rules), JudgeInfoBlock.model_validate(OFFLINE_INFO), []
+        )
         report = report.model_copy(
             update={"shard": ShardBlock(index=index, count=len(parts), total_cases=len(results), positions=positions)}
         )
@@ -73,7 +76,9 @@ def shard_reports(
 def unsharded(
     results: Sequence[CaseResult], case_rules: Sequence[Rule] = (), suite_rules: Sequence[Rule] = SUITE_RULES
 ) -> Report:
-    return build_report(results, evaluate_suite(results, case_rules, suite_rules), dict(OFFLINE_INFO), [])
+    return build_report(
+        results, evaluate_suite(results, case_rules, suite_rules), JudgeInfoBlock.model_validate(OFFLINE_INFO), []
+    )
 
 
 def _declined(case_id: str, category: str) -> CaseResult:

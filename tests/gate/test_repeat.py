@@ -84,7 +84,7 @@ def test_suite_percentiles_use_first_runs_and_usage_counts_every_run() -> None:
     case = report.cases[0]
     assert (case.k_of_n, case.flaky, case.first_latency_ms()) == ("2 of 3 passed", True, 900.0)
     assert report.cases[1].runs == [] and report.cases[1].k_of_n is None
-    assert [run["status"] for run in case.runs] == ["fail", "pass", "pass"]
+    assert [run.status for run in case.runs] == ["fail", "pass", "pass"]
 
 
 class Scripted(RagServer):

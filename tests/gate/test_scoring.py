@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+from pydantic import ValidationError
+
 from ragjudge.cases.case import Case
 from ragjudge.gate.scoring import RunRecord, rules_need_judge, score_case
 from ragjudge.judge.interface import Claim, Judgement, Unscored
 from ragjudge.judge.offline import OfflineJudge
 from ragjudge.judge.reference import ReferencePoint
+from ragjudge.report.case_block import RunBlock
 from ragjudge.rules import Rule, parse_rules
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 
@@ -329,7 +333,7 @@ def test_a_run_record_round_trips_and_reads_missing_usage_as_zero() -> None:
     judgement = Judgement(judge="j", tokens=120, cost_usd=0.003, calls=2, cache_hits=1)
     result = score_case(make_case(), ok_result(make_trace(latency_ms=123.456, cost_usd=0.01)), judgement, [])
     saved = result.record().as_saved()
-    assert saved == {
+    assert saved.model_dump() == {
         "status": "pass",
         "failed_conditions": [],
         "latency_ms": 123.5,
@@ -340,8 +344,12 @@ def test_a_run_record_round_trips_and_reads_missing_usage_as_zero() -> None:
         "judge_cache_hits": 1,
     }
     assert RunRecord.of_saved(saved).as_saved() == saved
-    assert RunRecord.of_saved({"status": "fail"}) == RunRecord("fail", (), None, None, 0, 0, 0.0, 0)
-    assert RunRecord.of_saved({"status": "odd"}).status == "error"
+    assert RunRecord.of_saved(RunBlock(status="fail")) == RunRecord("fail", (), None, None, 0, 0, 0.0, 0)
+    nulls = RunBlock.model_validate({"status": "fail", "judge_calls": None, "judge_cost_usd": None})
+    assert RunRecord.of_saved(nulls) == RunRecord("fail", (), None, None, 0, 0, 0.0, 0)
+    # A run is typed like the case it belongs to: a status that is none of the three is not a run ragjudge wrote.
+    with pytest.raises(ValidationError, match="Input should be 'pass', 'fail' or 'error'"):
+        RunBlock.model_validate({"status": "odd"})
     errored = score_case(make_case(), error_result("endpoint error: HTTP 500"), None, []).record()
     assert errored == RunRecord("error", ("endpoint error: HTTP 500",), None, None, 0, 0, 0.0, 0)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from ragjudge.cli import main
 from ragjudge.gate.repeat import final_result
@@ -16,7 +17,9 @@ from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.gate.suite import Judged, RunUsage, SuiteCase, case_metrics, evaluate_suite, suite_metrics, with_run_usage
 from ragjudge.judge.interface import Judgement, Unscored
 from ragjudge.judge.reference import ReferencePoint
+from ragjudge.report.judge_block import JudgeBlock
 from ragjudge.report.model import ShardBlock
+from ragjudge.report.provenance_block import JudgeInfoBlock
 from ragjudge.rules import Rule, parse_rules
 from tests.fakes.rag import error_result, make_case, make_trace, ok_result
 
@@ -254,7 +257,7 @@ def test_no_streamed_reply_leaves_the_ttft_percentiles_null() -> None:
 
 def test_a_saved_case_block_gives_the_same_ttft_percentiles() -> None:
     results = [_streamed("a", 120.04), _streamed("b", 250.0), _streamed("c", None), _err("d")]
-    saved = build_report(results, evaluate_suite(results, [], []), {}, [])
+    saved = build_report(results, evaluate_suite(results, [], []), JudgeInfoBlock(), [])
     again = case_metrics([SuiteCase.of_block(c) for c in saved.cases])
     assert (again["p50_ttft_ms"], again["p95_ttft_ms"]) == (120.0, 250.0)
     assert [c.trace.ttft_ms for c in saved.cases] == [120.0, 250.0, None, None]  # to 0.1 ms, as latency_ms
@@ -308,9 +311,9 @@ def test_the_runs_own_judge_usage_is_added_to_the_suites() -> None:
 
 
 def test_a_saved_judge_block_without_usage_reads_as_zero() -> None:
-    judged = Judged.of_saved({"faithfulness": 0.5})
+    judged = Judged.of_saved(JudgeBlock(faithfulness=0.5))
     assert (judged.calls, judged.cache_hits, judged.tokens, judged.cost_usd) == (0, 0, 0, 0.0)
-    assert Judged.of_saved({"cache_hits": 3, "calls": 2}).cache_hits == 3
+    assert Judged.of_saved(JudgeBlock(cache_hits=3, calls=2)).cache_hits == 3
 
 
 def test_a_case_rule_failed_by_five_cases_lists_all_five() -> None:
@@ -361,13 +364,15 @@ NOT_NUMBERS: dict[str, Any] = {
 
 
 def test_a_saved_criterion_score_that_is_not_a_number_is_left_out() -> None:
-    read = [Judged.of_saved({"criteria": c}).criteria for c in NOT_NUMBERS.values()]
+    read = [
+        Judged.of_saved(JudgeBlock.model_validate({"criteria": c}, strict=True)).criteria for c in NOT_NUMBERS.values()
+    ]
     assert read == [{}, {}, {"polite": 4.0}, {}, {}, {}]
 
 
-def test_a_saved_judge_block_of_figures_that_are_not_numbers_reads_as_none() -> None:
-    block = {"faithfulness": True, "cost_usd": "0.1", "calls": "two", "cache_hits": None, "tokens": [1]}
-    judged = Judged.of_saved(block)
+def test_a_saved_judge_block_reads_null_figures_as_none_used_and_refuses_other_non_numbers() -> None:
+    block = {"faithfulness": None, "cost_usd": None, "calls": None, "cache_hits": None, "tokens": None}
+    judged = Judged.of_saved(JudgeBlock.model_validate(block, strict=True))
     assert (judged.faithfulness, judged.cost_usd, judged.calls, judged.cache_hits, judged.tokens) == (
         None,
         0.0,
@@ -375,12 +380,17 @@ def test_a_saved_judge_block_of_figures_that_are_not_numbers_reads_as_none() -> 
         0,
         0,
     )
+    # The block is typed: what is not a number is refused where the report is read (exit 2 naming the field,
+    # tests/commands/test_merge.py), never taken for one.
+    for key, value in {"faithfulness": True, "cost_usd": "0.1", "calls": "two", "tokens": [1]}.items():
+        with pytest.raises(ValidationError):
+            JudgeBlock.model_validate({key: value}, strict=True)
 
 
 def _criteria_report(path: Path, ids: list[str], shard: tuple[int, int] | None) -> Path:
     judgement = Judgement(judge="j", criteria={"polite": 3.0}, criteria_reasoning={"polite": "warm"})
     results = [score_case(make_case(i), ok_result(make_trace()), judgement, CASE_RULES) for i in ids]
-    report = build_report(results, evaluate_suite(results, CASE_RULES, PASS_ALL), {"judge": "j"}, [])
+    report = build_report(results, evaluate_suite(results, CASE_RULES, PASS_ALL), JudgeInfoBlock(judge="j"), [])
     if shard is not None:
         positions = [list(NOT_NUMBERS).index(i) for i in ids]
         block = ShardBlock(index=shard[0], count=shard[1], total_cases=len(NOT_NUMBERS), positions=positions)

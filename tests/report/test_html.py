@@ -9,6 +9,7 @@ import re
 import pytest
 from tests.report.samples import HOSTILE, sample_report, tolerant_pass_report
 
+from ragjudge.report.comparison_block import BaselineBlock, ComparisonBlock, DeltaBlock
 from ragjudge.report.html import build_view, delta_rows, histogram, rates, render_html
 
 
@@ -81,24 +82,21 @@ def test_without_a_baseline_it_says_so() -> None:
 
 
 def test_a_ratio_centres_on_one() -> None:
-    [row] = delta_rows(
-        {
-            "deltas": [
-                {
-                    "metric": "p95_latency",
-                    "kind": "ratio",
-                    "base": 400.0,
-                    "now": 440.0,
-                    "delta": 1.1,
-                    "ci_low": 0.9,
-                    "ci_high": 1.3,
-                    "p_value": None,
-                    "significant": False,
-                    "comparable": True,
-                }
-            ]
-        }
+    ratio = DeltaBlock(
+        metric="p95_latency",
+        kind="ratio",
+        base=400.0,
+        now=440.0,
+        delta=1.1,
+        ci_low=0.9,
+        ci_high=1.3,
+        p_value=None,
+        significant=False,
+        test="",
+        comparable=True,
+        reason="",
     )
+    [row] = delta_rows(ComparisonBlock(baseline=BaselineBlock(), judge_comparable=True, deltas=[ratio]))
     assert (row.delta, row.interval) == ("×1.1", "[0.9, 1.3]")
     assert row.zero_x == 120 and row.low_x == pytest.approx(120 - 112 / 3) and row.high_x == 232
     assert row.dot_x == pytest.approx(120 + 112 / 3)

@@ -13,8 +13,11 @@ from tests.fakes.reports import make_report
 from ragjudge.errors import CaseFileError, ExitCode
 from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.offline import OfflineJudge
-from ragjudge.report.model import PASSAGE_CHARS, PassageBlock, Report, redact, write_report
+from ragjudge.report.model import Report
+from ragjudge.report.provenance_block import JudgeInfoBlock
 from ragjudge.report.reading import load_report
+from ragjudge.report.trace_block import PASSAGE_CHARS, PassageBlock
+from ragjudge.report.writing import redact, write_report
 from ragjudge.rules import Rule
 
 # The contract; the names never change within schema_version 1.
@@ -400,7 +403,9 @@ def test_redact_finds_a_secret_that_only_appears_json_escaped() -> None:
 def test_the_report_is_written_a_case_at_a_time_exactly_as_one_dump(cases: int, tmp_path: Path) -> None:
     results = [_judged(f"c{i}", '运费 "quoted"\nline', ["d1"], {"d1": "运费"}) for i in range(cases)]
     report = make_report(results, CASE_RULES, SUITE_RULES, warnings=["w"])
-    report = report.model_copy(update={"judge_info": {"judge": "offline", "nested": [1, {"a": None}]}})
+    report = report.model_copy(
+        update={"judge_info": JudgeInfoBlock.model_validate({"judge": "offline", "nested": [1, {"a": None}]})}
+    )
     write_report(report, tmp_path / "r.json")
     assert (tmp_path / "r.json").read_text(encoding="utf-8") == report.model_dump_json(indent=2) + "\n"
     assert not (tmp_path / "r.json.tmp").exists()

@@ -28,6 +28,7 @@ from ragjudge.report.html import build_view, render_html
 from ragjudge.report.junit import render_junit
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report
+from ragjudge.report.provenance_block import ProvenanceBlock
 from ragjudge.rules import Rule
 
 HOSTILE_QUOTE = "退货 <script>alert(1)</script> | @octocat `x` #12"
@@ -230,7 +231,8 @@ def judged(case_id: str, covered: int, asks: float) -> CaseResult:
 
 
 def with_provenance(report: Report) -> Report:
-    return report.model_copy(update={"provenance": {"judge_fingerprint": OFFLINE, "git_commit": "0123456789"}})
+    provenance = ProvenanceBlock.model_validate({"judge_fingerprint": OFFLINE, "git_commit": "0123456789"})
+    return report.model_copy(update={"provenance": provenance})
 
 
 def test_answer_correctness_and_criteria_deltas_read_like_the_other_figures() -> None:

@@ -21,7 +21,8 @@ from ragjudge.errors import ConfigError, ExitCode
 from ragjudge.interrupt import interrupted
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
-from ragjudge.report.model import redact
+from ragjudge.report.provenance_block import JudgeInfoBlock
+from ragjudge.report.writing import redact
 from ragjudge.transport import deadline
 
 _EXIT = {"promote": ExitCode.PASSED, "rollback": ExitCode.GATE_FAILED, "inconclusive": ExitCode.INCONCLUSIVE}
@@ -93,7 +94,7 @@ def _warnings(runs: dict[str, ArmRun]) -> list[str]:
 
 def _run_arms(
     config: Config, canary: CanaryConfig, request: CanaryRequest, rules: tuple[CanaryRule, ...]
-) -> tuple[dict[str, ArmRun], list[str], dict[str, object]]:
+) -> tuple[dict[str, ArmRun], list[str], JudgeInfoBlock]:
     if canary.sample is None:
         raise ConfigError(
             "canary.sample is not set",
@@ -128,11 +129,13 @@ def _run_arms(
         )
     if urls["treatment"] == urls["control"]:
         warnings.append("the treatment and control URLs are the same: this compares the service with itself")
-    judge_info: dict[str, object] = {}
+    judge_info = JudgeInfoBlock()
     if judge is not None:
-        judge_info = {"judge": judge.name, "provider": config.judge.provider, "lexical": judge.lexical}
+        judge_info = JudgeInfoBlock(judge=judge.name, provider=config.judge.provider, lexical=judge.lexical)
         if config.judge.provider == "openai":
-            judge_info.update(model=config.judge.model, base_url_host=host_of(config.judge.base_url))
+            judge_info = judge_info.model_copy(
+                update={"model": config.judge.model, "base_url_host": host_of(config.judge.base_url)}
+            )
         if judge.lexical:
             warnings.append(
                 "faithfulness was judged by the offline lexical judge (shared words, not meaning); "
@@ -161,7 +164,7 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
 
     runs: dict[str, ArmRun] | None = None
     warnings: list[str] = []
-    judge_info: dict[str, object] = {}
+    judge_info = JudgeInfoBlock()
     if any(r.metric != DISLIKE_RATE_RATIO for r in rules):
         runs, warnings, judge_info = _run_arms(config, canary, request, rules)
 
@@ -198,7 +201,7 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
         runs,
         arm_feedback,
         feedback.source if feedback else None,
-        dict(judge_info),
+        judge_info,
         warnings,
         extra,
     )

@@ -1,7 +1,6 @@
 """The canary report (`kind: "canary"`, `schema_version` 1) and its Markdown comment.
 
-Field names here are the public contract: `verdict`, `reasons`, `metrics` (each with `value`,
-`ci`, `op`, `threshold`, `decision`, `reason`, `treatment`, `control`, `n`) and `arms`.
+Field names here are the public contract; each says what it means below.
 """
 
 from __future__ import annotations
@@ -9,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,6 +19,7 @@ from ragjudge.canary.statistical import percent
 from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, LIMIT_MS_METRICS, RATIO_METRICS, TIMING_METRICS
 from ragjudge.canary.values import Decision, MetricResult
 from ragjudge.report.markdown import COMMENT_LIMIT, environment, load_template
+from ragjudge.report.provenance_block import JudgeInfoBlock
 from ragjudge.transport.urls import public_url
 
 
@@ -28,78 +28,125 @@ class _Model(BaseModel):
 
 
 class MetricBlock(_Model):
-    """One rule's outcome."""
+    """One rule's outcome (`canary.rules`), under its metric's name in `metrics`."""
 
     value: float | None
-    """The compared quantity: a ratio, the treatment's p95 in ms, or its mean faithfulness."""
+    """The compared quantity: a ratio (treatment over control), the treatment's p95 in ms, or its mean
+    faithfulness; null when there was no data to compute it."""
     ci: list[float | None] | None
     """`[lo, hi]` at the report's confidence; an unbounded end is null; null in point mode."""
     op: str
+    """The rule's operator: `<=` or `<` for the ratios and the ms limits, `>=` or `>` for faithfulness."""
     threshold: float
+    """The rule's number: a multiple of control for a ratio, ms for a limit, 0 to 1 for faithfulness."""
     decision: Literal["pass", "fail", "inconclusive"]
+    """`fail` when the canary broke the rule (statistical mode: with the confidence asked), `pass` when it held,
+    `inconclusive` when the data cannot tell (too little of it, or an interval across the threshold)."""
     reason: str
+    """The decision in a sentence, with the figures it rests on."""
     treatment: float | None
-    """The treatment's figure: dislike rate, p95 latency (ms) or mean faithfulness."""
+    """The treatment's figure: dislike rate, p95 latency or TTFT (ms) or mean faithfulness; null without data."""
     control: float | None
+    """The control's figure, as `treatment`."""
     n: dict[str, int]
-    """`{"treatment": n, "control": n}`: responses, successful requests or scored answers."""
+    """`{"treatment": n, "control": n}`: responses, successful requests, streamed replies or scored answers."""
 
 
 class CaseObservation(_Model):
     """One sample question asked of one arm."""
 
     id: str
+    """The case's id in the canary sample (`canary.sample`)."""
     latency_ms: float | None
+    """The round trip of the successful call in ms, to 0.1 ms, measured by ragjudge; null when the call failed."""
     faithfulness: float | None
+    """The judge's supported claims over claims, 0 to 1; null when not judged, not applicable (a refusal) or
+    unscored."""
     error: str | None
+    """Why the call failed, as the gate words an endpoint error; null when it succeeded."""
     ttft_ms: float | None = None
     """Time to the first token (ms) of a streamed reply; null for a JSON body or a failed call."""
 
 
 class ArmBlock(_Model):
-    """What was measured on one arm."""
+    """What was measured on one arm. Without a sample (a report on feedback alone) its counts are 0 and its
+    figures null."""
 
     url: str | None
-    """Scheme, host and path only (never credentials or a query)."""
+    """Scheme, host and path only (never credentials or a query); null without a sample."""
     requests: int
+    """Sample questions asked of the arm."""
     ok: int
+    """Requests that got a usable reply."""
     errors: int
+    """Requests that did not."""
     error_examples: list[str]
+    """Up to 5 distinct errors, in the order they happened."""
     p50_latency_ms: float | None
+    """Nearest-rank median of the successful requests' latencies in ms, to 0.1 ms; null when none succeeded."""
     p95_latency_ms: float | None
+    """Nearest-rank 95th percentile, as `p50_latency_ms`."""
     p95_ttft_ms: float | None = None
     """Nearest-rank p95 of the streamed replies' time to the first token (ms); null when none streamed."""
     faithfulness: float | None
-    """Mean over the scored answers."""
+    """Mean over the scored answers; null when none was scored."""
     scored: int
+    """Answers whose faithfulness the judge scored."""
     unscored: int
+    """Answers the judge could not score."""
     dislikes: int | None
+    """Thumbs-down count from the feedback source; null without feedback for the arm."""
     responses: int | None
+    """Answers that could have been rated (the dislike rate's denominator); null without feedback for the arm."""
     dislike_rate: float | None
+    """`dislikes / responses`; null without feedback or without responses."""
     cases: list[CaseObservation] = Field(default_factory=list)
+    """Every sample question asked of the arm, in case order; empty without a sample."""
 
 
 class ArmsBlock(_Model):
+    """Both arms, measured alike: their requests interleaved, case by case."""
+
     treatment: ArmBlock
+    """The canary: the new version."""
     control: ArmBlock
+    """The stable version it is compared with."""
 
 
 class CanaryReport(_Model):
     """The whole canary report as written by `--report`."""
 
     schema_version: Literal[1] = 1
+    """Always 1: names never change within it; fields may be added."""
     kind: Literal["canary"] = "canary"
+    """Always `canary`: tells this report from the gate's."""
     verdict: Literal["promote", "rollback", "inconclusive"]
+    """`rollback` when any rule failed, `promote` when every rule passed, else `inconclusive` (missing or too
+    little data is never a promote)."""
     reasons: list[str]
+    """Why, in sentences: every arm that never answered, then the failing rules' reasons (rollback), the
+    undecided ones' (inconclusive) or, in statistical mode, every rule's (promote)."""
     metrics: dict[str, MetricBlock]
+    """Each rule's outcome by metric (`dislike_rate_ratio`, `p95_latency_ratio`, `p95_latency_ms`,
+    `p95_ttft_ratio`, `p95_ttft_ms`, `faithfulness`), in that order; only the configured rules."""
     arms: ArmsBlock
+    """What was measured on each arm."""
     decision: Literal["statistical", "point"]
+    """How the rules were decided (`canary.decision`): with intervals at `confidence`, or on point estimates."""
     confidence: float
+    """Two-sided level of every interval (`canary.confidence`)."""
     feedback_source: str | None = None
-    judge_info: dict[str, Any] = Field(default_factory=dict)
+    """Where the feedback counts came from (`file feedback.json`, `url https://host/path`, `prometheus
+    http://host:9090`); null without feedback."""
+    judge_info: JudgeInfoBlock = Field(default_factory=JudgeInfoBlock)
+    """The judge that scored faithfulness; empty (`{}`) when no rule needed one."""
     warnings: list[str] = Field(default_factory=list)
+    """Sentences about the run a person should read (a sample smaller than asked, the same URL on both arms, a
+    lexical judge, ...); empty when there is nothing to say."""
     tool: dict[str, str] = Field(default_factory=lambda: {"name": "ragjudge", "version": __version__})
+    """{name: `ragjudge`, version}: the ragjudge that wrote the report."""
     generated_at: str = ""
+    """When the report was built: ISO 8601 in UTC, to the second; empty only in reports written without it."""
 
 
 def _finite(x: float | None) -> float | None:
@@ -158,7 +205,7 @@ def build_report(
     runs: Mapping[str, ArmRun] | None,
     feedback: Mapping[str, ArmFeedback | None],
     feedback_source: str | None,
-    judge_info: dict[str, Any],
+    judge_info: JudgeInfoBlock,
     warnings: Sequence[str],
     extra_reasons: Sequence[str] = (),
 ) -> CanaryReport:

@@ -20,7 +20,7 @@ from ragjudge.config.judge_overrides import with_judge_overrides
 from ragjudge.config.loader import load_config
 from ragjudge.errors import ExitCode
 from ragjudge.outpaths import check_output_paths
-from ragjudge.report.model import write_report
+from ragjudge.report.writing import write_report
 
 _MARK = {"pass": "ok  ", "fail": "FAIL", "inconclusive": "??  "}
 

@@ -14,7 +14,7 @@ from ragjudge.errors import ExitCode, exit_code_for
 from ragjudge.gate.evaluation import GateRequest, run_gate
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.markdown import render_comment
-from ragjudge.report.model import write_report
+from ragjudge.report.writing import write_report
 
 
 def add_parser(sub: Any) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from ragjudge.errors import CaseFileError
+from ragjudge.report.comparison_block import BaselineBlock
 from ragjudge.report.figures import NO_BASELINE
 from ragjudge.report.model import Report
 from ragjudge.report.reading import load_report
@@ -71,19 +71,19 @@ def from_the_future(when: datetime | None, now: datetime) -> bool:
 
 
 def created_at(report: Report) -> datetime | None:
-    return parse_time(report.provenance.get("created_at")) or parse_time(report.generated_at)
+    return parse_time(report.provenance.created_at) or parse_time(report.generated_at)
 
 
-def identity(report: Report, path: Path | None, now: datetime) -> dict[str, Any]:
-    """The `comparison.baseline` block: {commit, ref, created_at, age_days, path}."""
+def identity(report: Report, path: Path | None, now: datetime) -> BaselineBlock:
+    """The `comparison.baseline` block: which report, and how old."""
     when = created_at(report)
     age = None
     if when is not None and not from_the_future(when, now):
         age = max(0.0, round((now - when).total_seconds() / 86400, 2))
-    return {
-        "commit": report.provenance.get("git_commit"),
-        "ref": report.provenance.get("git_ref"),
-        "created_at": when.isoformat(timespec="seconds") if when is not None else None,
-        "age_days": age,
-        "path": str(path) if path is not None else None,
-    }
+    return BaselineBlock(
+        commit=report.provenance.git_commit,
+        ref=report.provenance.git_ref,
+        created_at=when.isoformat(timespec="seconds") if when is not None else None,
+        age_days=age,
+        path=str(path) if path is not None else None,
+    )

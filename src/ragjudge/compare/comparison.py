@@ -8,7 +8,6 @@ baseline are notices naming what differs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,14 +17,19 @@ from ragjudge.compare.deltas import Pair, Settings, all_deltas
 from ragjudge.compare.outcome import CHANGES, baseline_view, change_of
 from ragjudge.compare.regression import decide, figure_of, regression_rules, verdict_with
 from ragjudge.config.model import Config
+from ragjudge.report.comparison_block import ComparisonBlock, RegressionBlock
 from ragjudge.report.figures import age_words, label
-from ragjudge.report.model import ComparisonBlock, Report
+from ragjudge.report.model import Report
+from ragjudge.report.provenance_block import JudgeFingerprintBlock
 
 _FINGERPRINT_WORDS = {"prompt_hash": "the judge prompts changed", "base_url_host": "base_url host"}
 
 
-def judge_difference(now: Mapping[str, Any] | None, base: Mapping[str, Any] | None) -> str | None:
+def judge_difference(now_block: JudgeFingerprintBlock | None, base_block: JudgeFingerprintBlock | None) -> str | None:
     """Why judge-based figures cannot be compared, or None when the judges are the same."""
+    # Compared as written: the offline and the model judge record different keys.
+    base = base_block.model_dump() if base_block is not None else {}
+    now = now_block.model_dump() if now_block is not None else {}
     if not base:
         return "the baseline records no judge fingerprint (written by a ragjudge without provenance)"
     if not now:
@@ -79,7 +83,7 @@ def compare_with_baseline(
     counts["removed"] = len(removed)
 
     notices: list[str] = []
-    age = block["age_days"]
+    age = block.age_days
     max_age = config.baseline.max_age_days
     dated = created_at(baseline)
     if from_the_future(dated, moment):
@@ -102,22 +106,20 @@ def compare_with_baseline(
             + (f"; new: {_listed(new_cases)}" if new_cases else "")
             + (f"; removed: {_listed(removed)}" if removed else "")
         )
-    base_set, now_set = baseline.provenance.get("case_set_hash"), report.provenance.get("case_set_hash")
+    base_set, now_set = baseline.provenance.case_set_hash, report.provenance.case_set_hash
     if base_set and now_set and base_set != now_set and not (new_cases or removed):
         notices.append(
             f"the case set differs from the baseline's (case_set_hash {str(base_set)[:12]} -> {str(now_set)[:12]}) "
             "under the same ids: a question, an expected answer or a check changed, so a case may pass or fail "
             "because of its case, not the endpoint"
         )
-    base_rules, now_rules = baseline.provenance.get("rules_hash"), report.provenance.get("rules_hash")
+    base_rules, now_rules = baseline.provenance.rules_hash, report.provenance.rules_hash
     if base_rules and now_rules and base_rules != now_rules:
         notices.append(
             "the case or suite rules differ from the baseline's: a case may pass or fail because of the rules, "
             "not the endpoint"
         )
-    judge_reason = judge_difference(
-        report.provenance.get("judge_fingerprint"), baseline.provenance.get("judge_fingerprint")
-    )
+    judge_reason = judge_difference(report.provenance.judge_fingerprint, baseline.provenance.judge_fingerprint)
     if judge_reason is not None:
         notices.append(f"judge-based deltas are not comparable and not gated: {judge_reason}")
 
@@ -132,13 +134,13 @@ def compare_with_baseline(
         judge_comparable=judge_reason is None,
         judge_not_comparable_reason=judge_reason,
         regressions=[
-            {
-                "id": c.id,
-                "category": c.category,
-                "failed_conditions": list(c.failed_conditions),
-                "k_of_n": c.k_of_n,
-                "baseline": c.baseline,
-            }
+            RegressionBlock(
+                id=c.id,
+                category=c.category,
+                failed_conditions=list(c.failed_conditions),
+                k_of_n=c.k_of_n,
+                baseline=c.baseline,
+            )
             for c in cases
             if c.change == "regression"
         ],

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from ragjudge import stats
+from ragjudge.report.case_block import CaseBlock, TurnBlock
+from ragjudge.report.comparison_block import DeltaBlock
 from ragjudge.report.figures import fmt
-from ragjudge.report.model import CaseBlock, DeltaBlock, TurnBlock
 
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20_240_601
@@ -145,8 +146,7 @@ def _mean_figure(
 
 def _first_cost(case: CaseBlock) -> float | None:
     if case.runs:
-        value = case.runs[0].get("cost_usd")
-        return float(value) if isinstance(value, int | float) else None
+        return case.runs[0].cost_usd
     return case.trace.cost_usd
 
 

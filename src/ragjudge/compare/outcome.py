@@ -6,9 +6,7 @@ a `regression` when the baseline passed it, even if some of its runs passed (`k_
 
 from __future__ import annotations
 
-from typing import Any
-
-from ragjudge.report.model import CaseBlock
+from ragjudge.report.case_block import CaseBaselineBlock, CaseBlock
 
 CHANGES = (
     "regression",
@@ -39,11 +37,12 @@ def change_of(now: CaseBlock, base: CaseBlock | None) -> str:
     return "still_failing"
 
 
-def baseline_view(base: CaseBlock) -> dict[str, Any]:
-    """What the baseline said for a case (`CaseBlock.baseline`)."""
-    view: dict[str, Any] = {"status": base.status, "failed_conditions": list(base.failed_conditions)}
+def baseline_view(base: CaseBlock) -> CaseBaselineBlock:
+    """What the baseline said for a case (`CaseBlock.baseline`): `flaky` and `k_of_n` only when they say
+    something."""
+    view = CaseBaselineBlock(status=base.status, failed_conditions=list(base.failed_conditions))
     if base.flaky:
-        view["flaky"] = True
+        view = view.model_copy(update={"flaky": True})
     if base.k_of_n:
-        view["k_of_n"] = base.k_of_n
+        view = view.model_copy(update={"k_of_n": base.k_of_n})
     return view

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from ragjudge.compare.deltas import p_words
 from ragjudge.config.model import Config
-from ragjudge.report.model import DeltaBlock, RuleBlock
+from ragjudge.report.comparison_block import DeltaBlock
+from ragjudge.report.suite_block import RuleBlock
 from ragjudge.rules import Rule, format_value, parse_rules
 
 NEWLY_FAILING = "newly_failing"

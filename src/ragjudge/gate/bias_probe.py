@@ -20,7 +20,8 @@ from ragjudge.gate.suite import RunUsage, with_run_usage
 from ragjudge.judge.bias import MAX_FLIP_RATE, BiasItem, BiasResult, position_bias, sample
 from ragjudge.judge.interface import Judge
 from ragjudge.judge.precision import EvidenceJudgement, PrecisionJudge
-from ragjudge.report.model import Report, SuiteBlock
+from ragjudge.report.model import Report
+from ragjudge.report.suite_block import SuiteBlock
 
 if TYPE_CHECKING:
     from ragjudge.judge.evidence import EvidenceScorer, PassageScore

@@ -7,7 +7,6 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ragjudge.calibrate.fingerprint import calibration_gate
 from ragjudge.cases.case import Case
@@ -34,7 +33,9 @@ from ragjudge.gate.suite import evaluate_suite
 from ragjudge.judge.criteria import check_case_criteria, every_name, undefined
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
-from ragjudge.report.model import Report, ShardBlock, mark_interrupted, redact
+from ragjudge.report.model import Report, ShardBlock, mark_interrupted
+from ragjudge.report.provenance_block import JudgeInfoBlock, ProvenanceBlock
+from ragjudge.report.writing import redact
 from ragjudge.rules import Rule, criterion_of, parse_rules
 from ragjudge.transport import deadline, urls
 
@@ -187,7 +188,8 @@ def run_gate(request: GateRequest) -> Report:
         report = bias.attach(report)
     if shard_block is not None:
         report = report.model_copy(update={"shard": shard_block})
-    report = report.model_copy(update={"provenance": provenance(config, all_cases, url, os.environ, case_hash())})
+    recorded = ProvenanceBlock.model_validate(provenance(config, all_cases, url, os.environ, case_hash()))
+    report = report.model_copy(update={"provenance": recorded})
     if stopped:
         report = mark_interrupted(report, stopped, len(cases))
     elif baseline is not None and shard_block is not None:
@@ -216,14 +218,14 @@ def _baseline(request: GateRequest, warnings: list[str]) -> Baseline | None:
     return baseline_for(path, request.config.gate.regression is not None, warnings)
 
 
-def judge_summary(config: Config, judge: Judge) -> dict[str, Any]:
+def judge_summary(config: Config, judge: Judge) -> JudgeInfoBlock:
     """The report's `judge_info`: the same keys whatever the judge (the offline one has no model and no host)."""
     model_judge = config.judge.provider == "openai"
-    return {
-        "judge": judge.name,
-        "provider": config.judge.provider,
-        "lexical": judge.lexical,
-        "model": config.judge.model if model_judge else None,
-        "base_url_host": host_of(config.judge.base_url) if model_judge else None,
-        "combined": config.judge.combined if model_judge else False,
-    }
+    return JudgeInfoBlock(
+        judge=judge.name,
+        provider=config.judge.provider,
+        lexical=judge.lexical,
+        model=config.judge.model if model_judge else None,
+        base_url_host=host_of(config.judge.base_url) if model_judge else None,
+        combined=config.judge.combined if model_judge else False,
+    )

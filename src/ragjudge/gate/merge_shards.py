@@ -18,7 +18,10 @@ from ragjudge.errors import CaseFileError
 from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE
 from ragjudge.gate.reporting import rule_blocks
 from ragjudge.gate.suite import RunUsage, SuiteCase, evaluate_cases, with_run_usage
-from ragjudge.report.model import CaseBlock, Report, RuleBlock, SuiteBlock
+from ragjudge.report.case_block import CaseBlock
+from ragjudge.report.model import Report
+from ragjudge.report.provenance_block import JudgeFingerprintBlock, ProvenanceBlock
+from ragjudge.report.suite_block import RuleBlock, SuiteBlock
 from ragjudge.rules import Rule
 
 
@@ -43,11 +46,7 @@ def merge_reports(parts: Sequence[ShardReport], max_error_rate: float = DEFAULT_
     metrics = with_run_usage(result.metrics, sum((_run_usage(p.report) for p in parts), RunUsage()))
     warnings = _warnings(parts)
     first = parts[0].report
-    update: dict[str, Any] = {}
-    if first.provenance:
-        # The shards agree on case set, rules, judge and commit (`_check_agreement`): the first one's stands for all.
-        update["provenance"] = first.provenance
-    merged = Report(
+    return Report(
         verdict=result.verdict,
         suite=SuiteBlock.model_validate(metrics),
         rules=rule_blocks(result.rules),
@@ -56,8 +55,9 @@ def merge_reports(parts: Sequence[ShardReport], max_error_rate: float = DEFAULT_
         warnings=[*([result.error_reason] if result.error_reason else []), *warnings],
         error_reason=result.error_reason,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        # The shards agree on case set, rules, judge and commit (`_check_agreement`): the first one's stands for all.
+        provenance=first.provenance,
     )
-    return merged.model_copy(update=update) if update else merged
 
 
 def _check_shards(parts: Sequence[ShardReport]) -> None:
@@ -113,12 +113,18 @@ def _check_agreement(parts: Sequence[ShardReport]) -> None:
     first = parts[0]
     for part in parts[1:]:
         for key in AGREED:
-            mine, theirs = part.report.provenance.get(key), first.report.provenance.get(key)
+            mine, theirs = _agreed(part.report.provenance, key), _agreed(first.report.provenance, key)
             if mine != theirs:
                 raise CaseFileError(
                     f"{part.path}: provenance.{key} differs from {first.path}'s ({_difference(theirs, mine)})",
                     tip="merge the reports of one run: every shard on the same commit, case files, rules and judge",
                 )
+
+
+def _agreed(provenance: ProvenanceBlock, key: str) -> Any:
+    """What a shard records for `key`: the fingerprint as written (its keys differ by judge), else the text."""
+    value = getattr(provenance, key)
+    return value.model_dump() if isinstance(value, JudgeFingerprintBlock) else value
 
 
 def _difference(first: Any, other: Any) -> str:

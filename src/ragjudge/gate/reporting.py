@@ -4,23 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Passage
 from ragjudge.gate.scoring import CaseResult, not_evaluated_reason
 from ragjudge.gate.suite import RuleOutcome, SuiteResult
 from ragjudge.judge.interface import Judgement
-from ragjudge.report.model import (
-    PASSAGE_CHARS,
-    CaseBlock,
-    PassageBlock,
-    Report,
-    RuleBlock,
-    SuiteBlock,
-    TraceBlock,
-    TurnBlock,
-)
+from ragjudge.report.case_block import CaseBlock, TurnBlock
+from ragjudge.report.judge_block import JudgeBlock
+from ragjudge.report.model import Report
+from ragjudge.report.provenance_block import JudgeInfoBlock
+from ragjudge.report.suite_block import RuleBlock, SuiteBlock
+from ragjudge.report.trace_block import PASSAGE_CHARS, PassageBlock, TraceBlock
 
 
 def _k_of_n(result: CaseResult) -> str | None:
@@ -38,9 +33,16 @@ def _passage(passage: Passage, dropped: bool) -> PassageBlock:
     return PassageBlock(id=passage.id, title=passage.title, text=passage.text[:PASSAGE_CHARS])
 
 
-def _not_judged(judge: str, reason: str) -> dict[str, Any]:
+def _judge_block(judgement: Judgement) -> JudgeBlock:
+    """The `judge` block of a judged answer: the keys the judgement has (`Judgement.as_dict`)."""
+    return JudgeBlock.model_validate(judgement.as_dict())
+
+
+def _not_judged(judge: str, reason: str) -> JudgeBlock:
     """The `judge` block of a case the judge never saw: every key a judged case has, empty, and why."""
-    return {**Judgement(judge=judge, notes=(f"not judged: {reason}",)).as_dict(), "judged": False}
+    return JudgeBlock.model_validate(
+        {**Judgement(judge=judge, notes=(f"not judged: {reason}",)).as_dict(), "judged": False}
+    )
 
 
 def _trace_block(result: CaseResult) -> TraceBlock:
@@ -85,7 +87,7 @@ def _turn_blocks(result: CaseResult, judge: str) -> list[TurnBlock]:
                 status=asked.status if asked else "not evaluated",
                 failed_conditions=list(asked.failed_conditions) if asked else [not_evaluated_reason(len(result.turns))],
                 metrics=dict(asked.metrics) if asked else {},
-                judge=asked.judgement.as_dict()
+                judge=_judge_block(asked.judgement)
                 if asked and asked.judgement
                 else _not_judged(judge, "no usable reply" if asked and asked.endpoint.trace is None else "not asked"),
                 trace=_trace_block(asked)
@@ -123,7 +125,7 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
         status=result.status,
         failed_conditions=list(result.failed_conditions),
         metrics=dict(result.metrics),
-        judge=result.judgement.as_dict() if result.judgement else _not_judged(judge, _why_not_judged(result)),
+        judge=_judge_block(result.judgement) if result.judgement else _not_judged(judge, _why_not_judged(result)),
         question=result.case.question,
         difficulty=result.case.difficulty,
         should_answer=result.case.should_answer,
@@ -158,7 +160,7 @@ def rule_blocks(outcomes: Sequence[RuleOutcome]) -> list[RuleBlock]:
 def build_report(
     results: Iterable[CaseResult],
     suite: SuiteResult,
-    judge_info: dict[str, Any],
+    judge_info: JudgeInfoBlock,
     warnings: Sequence[str],
 ) -> Report:
     m = suite.metrics
@@ -167,7 +169,7 @@ def build_report(
         verdict=suite.verdict,
         suite=block,
         rules=rule_blocks(suite.rules),
-        cases=[_case_block(r, str(judge_info.get("judge", ""))) for r in results],
+        cases=[_case_block(r, judge_info.judge or "") for r in results],
         judge_info=judge_info,
         # The reason opens the warnings too, where the comment, the summary and the annotations show them.
         warnings=[*([suite.error_reason] if suite.error_reason else []), *warnings],

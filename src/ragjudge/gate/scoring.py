@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal
 
 from ragjudge.cases.case import Case
 from ragjudge.endpoint.result import EndpointResult
@@ -14,6 +14,7 @@ from ragjudge.gate.retrieval import context_precision, context_recall, unknown_p
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.precision import judged_precision, precision_missing
 from ragjudge.judge.reference import answer_correctness, contradiction_reason, contradictions, missing_reason
+from ragjudge.report.case_block import RunBlock
 from ragjudge.rules import Missing, Rule
 
 Status = Literal["pass", "fail", "error"]
@@ -32,33 +33,31 @@ class RunRecord:
     judge_cost_usd: float = 0.0
     judge_cache_hits: int = 0
 
-    def as_saved(self) -> dict[str, Any]:
+    def as_saved(self) -> RunBlock:
         """The run as a report's case block keeps it (`runs`); `of_saved` reads it back."""
-        return {
-            "status": self.status,
-            "failed_conditions": list(self.failed_conditions),
-            "latency_ms": round(self.latency_ms, 1) if self.latency_ms is not None else None,
-            "cost_usd": self.endpoint_cost_usd,
-            "judge_calls": self.judge_calls,
-            "judge_tokens": self.judge_tokens,
-            "judge_cost_usd": self.judge_cost_usd,
-            "judge_cache_hits": self.judge_cache_hits,
-        }
+        return RunBlock(
+            status=self.status,
+            failed_conditions=list(self.failed_conditions),
+            latency_ms=round(self.latency_ms, 1) if self.latency_ms is not None else None,
+            cost_usd=self.endpoint_cost_usd,
+            judge_calls=self.judge_calls,
+            judge_tokens=self.judge_tokens,
+            judge_cost_usd=self.judge_cost_usd,
+            judge_cache_hits=self.judge_cache_hits,
+        )
 
     @classmethod
-    def of_saved(cls, run: Mapping[str, Any]) -> RunRecord:
+    def of_saved(cls, run: RunBlock) -> RunRecord:
         """A run read back from a report (`as_saved`): its latency to 0.1 ms, as the report keeps it."""
-        latency, cost = run.get("latency_ms"), run.get("cost_usd")
-        status = run.get("status")
         return cls(
-            status=status if status in ("pass", "fail", "error") else "error",
-            failed_conditions=tuple(run.get("failed_conditions") or ()),
-            latency_ms=float(latency) if isinstance(latency, int | float) else None,
-            endpoint_cost_usd=float(cost) if cost is not None else None,
-            judge_calls=int(run.get("judge_calls") or 0),
-            judge_tokens=int(run.get("judge_tokens") or 0),
-            judge_cost_usd=float(run.get("judge_cost_usd") or 0.0),
-            judge_cache_hits=int(run.get("judge_cache_hits") or 0),
+            status=run.status,
+            failed_conditions=tuple(run.failed_conditions),
+            latency_ms=run.latency_ms,
+            endpoint_cost_usd=run.cost_usd,
+            judge_calls=run.judge_calls,
+            judge_tokens=run.judge_tokens,
+            judge_cost_usd=run.judge_cost_usd,
+            judge_cache_hits=run.judge_cache_hits,
         )
 
 

@@ -6,7 +6,6 @@ into a `SuiteCase` (what it holds, nothing worked out), and every figure is made
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +18,8 @@ from ragjudge.gate.retrieval import rejection_correct
 from ragjudge.gate.scoring import CaseResult, RunRecord, Status
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.reference import ReferencePoint, answer_correctness, contradictions
-from ragjudge.report.model import CaseBlock, TurnBlock
+from ragjudge.report.case_block import CaseBlock, TurnBlock
+from ragjudge.report.judge_block import JudgeBlock
 from ragjudge.rules import Missing, Rule
 from ragjudge.stats.percentile import percentile_or_none
 
@@ -92,42 +92,22 @@ class Judged:
         )
 
     @classmethod
-    def of_saved(cls, judge: Mapping[str, Any]) -> Judged:
-        """Read back from a report's `judge` block (`Judgement.as_dict`): a block is free-form JSON, so a figure
-        that is not a number (a string, a boolean, null) is read as none, never a crash of `merge` or `run
-        --baseline`."""
-        saved = judge.get("reference_points")
+    def of_saved(cls, judge: JudgeBlock) -> Judged:
+        """Read back from a report's `judge` block; a criterion whose score is not a number is left out."""
         points = None
-        if isinstance(saved, list):
-            points = tuple(
-                ReferencePoint(str(p.get("point", "")), p.get("verdict", "missing"), "", "")
-                for p in saved
-                if isinstance(p, dict)
-            )
-        criteria = judge.get("criteria")
-        scores = {
-            str(name): _number(c.get("score"))
-            for name, c in (criteria.items() if isinstance(criteria, dict) else ())
-            if isinstance(c, dict)
-        }
+        if judge.reference_points is not None:
+            points = tuple(ReferencePoint(p.point, p.verdict, "", "") for p in judge.reference_points)
         return cls(
-            faithfulness=_number(judge.get("faithfulness")),
-            unscored=bool(judge.get("unscored")),
-            cost_usd=_number(judge.get("cost_usd")) or 0.0,
-            calls=int(_number(judge.get("calls")) or 0),
-            cache_hits=int(_number(judge.get("cache_hits")) or 0),
-            tokens=int(_number(judge.get("tokens")) or 0),
+            faithfulness=judge.faithfulness,
+            unscored=bool(judge.unscored),
+            cost_usd=judge.cost_usd,
+            calls=judge.calls,
+            cache_hits=judge.cache_hits,
+            tokens=judge.tokens,
             answer_correctness=answer_correctness(points) if points is not None else None,
             contradictions=contradictions(points) if points is not None else None,
-            criteria={name: score for name, score in scores.items() if score is not None},
+            criteria={name: float(c.score) for name, c in judge.criteria.items() if c.score is not None},
         )
-
-
-def _number(value: Any) -> float | None:
-    """A saved figure as a number: None for anything JSON does not call a number (a boolean is not one)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -201,9 +181,7 @@ class SuiteCase:
             should_answer=expects_answer(block.should_answer, block.category),
             reply=None if turns else reply,
             # `judged: false` marks a case the judge never saw (reports before it: an empty block).
-            judged=Judged.of_saved(block.judge)
-            if block.judge and block.judge.get("judged") is not False and not turns
-            else None,
+            judged=Judged.of_saved(block.judge) if block.judge.was_judged() and not turns else None,
             runs=runs,
             flaky=flaky,
             turns=turns,

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragjudge.github.workflow_commands import MAX_ANNOTATIONS
-from ragjudge.report.model import CaseBlock, Report
+from ragjudge.report.case_block import CaseBlock
+from ragjudge.report.model import Report
 
 Kind = Literal["error", "warning"]
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.escape import inline
 from ragjudge.report.figures import NO_BASELINE, age_words, fmt, label
-from ragjudge.report.model import CaseBlock, Report
+from ragjudge.report.model import Report
 
 IDS_IN_SENTENCE = 10
 
@@ -59,7 +60,7 @@ def alert(report: Report) -> Alert | None:
         if missing is None:
             return None
         return Alert("NOTE", inline("No baseline was compared: " + missing.removeprefix(NO_BASELINE), 400), ())
-    where = f"{inline(label(cmp.baseline), 80)} ({age_words(cmp.baseline.get('age_days'))})"
+    where = f"{inline(label(cmp.baseline), 80)} ({age_words(cmp.baseline.age_days)})"
     regressions = [c for c in report.cases if c.change == "regression"]
     flaky = [c for c in report.cases if c.change == "flaky"]
     failed_rules = [r for r in cmp.rules if r.passed is False]

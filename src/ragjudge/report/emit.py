@@ -14,7 +14,8 @@ from typing import TextIO
 
 from ragjudge import masking
 from ragjudge.errors import exit_code_for
-from ragjudge.report.model import Report, write_report
+from ragjudge.report.model import Report
+from ragjudge.report.writing import write_report
 from ragjudge.safetext import clean_text
 
 
@@ -28,7 +29,7 @@ def print_summary(report: Report, out: TextIO) -> None:
     s = report.suite
     print(
         f"ragjudge: {report.verdict.upper()}: {s.passed}/{s.cases} cases passed, "
-        f"{s.failed} failed, {s.errored} errored (judge: {report.judge_info.get('judge', '?')})",
+        f"{s.failed} failed, {s.errored} errored (judge: {report.judge_info.name()})",
         file=out,
     )
     for w in report.warnings:

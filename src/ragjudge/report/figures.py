@@ -6,7 +6,8 @@ The comparison writes its reasons with the same words, so it reads them from her
 from __future__ import annotations
 
 import math
-from typing import Any
+
+from ragjudge.report.comparison_block import BaselineBlock
 
 NO_BASELINE = "no baseline: "
 """How the warning that no baseline was compared begins (the comment turns it into a NOTE alert)."""
@@ -46,11 +47,10 @@ def short_ref(ref: object) -> str | None:
     return ref
 
 
-def label(block: dict[str, Any]) -> str:
+def label(block: BaselineBlock) -> str:
     """`main@abc1234`, `abc1234`, `main`, or `the baseline`."""
-    commit = block.get("commit")
-    short = commit[:7] if isinstance(commit, str) and commit else None
-    ref = short_ref(block.get("ref"))
+    short = block.commit[:7] if block.commit else None
+    ref = short_ref(block.ref)
     if ref and short:
         return f"{ref}@{short}"
     return short or ref or "the baseline"

@@ -17,8 +17,10 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
+from ragjudge.report.comparison_block import ComparisonBlock
 from ragjudge.report.figures import score as score_text
-from ragjudge.report.model import Report, RuleBlock
+from ragjudge.report.model import Report
+from ragjudge.report.suite_block import RuleBlock
 
 CHART_WIDTH = 560
 """Width of the plotting area of every chart, in SVG units."""
@@ -112,7 +114,7 @@ class View:
     by_difficulty: list[RateRow]
     distributions: list[Distribution]
     deltas: list[DeltaRow]
-    comparison: dict[str, Any] | None
+    comparison: ComparisonBlock | None
     cases: list[dict[str, Any]]
     statuses: list[str]
     changes: list[str]
@@ -200,12 +202,11 @@ def rates(report: Report, key: str) -> list[RateRow]:
 
 def distributions(report: Report, height: float = 80.0) -> list[Distribution]:
     """Faithfulness in five bins of 0.2, and each rubric dimension over its 1–5 scores."""
-    faith = [c.judge.get("faithfulness") for c in report.cases if c.judge]
-    found: dict[str, list[float]] = {"faithfulness": [float(v) for v in faith if isinstance(v, int | float)]}
+    faith = [c.judge.faithfulness for c in report.cases]
+    found: dict[str, list[float]] = {"faithfulness": [v for v in faith if v is not None]}
     for case in report.cases:
-        for dim, score in (case.judge.get("scores") or {}).items():
-            if isinstance(score, int | float):
-                found.setdefault(f"judge.{dim}", []).append(float(score))
+        for dim, score in case.judge.scores.items():
+            found.setdefault(f"judge.{dim}", []).append(float(score))
     return [_distribution(name, values, name == "faithfulness", height) for name, values in found.items() if values]
 
 
@@ -246,38 +247,36 @@ def _distribution(name: str, values: list[float], unit_interval: bool, height: f
     return Distribution(name, bars, len(values))
 
 
-def delta_rows(comparison: dict[str, Any] | None, width: float = 240.0) -> list[DeltaRow]:
+def delta_rows(comparison: ComparisonBlock | None, width: float = 240.0) -> list[DeltaRow]:
     """Deltas centre on 0; ratios (p95 latency, cost) on 1. Each row has its own scale: metrics differ in units."""
     rows = []
-    for d in (comparison or {}).get("deltas") or []:
-        if not isinstance(d, dict):
-            continue
-        ratio = d.get("kind") == "ratio"
+    for d in comparison.deltas if comparison is not None else []:
+        ratio = d.kind == "ratio"
         centre = 1.0 if ratio else 0.0
-        nums = [d.get(k) for k in ("delta", "ci_low", "ci_high")]
-        finite = [abs(float(v) - centre) for v in nums if isinstance(v, int | float) and math.isfinite(v)]
+        nums = [d.delta, d.ci_low, d.ci_high]
+        finite = [abs(v - centre) for v in nums if v is not None and math.isfinite(v)]
         span = max(finite, default=0.0) or 1.0
 
-        def at(value: Any, span: float = span, centre: float = centre) -> float | None:
-            if not isinstance(value, int | float) or not math.isfinite(value):
+        def at(value: float | None, span: float = span, centre: float = centre) -> float | None:
+            if value is None or not math.isfinite(value):
                 return None
-            return width / 2 + ((float(value) - centre) / span) * (width / 2 - 8)
+            return width / 2 + ((value - centre) / span) * (width / 2 - 8)
 
-        low, high = d.get("ci_low"), d.get("ci_high")
-        shown = _num(d.get("delta"))
+        low, high = d.ci_low, d.ci_high
+        shown = _num(d.delta)
         rows.append(
             DeltaRow(
-                metric=str(d.get("metric", "")),
-                base=_num(d.get("base")),
-                now=_num(d.get("now")),
-                delta=f"×{shown}" if ratio and d.get("delta") is not None else shown,
+                metric=d.metric,
+                base=_num(d.base),
+                now=_num(d.now),
+                delta=f"×{shown}" if ratio and d.delta is not None else shown,
                 interval=f"[{_num(low)}, {_num(high)}]" if low is not None or high is not None else "n/a",
-                p_value=_num(d.get("p_value")),
-                significant=d.get("significant"),
-                comparable=d.get("comparable", True) is not False,
-                reason=str(d.get("reason") or ""),
+                p_value=_num(d.p_value),
+                significant=d.significant,
+                comparable=d.comparable,
+                reason=d.reason,
                 zero_x=width / 2,
-                dot_x=at(d.get("delta")),
+                dot_x=at(d.delta),
                 low_x=at(low),
                 high_x=at(high),
             )
@@ -289,8 +288,7 @@ def case_rows(report: Report) -> list[dict[str, Any]]:
     rows = []
     for case in report.cases:
         change = case.change or ""
-        judge = case.judge or {}
-        criteria = judge.get("criteria")
+        judge = case.judge
         text = " ".join([case.id, case.question, case.trace.answer or "", *case.failed_conditions, case.category or ""])
         rows.append(
             {
@@ -299,22 +297,20 @@ def case_rows(report: Report) -> list[dict[str, Any]]:
                 "change": change,
                 "search": " ".join(text.lower().split()),
                 "latency": _num(case.first_latency_ms(), 4),
-                "claims": judge.get("claims") or [],
-                "reasoning": judge.get("reasoning") or {},
-                "scores": judge.get("scores") or {},
-                "unscored": judge.get("unscored") or [],
-                "faithfulness": _num(judge.get("faithfulness")),
-                "reference_points": [p for p in judge.get("reference_points") or [] if isinstance(p, dict)],
+                "claims": judge.claims,
+                "reasoning": judge.reasoning,
+                "scores": judge.scores,
+                "unscored": judge.unscored,
+                "faithfulness": _num(judge.faithfulness),
+                "reference_points": judge.reference_points or [],
                 "answer_correctness": _num(case.metrics.get("answer_correctness")),
                 "criteria": {
-                    str(name): {"score": score_text(c.get("score")), "reason": str(c.get("reason") or "")}
-                    for name, c in (criteria if isinstance(criteria, dict) else {}).items()
-                    if isinstance(c, dict)
+                    name: {"score": score_text(c.score), "reason": c.reason} for name, c in judge.criteria.items()
                 },
                 "runs": case.runs,
                 "k_of_n": case.k_of_n or "",
                 "flaky": case.flaky,
-                "baseline": case.baseline or None,
+                "baseline": case.baseline,
             }
         )
     return rows
@@ -333,24 +329,13 @@ def case_tally(rule: RuleBlock, report: Report) -> str | None:
 
 
 def build_view(report: Report) -> View:
-    comparison = report.comparison.model_dump() if report.comparison else None
+    comparison = report.comparison
     rules: list[dict[str, Any]] = [
         {"kind": r.scope, "metric": r.metric, "passed": r.passed, "reason": r.reason, "tally": case_tally(r, report)}
-        for r in report.rules
+        for r in [*report.rules, *(comparison.rules if comparison is not None else [])]
     ]
-    for rule in (comparison or {}).get("rules") or []:
-        if isinstance(rule, dict):
-            rules.append(
-                {
-                    "kind": "regression",
-                    "metric": rule.get("metric", ""),
-                    "passed": rule.get("passed"),
-                    "reason": rule.get("reason", ""),
-                    "tally": None,
-                }
-            )
     rows = case_rows(report)
-    notes = [str(n) for n in ((comparison or {}).get("notices") or [])]
+    notes = list(comparison.notices) if comparison is not None else []
     return View(
         report=report,
         version=__version__,
@@ -360,7 +345,7 @@ def build_view(report: Report) -> View:
         by_difficulty=rates(report, "difficulty"),
         distributions=distributions(report),
         deltas=delta_rows(comparison),
-        comparison=comparison if isinstance(comparison, dict) else None,
+        comparison=comparison,
         cases=rows,
         statuses=sorted({c.status for c in report.cases}),
         changes=sorted({r["change"] for r in rows if r["change"]}),

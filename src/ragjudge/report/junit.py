@@ -19,8 +19,9 @@ import re
 import xml.etree.ElementTree as ET
 
 from ragjudge.judge.reference import ReferencePoint, missing_reason
+from ragjudge.report.case_block import CaseBlock, TurnBlock
 from ragjudge.report.figures import score
-from ragjudge.report.model import CaseBlock, Report, TurnBlock
+from ragjudge.report.model import Report
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 UNCATEGORISED = "uncategorised"
@@ -61,9 +62,9 @@ def _case_details(case: CaseBlock) -> str:
     lines = [f"question: {case.question}"] if not case.turns else [f"conversation of {len(case.turns)} turns:"]
     if case.change:
         lines.append(f"change against the baseline: {case.change}")
-    if case.baseline and case.baseline.get("status"):
-        was = "; ".join(case.baseline.get("failed_conditions") or [])
-        lines.append(f"baseline: {case.baseline['status']}" + (f" ({was})" if was else ""))
+    if case.baseline is not None:
+        was = "; ".join(case.baseline.failed_conditions)
+        lines.append(f"baseline: {case.baseline.status}" + (f" ({was})" if was else ""))
     if case.k_of_n:
         lines.append(f"runs: {case.k_of_n}")
     if case.turns:
@@ -79,19 +80,17 @@ def _judged_lines(case: CaseBlock | TurnBlock) -> list[str]:
     """What the judge found wrong beside the failed conditions: the reference points the answer misses, and
     the criteria scored low that no failed condition already names (a rule on a criterion says it there)."""
     lines = []
-    points = case.judge.get("reference_points")
-    for p in points if isinstance(points, list) else []:
-        if isinstance(p, dict) and p.get("verdict") == "missing":
-            lines.append(missing_reason(ReferencePoint(str(p.get("point", "")), "missing", "", "")))
-    criteria = case.judge.get("criteria")
-    for name, c in (criteria if isinstance(criteria, dict) else {}).items():
-        value = c.get("score") if isinstance(c, dict) else None
-        if not isinstance(value, int | float) or value >= LOW_SCORE:
+    for p in case.judge.reference_points or []:
+        if p.verdict == "missing":
+            lines.append(missing_reason(ReferencePoint(p.point, "missing", "", "")))
+    for name, c in case.judge.criteria.items():
+        value = c.score
+        if value is None or value >= LOW_SCORE:
             continue
         metric = f"criteria.{name}"
         if any(cond.startswith(metric + " ") for cond in case.failed_conditions):
             continue
-        reason = str(c.get("reason") or "")
+        reason = c.reason
         lines.append(f"{metric} {score(value)}/5" + (f": {reason}" if reason else ""))
     return lines
 

@@ -107,17 +107,17 @@ def render_comment(
     text = load_template(template)
     source = str(template) if template else "built-in comment template"
     bad = [c for c in report.cases if c.status != "pass"]
-    judge_name = str(report.judge_info.get("judge", "?"))
+    judge_name = report.judge_info.name()
     base: dict[str, Any] = {
         "report": report,
         "s": report.suite,
         "suite_rules": [r for r in report.rules if r.scope == "suite"],
         "case_rules": [r for r in report.rules if r.scope == "case"],
         "judge_name": judge_name,
-        "lexical": bool(report.judge_info.get("lexical")),
+        "lexical": report.judge_info.lexical,
         "report_path": report_path,
         # Judgements no rule needed still failed: shown, so an unscored judge is never invisible.
-        "unscored_passing": [c for c in report.cases if c.status == "pass" and c.judge.get("unscored")][:20],
+        "unscored_passing": [c for c in report.cases if c.status == "pass" and c.judge.unscored][:20],
         **_changes(report),
     }
     regressions = [c for c in report.cases if c.change == "regression"]

@@ -2,10 +2,9 @@
 
 A report file is input from outside (a shard's job, an artifact of another run), so it is bounded and
 checked before anything computes with it: at most `MAX_REPORT_BYTES`, nested at most `MAX_DEPTH` deep,
-every number finite and within `MAX_MAGNITUDE`, the typed fields of their type (no `"12"` for 12), the
-untyped figures `merge` adds up (a judge's usage, each run's) numbers, latencies and counts not negative,
-and the provenance fields of the types `compare` reads. Any failure is bad input (exit 2) naming the file
-and the field.
+every number finite and within `MAX_MAGNITUDE`, every field of its type (no `"12"` for 12), latencies and
+counts not negative, and the provenance's time a time. Any failure is bad input (exit 2) naming the file and
+the field.
 """
 
 from __future__ import annotations
@@ -16,11 +15,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ragjudge.endpoint.decoding import MAX_DEPTH, TooDeep, loads_bounded
 from ragjudge.errors import CaseFileError
 from ragjudge.report.model import Report
+from ragjudge.report.provenance_block import ProvenanceBlock
 from ragjudge.safetext import clean_data
 
 MAX_REPORT_BYTES = 50 * 1024 * 1024
@@ -55,10 +55,9 @@ def load_report(path: Path) -> Report:
             # Strict: a report ragjudge wrote has numbers where numbers go; "12" is a file someone edited.
             report = Report.model_validate(data, strict=True)
         except ValidationError as exc:
-            first = exc.errors(include_input=False, include_url=False)[0]
-            problem = (".".join(str(p) for p in first["loc"]), str(first["msg"]))
+            problem = _type_problem(exc)
         else:
-            problem = _saved_figures(report) or _provenance(report.provenance)
+            problem = _saved_figures(report) or _created_at(report.provenance)
             if problem is None:
                 return report
     where, what = problem
@@ -126,8 +125,39 @@ def _figures(block: Any, keys: tuple[str, ...], where: str) -> tuple[str, str] |
     return None
 
 
+def _type_problem(exc: ValidationError) -> tuple[str, str]:
+    """The first field of the wrong type, and why; the figures `merge` adds up and the provenance `compare` reads
+    are worded as the reader of their once free-form blocks worded them."""
+    first = exc.errors(include_url=False)[0]
+    loc = [str(p) for p in first["loc"]]
+    where = ".".join(loc)
+    wanted = _wanted(loc)
+    if wanted is None or first["type"] == "missing":
+        return where, str(first["msg"])
+    return where, f"expected {wanted} or null, got {_json_type(first['input'])}"
+
+
+def _wanted(loc: list[str]) -> str | None:
+    *path, key = loc or [""]
+    if (path[-1:] == ["judge"] and key in _JUDGE_FIGURES) or (path[-2:-1] == ["runs"] and key in _RUN_FIGURES):
+        return "a number"
+    if path == ["provenance"] and key in _TEXT_PROVENANCE:
+        return "a string"
+    if path == ["provenance"] and key == "judge_fingerprint":
+        return "an object"
+    return None
+
+
+def _negative(block: BaseModel, keys: tuple[str, ...], where: str) -> tuple[str, str] | None:
+    for key in keys:
+        value = getattr(block, key)
+        if key in _NOT_NEGATIVE and value is not None and value < 0:
+            return f"{where}.{key}", f"{value:g} is negative"
+    return None
+
+
 def _saved_figures(report: Report) -> tuple[str, str] | None:
-    """The untyped figures `merge` adds up (the judge's usage, each run's), and latencies, checked."""
+    """The figures `merge` adds up (the judge's usage, each run's, the bias check's), and latencies, checked."""
     bias = (report.suite.model_extra or {}).get("position_bias")
     if (problem := _figures(bias, _BIAS_FIGURES, "suite.position_bias")) is not None:
         return problem
@@ -144,24 +174,17 @@ def _saved_figures(report: Report) -> tuple[str, str] | None:
         latency = case.metrics.get("latency_ms")
         if latency is not None and latency < 0:
             return f"{where}.metrics.latency_ms", f"{latency:g} is negative"
-        if (problem := _figures(case.judge, _JUDGE_FIGURES, f"{where}.judge")) is not None:
+        if (problem := _negative(case.judge, _JUDGE_FIGURES, f"{where}.judge")) is not None:
             return problem
         for k, run in enumerate(case.runs):
-            if (problem := _figures(run, _RUN_FIGURES, f"{where}.runs.{k}")) is not None:
+            if (problem := _negative(run, _RUN_FIGURES, f"{where}.runs.{k}")) is not None:
                 return problem
     return None
 
 
-def _provenance(provenance: dict[str, Any]) -> tuple[str, str] | None:
-    """The fields `compare` and the renderers read, of the types they read them as."""
-    for key in _TEXT_PROVENANCE:
-        value = provenance.get(key)
-        if value is not None and not isinstance(value, str):
-            return f"provenance.{key}", f"expected a string or null, got {_json_type(value)}"
-    fingerprint = provenance.get("judge_fingerprint")
-    if fingerprint is not None and not isinstance(fingerprint, dict):
-        return "provenance.judge_fingerprint", f"expected an object or null, got {_json_type(fingerprint)}"
-    created = provenance.get("created_at")
+def _created_at(provenance: ProvenanceBlock) -> tuple[str, str] | None:
+    """The provenance's time, which `compare` reads as a time."""
+    created = provenance.created_at
     if created:
         try:
             datetime.fromisoformat(created)

@@ -1,0 +1,80 @@
+"""Where a report comes from and who judged it: the `provenance` and `judge_info` blocks.
+
+Both are written with the keys they were given (`GivenKeysBlock`): reports written before provenance was
+recorded have `{}`, and the offline judge's fingerprint has keys the model judge's has not.
+"""
+
+from __future__ import annotations
+
+from ragjudge.report.block import GivenKeysBlock
+
+
+class JudgeFingerprintBlock(GivenKeysBlock):
+    """What decides the judge's scores: two reports whose fingerprints differ were judged differently, so their
+    judge-based figures are shown against each other, never gated."""
+
+    provider: str | None = None
+    """`offline` or `openai` (`judge.provider`)."""
+    model: str | None = None
+    """The judge's model (`judge.model`); `offline-lexical` for the offline judge."""
+    base_url_host: str | None = None
+    """The host the model judge is called at (never the URL: it may hold a key); null for the offline judge."""
+    prompt_hash: str | None = None
+    """SHA-256 of the judge's prompt templates; null for the offline judge."""
+    temperature: float | None = None
+    """`judge.temperature`; null for the offline judge."""
+    samples: int | None = None
+    """`judge.samples`: judgements per answer, their median reported; 1 for the offline judge."""
+    min_overlap: float | None = None
+    """The offline judge's `judge.min_overlap`; absent for the model judge."""
+    escalate_model: str | None = None
+    """The model judge's `judge.escalate.model`, null without escalation; absent for the offline judge."""
+
+
+class ProvenanceBlock(GivenKeysBlock):
+    """Where the report comes from: enough to tell whether two reports can be compared (docs/regressions.md).
+    Empty (`{}`) in reports written before it was recorded."""
+
+    ragjudge_version: str | None = None
+    """The ragjudge that ran the gate."""
+    created_at: str | None = None
+    """When the run started its report: ISO 8601 in UTC, to the second."""
+    git_commit: str | None = None
+    """The commit under test: `GITHUB_SHA`, else the checkout's HEAD; null outside a git checkout."""
+    git_ref: str | None = None
+    """The ref under test: `GITHUB_REF`, else the checkout's branch; null when detached or outside git."""
+    case_set_hash: str | None = None
+    """SHA-256 of the cases as they are asked and checked (not where they were read from), in id order."""
+    rules_hash: str | None = None
+    """SHA-256 of the case and suite rules."""
+    judge_fingerprint: JudgeFingerprintBlock | None = None
+    """What decides the judge's scores."""
+    endpoint: str | None = None
+    """The endpoint's URL without credentials, query or fragment; null when there was none (recorded traces)."""
+
+
+class JudgeInfoBlock(GivenKeysBlock):
+    """The judge, as the comment and the HTML report name it.
+
+    `run` and `merge` write every key (the offline judge's `model` and `base_url_host` null, `combined` false);
+    `canary` writes `judge`, `provider` and `lexical`, with `model` and `base_url_host` for the model judge, and
+    `{}` when it judged nothing.
+    """
+
+    judge: str | None = None
+    """The judge's name: `offline-lexical`, or the model's name."""
+    provider: str | None = None
+    """`offline` or `openai` (`judge.provider`)."""
+    lexical: bool = False
+    """True when the judge only compares words (the offline judge): the comment says so."""
+    model: str | None = None
+    """The model judge's model (`judge.model`); null for the offline judge."""
+    base_url_host: str | None = None
+    """The host the model judge is called at (the host only, never the URL); null for the offline judge."""
+    combined: bool = False
+    """Whether faithfulness and the rubric are judged in one call (`judge.combined`); false for the offline
+    judge."""
+
+    def name(self) -> str:
+        """The judge's name as the comment shows it: `?` when the report names none."""
+        return self.judge if self.judge is not None else "?"
