@@ -17,6 +17,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
+from ragjudge.metrics.names import ANSWER_CORRECTNESS, FAITHFULNESS, P95_LATENCY_MS
 from ragjudge.report.figures import score as score_text
 from ragjudge.report.model import Report, RuleBlock
 
@@ -155,7 +156,7 @@ def histogram(report: Report, height: float = 150.0) -> Histogram | None:
     latencies = [v for v in firsts if v is not None]
     if not latencies:
         return None
-    threshold = next((r.threshold for r in report.rules if r.scope == "suite" and r.metric == "p95_latency_ms"), None)
+    threshold = next((r.threshold for r in report.rules if r.scope == "suite" and r.metric == P95_LATENCY_MS), None)
     top = max([*latencies, 1.0])
     # A threshold far above every latency would squash the data into one bin: it is then marked at the edge.
     if threshold is not None and threshold <= top * 1.5:
@@ -200,13 +201,13 @@ def rates(report: Report, key: str) -> list[RateRow]:
 
 def distributions(report: Report, height: float = 80.0) -> list[Distribution]:
     """Faithfulness in five bins of 0.2, and each rubric dimension over its 1–5 scores."""
-    faith = [c.judge.get("faithfulness") for c in report.cases if c.judge]
-    found: dict[str, list[float]] = {"faithfulness": [float(v) for v in faith if isinstance(v, int | float)]}
+    faith = [c.judge.get(FAITHFULNESS) for c in report.cases if c.judge]
+    found: dict[str, list[float]] = {FAITHFULNESS: [float(v) for v in faith if isinstance(v, int | float)]}
     for case in report.cases:
         for dim, score in (case.judge.get("scores") or {}).items():
             if isinstance(score, int | float):
                 found.setdefault(f"judge.{dim}", []).append(float(score))
-    return [_distribution(name, values, name == "faithfulness", height) for name, values in found.items() if values]
+    return [_distribution(name, values, name == FAITHFULNESS, height) for name, values in found.items() if values]
 
 
 def reference_distributions(report: Report, height: float = 80.0) -> list[Distribution]:
@@ -215,11 +216,11 @@ def reference_distributions(report: Report, height: float = 80.0) -> list[Distri
     found: dict[str, list[float]] = {}
     for case in report.cases:
         for name, value in case.metrics.items():
-            if (name == "answer_correctness" or name.startswith("criteria.")) and isinstance(value, int | float):
+            if (name == ANSWER_CORRECTNESS or name.startswith("criteria.")) and isinstance(value, int | float):
                 found.setdefault(name, []).append(float(value))
     # Answer correctness first, then the criteria by name, whatever order the cases met them in.
-    found = dict(sorted(found.items(), key=lambda item: (item[0] != "answer_correctness", item[0])))
-    return [_distribution(name, values, name == "answer_correctness", height) for name, values in found.items()]
+    found = dict(sorted(found.items(), key=lambda item: (item[0] != ANSWER_CORRECTNESS, item[0])))
+    return [_distribution(name, values, name == ANSWER_CORRECTNESS, height) for name, values in found.items()]
 
 
 def _distribution(name: str, values: list[float], unit_interval: bool, height: float) -> Distribution:
@@ -303,9 +304,9 @@ def case_rows(report: Report) -> list[dict[str, Any]]:
                 "reasoning": judge.get("reasoning") or {},
                 "scores": judge.get("scores") or {},
                 "unscored": judge.get("unscored") or [],
-                "faithfulness": _num(judge.get("faithfulness")),
+                FAITHFULNESS: _num(judge.get(FAITHFULNESS)),
                 "reference_points": [p for p in judge.get("reference_points") or [] if isinstance(p, dict)],
-                "answer_correctness": _num(case.metrics.get("answer_correctness")),
+                ANSWER_CORRECTNESS: _num(case.metrics.get(ANSWER_CORRECTNESS)),
                 "criteria": {
                     str(name): {"score": score_text(c.get("score")), "reason": str(c.get("reason") or "")}
                     for name, c in (criteria if isinstance(criteria, dict) else {}).items()
