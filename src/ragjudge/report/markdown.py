@@ -17,7 +17,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from ragjudge import __version__
 from ragjudge.config.templatepath import check_readable
 from ragjudge.errors import ConfigError
-from ragjudge.metrics import registry
+from ragjudge.metrics import names, registry
 from ragjudge.metrics.spec import table_number
 from ragjudge.report.changes import alert, delta_rows
 from ragjudge.report.escape import code_id, html_text, inline
@@ -36,6 +36,10 @@ def _fmt(metric: str, value: float | None) -> str:
     return table_number(registry.lookup(metric), value)
 
 
+_METRIC_NAMES = {key: value for key, value in vars(names).items() if key.isupper()}
+"""`metric.P95_LATENCY_MS` in a template: the names as the registry spells them."""
+
+
 def load_template(path: Path | None, default: str = "comment.md.j2") -> str:
     if path is None:
         return resources.files("ragjudge.report").joinpath("templates", default).read_text(encoding="utf-8")
@@ -49,7 +53,7 @@ def environment() -> SandboxedEnvironment:
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters["inline"] = inline
     env.filters["html_text"] = html_text
-    env.globals.update(code_id=code_id, fmt=_fmt, score=score, version=__version__)
+    env.globals.update(code_id=code_id, fmt=_fmt, metric=_METRIC_NAMES, score=score, version=__version__)
     return env
 
 
