@@ -157,3 +157,23 @@ def test_every_file_the_readmes_architecture_section_names_exists() -> None:
     assert sorted(n for n in named if not n.startswith("tests/") and not (PACKAGE / n).is_file()) == []
     subpackages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file() and p.name != "examples"}
     assert folders == subpackages
+
+
+MAX_MODULE_LINES = 400
+"""A module is read in one sitting: past this, it is doing more than one job."""
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    long = {
+        str(p.relative_to(PACKAGE)): n
+        for p in sources()
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}
+
+
+def test_every_command_is_tested_under_tests_commands() -> None:
+    tests = PACKAGE.parents[1] / "tests" / "commands"
+    commands = sorted(p.stem for p in (PACKAGE / "commands").glob("*.py") if p.stem != "__init__")
+    untested = [c for c in commands if not any(tests.glob(f"test_{c}*.py"))]
+    assert untested == []

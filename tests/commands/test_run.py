@@ -108,7 +108,7 @@ def test_an_unknown_regression_metric_is_exit_2_naming_it(ws: Path, capsys: pyte
         "ragjudge: error: ragjudge.yml: gate.regression.flakiness_delta: unknown regression metric 'flakiness_delta'"
     )
     assert outcome.err.splitlines()[1].startswith(
-        "Tip: regression metrics are: answer_correctness_delta, cost_ratio, faithfulness_delta, "
+        "Tip: regression metrics are: answer_correctness_delta, cost_ratio, criteria.<name>_delta, faithfulness_delta, "
     )
 
 

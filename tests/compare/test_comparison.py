@@ -292,7 +292,7 @@ def test_unknown_regression_metrics_are_bad_input() -> None:
         "ragjudge.yml: gate.regression.latency_delta: unknown regression metric 'latency_delta'"
     )
     assert (
-        info.value.tip is not None and "judge.grounding_delta" in info.value.tip and "newly_failing" in info.value.tip
+        info.value.tip is not None and "judge.<dimension>_delta" in info.value.tip and "newly_failing" in info.value.tip
     )
     with pytest.raises(ConfigError, match=re.escape("gate.regression.newly_failing: cannot parse rule 'none'")):
         compare(report([C("a")]), report([C("a")]), config({"newly_failing": "none"}))

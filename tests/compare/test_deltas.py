@@ -7,7 +7,11 @@ import re
 import pytest
 
 from ragjudge import stats
-from ragjudge.compare.deltas import COST, P95_LATENCY, P95_TTFT, PASS_RATE, Settings, all_deltas
+from ragjudge.compare.deltas import Settings, all_deltas
+from ragjudge.metrics.names import COST_USD as COST
+from ragjudge.metrics.names import P95_LATENCY_MS as P95_LATENCY
+from ragjudge.metrics.names import P95_TTFT_MS as P95_TTFT
+from ragjudge.metrics.names import PASS_RATE
 from ragjudge.report.case_block import CaseBlock, RunBlock
 from ragjudge.report.comparison_block import DeltaBlock
 from tests.fakes.reports import C

@@ -15,7 +15,7 @@ from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.pipeline import RunPlan
 from ragjudge.gate.repeat import FreshJudge, final_result, run_repeated, undecided
 from ragjudge.gate.scoring import CaseResult, score_case
-from ragjudge.gate.suite import suite_metrics
+from ragjudge.gate.suite_figures import suite_metrics
 from ragjudge.judge.offline import OfflineJudge
 from ragjudge.rules import Rule
 from ragjudge.transport import deadline

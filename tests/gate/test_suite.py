@@ -14,7 +14,9 @@ from ragjudge.cli import main
 from ragjudge.gate.repeat import final_result
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult, score_case
-from ragjudge.gate.suite import Judged, RunUsage, SuiteCase, case_metrics, evaluate_suite, suite_metrics, with_run_usage
+from ragjudge.gate.suite import evaluate_suite
+from ragjudge.gate.suite_case import Judged, SuiteCase
+from ragjudge.gate.suite_figures import RunUsage, case_metrics, suite_metrics, with_run_usage
 from ragjudge.judge.interface import Judgement, Unscored
 from ragjudge.judge.reference import ReferencePoint
 from ragjudge.report.judge_block import JudgeBlock

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ragjudge.calibrate.labels import Label
 from ragjudge.cases.case import Case
@@ -31,24 +31,22 @@ from ragjudge.endpoint.trace import Passage, Trace
 from ragjudge.errors import ConfigError
 from ragjudge.judge.interface import Judge, Judgement
 from ragjudge.judge.openai_judge import OpenAIJudge
+from ragjudge.metrics.names import FAITHFULNESS
 from ragjudge.rules import Rule, parse_rules
 
 if TYPE_CHECKING:
     from ragjudge.judge.evidence import EvidenceScorer
 
 
-DEFAULT_FAITHFULNESS = Rule("case", "faithfulness", ">=", 0.8)
+DEFAULT_FAITHFULNESS = Rule("case", FAITHFULNESS, ">=", 0.8)
 
 
 def faithfulness_rule(config: Config) -> Rule:
     """The `faithfulness` case rule that turns a faithfulness fraction into 0/1 (default `>= 0.8`)."""
     for rule in parse_rules(config.case_rules(), "case", config.key("gate.case")):
-        if rule.metric == "faithfulness":
+        if rule.metric == FAITHFULNESS:
             return rule
     return DEFAULT_FAITHFULNESS
-
-
-Source = Literal["label", "faithfulness", "evidence"]
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,8 @@ class ScoredLabel:
     """On the human scale: 0/1 for binary labels, the 0..5 score for ordinal ones."""
     raw: float | None
     """What the judge gave before mapping (a faithfulness fraction, an evidence score)."""
-    source: Source
+    source: str
+    """Where the score came from: `label` (the file's own), the faithfulness metric's name, or `evidence`."""
     unscored: str | None = None
     judgement: Judgement | None = None
     """The judgement of the call that carried the rubric, when the line labels criteria or reference points."""
@@ -138,9 +137,9 @@ def score_labels(
             kept = judgement if label.wants_rubric and not label.claim else None
             value = judgement.faithfulness
             if value is None:
-                reason = judgement.unscored_reason("faithfulness") or "the answer makes no factual claim to check"
-                return ScoredLabel(label, None, None, "faithfulness", reason, kept)
-            return ScoredLabel(label, to_binary(value, rule), value, "faithfulness", judgement=kept)
+                reason = judgement.unscored_reason(FAITHFULNESS) or "the answer makes no factual claim to check"
+                return ScoredLabel(label, None, None, FAITHFULNESS, reason, kept)
+            return ScoredLabel(label, to_binary(value, rule), value, FAITHFULNESS, judgement=kept)
         claim = label.claim or label.answer or ""
         result = evidence().score(claim, list(label.contexts), write)
         failed = [s.unscored for s in result.scores if s.unscored]

@@ -16,8 +16,9 @@ from ragjudge import __version__, stats
 from ragjudge.canary.feedback import ArmFeedback
 from ragjudge.canary.sample import ArmRun
 from ragjudge.canary.statistical import percent
-from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, LIMIT_MS_METRICS, RATIO_METRICS, TIMING_METRICS
+from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, LIMIT_MS_METRICS, RATIO_METRICS, TIMING_METRICS
 from ragjudge.canary.values import Decision, MetricResult
+from ragjudge.metrics import registry
 from ragjudge.report.markdown import COMMENT_LIMIT, environment, load_template
 from ragjudge.report.provenance_block import JudgeInfoBlock
 from ragjudge.transport.urls import public_url
@@ -246,9 +247,10 @@ def interval(metric: str, block: MetricBlock) -> str:
     def num(x: float | None, spec: str) -> str:
         return "unbounded" if x is None else format(x, spec)
 
-    limit = metric in LIMIT_MS_METRICS
-    spec = ".0f" if limit else (".3f" if metric == FAITHFULNESS else ".2f")
-    label = "p95 " if limit else ("mean " if metric == FAITHFULNESS else "ratio ")
+    unit_of = registry.spec(metric).unit
+    limit = unit_of == "ms"
+    spec = ".0f" if limit else (".3f" if unit_of == "fraction" else ".2f")
+    label = "p95 " if limit else ("mean " if unit_of == "fraction" else "ratio ")
     unit = " ms" if limit else ""
     if block.value is None:
         return "n/a"

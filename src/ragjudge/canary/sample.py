@@ -18,6 +18,7 @@ from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.dialogue import ask_turns
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.judge.interface import Judge, Judgement
+from ragjudge.metrics.names import FAITHFULNESS
 
 ARMS = ("treatment", "control")
 
@@ -99,7 +100,7 @@ def _observation(case: Case, result: EndpointResult, judged: Judgement | str | N
         result.trace.latency_ms,
         None,
         faithfulness=judged.faithfulness,
-        unscored=judged.unscored_reason("faithfulness"),
+        unscored=judged.unscored_reason(FAITHFULNESS),
         ttft_ms=ttft,
         passages_unknown=unknown,
     )

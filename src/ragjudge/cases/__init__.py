@@ -7,5 +7,5 @@
 * `caseset`: raw items validated into the case set a run asks, with errors naming file, case and key.
 * `conversations`: a conversation's turns, built, rehearsed and asked in order.
 * `duplicates`: what two cases share when one duplicates the other.
-* `writing`: cases written back (appended as text, so what is already there stays byte for byte).
+* `saving`: cases written back (appended as text, so what is already there stays byte for byte).
 """

@@ -37,6 +37,7 @@ from ragjudge.interrupt import interrupted
 from ragjudge.judge.bias import MAX_FLIP_RATE, BiasResult, length_bias, position_bias
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
+from ragjudge.metrics.names import FAITHFULNESS
 from ragjudge.outpaths import check_output_paths
 from ragjudge.rules import Rule
 from ragjudge.stats.agreement import AgreementReport, compare
@@ -341,7 +342,7 @@ def _extra(
         out["min_agreement"] = bar.threshold
         short = unreachable(a.n, bar.threshold)
         out["labels_needed"] = short[1] if short else None
-    if binary and any(s.source == "faithfulness" for s in scored):
+    if binary and any(s.source == FAITHFULNESS for s in scored):
         out["faithfulness_rule"] = f"{rule.metric} {rule.op} {rule.threshold:g}"
     return out
 

@@ -26,8 +26,8 @@ from ragjudge.cases.case import Case
 from ragjudge.cases.caseset import load_cases, validate
 from ragjudge.cases.duplicates import duplicates, normalize_question
 from ragjudge.cases.files import read_items
+from ragjudge.cases.saving import Addition, Target, append, open_target
 from ragjudge.cases.schema import CaseModel
-from ragjudge.cases.writing import Addition, Target, append, open_target
 from ragjudge.errors import CaseFileError
 from ragjudge.outpaths import check_output_paths
 

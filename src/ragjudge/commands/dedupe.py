@@ -8,7 +8,7 @@ from typing import Any
 
 from ragjudge.cases.duplicates import raw_key
 from ragjudge.cases.files import is_jsonl, read_items
-from ragjudge.cases.writing import write_cases
+from ragjudge.cases.saving import write_cases
 from ragjudge.errors import CaseFileError
 from ragjudge.outpaths import check_output_paths
 

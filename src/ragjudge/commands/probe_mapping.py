@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ragjudge.commands.probe_golden import golden_warnings
 from ragjudge.errors import ExitCode
+from ragjudge.metrics.names import COST_USD, LATENCY_MS
 
 if TYPE_CHECKING:
     from ragjudge.cases.case import Case
@@ -32,8 +33,8 @@ _FIND: dict[str, tuple[str, ...]] = {
     "refused": ("refused", "declined", "is_refusal", "no_answer", "out_of_scope", "refusal"),
     "confidence": ("confidence", "certainty"),
     "retrieved_ids": ("retrievedIds", "retrieved_ids", "doc_ids", "document_ids", "source_ids"),
-    "cost_usd": ("cost_usd", "costUsd", "cost"),
-    "latency_ms": ("latency_ms", "latencyMs", "latency", "duration_ms", "elapsed_ms"),
+    COST_USD: (COST_USD, "costUsd", "cost"),
+    LATENCY_MS: (LATENCY_MS, "latencyMs", "latency", "duration_ms", "elapsed_ms"),
 }
 _TEXT_NAMES = ("text", "content", "page_content", "excerpt", "chunk")
 

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar
 
 from ragjudge import stats
+from ragjudge.metrics import registry
+from ragjudge.metrics.names import ANSWER_CORRECTNESS, COST_USD, FAITHFULNESS, P95_LATENCY_MS, P95_TTFT_MS, PASS_RATE
+from ragjudge.metrics.spec import multiple
 from ragjudge.report.case_block import CaseBlock, TurnBlock
 from ragjudge.report.comparison_block import DeltaBlock
 from ragjudge.report.figures import fmt
@@ -29,12 +32,6 @@ BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20_240_601
 """Fixed, so that the same two reports always give the same intervals."""
 
-PASS_RATE = "pass_rate"
-FAITHFULNESS = "faithfulness"
-ANSWER_CORRECTNESS = "answer_correctness"
-P95_LATENCY = "p95_latency_ms"
-P95_TTFT = "p95_ttft_ms"
-COST = "cost_usd"
 
 Pair = tuple[CaseBlock, CaseBlock]
 _B = TypeVar("_B", CaseBlock, CaseBlock | TurnBlock)
@@ -172,11 +169,11 @@ def _replies(pairs: Sequence[Pair]) -> list[tuple[CaseBlock | TurnBlock, CaseBlo
 
 def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
     unit = "cases"
-    if metric in (P95_LATENCY, P95_TTFT):
+    if metric in (P95_LATENCY_MS, P95_TTFT_MS):
         replies = _replies(pairs)
-        now, base = _values(replies, _latency if metric == P95_LATENCY else _ttft)
+        now, base = _values(replies, _latency if metric == P95_LATENCY_MS else _ttft)
         statistic = stats.p95_ratio
-        what = "p95 latency" if metric == P95_LATENCY else "p95 time to first token"
+        what = "p95 latency" if metric == P95_LATENCY_MS else "p95 time to first token"
         if len(replies) != len(pairs):
             unit = "replies (conversations by turn)"
     else:
@@ -187,7 +184,7 @@ def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
     if min(now) < 0 or min(base) < 0:
         return _missing(metric, "ratio", f"not comparable: a negative {what}")
     point = statistic(now, base)
-    if metric in (P95_LATENCY, P95_TTFT):
+    if metric in (P95_LATENCY_MS, P95_TTFT_MS):
         shown = stats.percentile_nearest_rank(base, 95), stats.percentile_nearest_rank(now, 95)
     else:
         shown = math.fsum(base), math.fsum(now)
@@ -209,8 +206,8 @@ def _ratio_block(
     significant = ci.lo > 1.0 or ci.hi < 1.0
     words = "significant" if significant else "not significant"
     reason = (
-        f"{what} {fmt(metric, shown[0])} -> {fmt(metric, shown[1])}: ratio {fmt('ratio', point)} "
-        f"({s.interval_words()} {fmt('ratio', ci.lo)} to {fmt('ratio', ci.hi)}; {words})"
+        f"{what} {fmt(metric, shown[0])} -> {fmt(metric, shown[1])}: ratio {multiple(point)} "
+        f"({s.interval_words()} {multiple(ci.lo)} to {multiple(ci.hi)}; {words})"
     )
     return DeltaBlock(
         metric=metric,
@@ -241,7 +238,7 @@ def _block(
     s: Settings,
 ) -> DeltaBlock:
     significant = p < s.alpha
-    digits = 2 if metric.startswith(("judge.", "criteria.")) else 3
+    digits = 2 if registry.is_scored(metric) else 3
     words = f"significant ({p_words(p)})" if significant else f"not significant ({p_words(p)})"
     reason = (
         f"{metric} {fmt(metric, base)} -> {fmt(metric, now)}: {_signed(delta, digits)} "
@@ -274,16 +271,16 @@ def all_deltas(pairs: Sequence[Pair], s: Settings, wanted: Sequence[str] = ()) -
     with data or a rule."""
     out: list[_Figure] = [pass_rate(pairs, s)]
     scored = scored_metrics(pairs)
-    dims = sorted(m for m in scored | set(wanted) if m.startswith(("judge.", "criteria.")))
+    dims = sorted(m for m in scored | set(wanted) if registry.is_scored(m))
     for metric in (FAITHFULNESS, ANSWER_CORRECTNESS, *dims):
         if metric in scored or metric in wanted:
             out.append(mean_delta(metric, pairs, s))
-    out.append(ratio(P95_LATENCY, pairs, s))
+    out.append(ratio(P95_LATENCY_MS, pairs, s))
     has_cost = any(_first_cost(a) is not None or _first_cost(b) is not None for a, b in pairs)
-    if has_cost or COST in wanted:
-        out.append(ratio(COST, pairs, s))
-    if any(a.trace.ttft_ms is not None or b.trace.ttft_ms is not None for a, b in pairs) or P95_TTFT in wanted:
-        out.append(ratio(P95_TTFT, pairs, s))
+    if has_cost or COST_USD in wanted:
+        out.append(ratio(COST_USD, pairs, s))
+    if any(a.trace.ttft_ms is not None or b.trace.ttft_ms is not None for a, b in pairs) or P95_TTFT_MS in wanted:
+        out.append(ratio(P95_TTFT_MS, pairs, s))
     resampled = [f.resampled for f in out if isinstance(f, _Pending)]
     intervals = iter(stats.bootstrap_intervals(resampled, s.confidence, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED))
     return [f.complete(next(intervals)) if isinstance(f, _Pending) else f for f in out]

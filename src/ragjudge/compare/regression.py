@@ -12,22 +12,17 @@ from collections.abc import Sequence
 
 from ragjudge.compare.deltas import p_words
 from ragjudge.config.model import Config
+from ragjudge.metrics import registry
+from ragjudge.metrics.names import (
+    NEWLY_FAILING,
+)
 from ragjudge.report.comparison_block import DeltaBlock
 from ragjudge.report.suite_block import RuleBlock
 from ragjudge.rules import Rule, format_value, parse_rules
 
-NEWLY_FAILING = "newly_failing"
+NEWLY_FAILING = NEWLY_FAILING
 DEFAULT_RULES = {NEWLY_FAILING: "<= 0"}
 """With a baseline and no `gate.regression`: block any case that passed on the baseline and fails now."""
-
-_FIGURES = {
-    "pass_rate_delta": "pass_rate",
-    "faithfulness_delta": "faithfulness",
-    "answer_correctness_delta": "answer_correctness",
-    "p95_latency_ratio": "p95_latency_ms",
-    "p95_ttft_ratio": "p95_ttft_ms",
-    "cost_ratio": "cost_usd",
-}
 
 
 def regression_rules(config: Config) -> list[Rule]:
@@ -37,11 +32,9 @@ def regression_rules(config: Config) -> list[Rule]:
 
 
 def figure_of(rule_metric: str) -> str | None:
-    """The delta a rule reads: `judge.grounding_delta` -> `judge.grounding` (`criteria.NAME_delta` likewise);
-    None for newly_failing."""
-    if rule_metric.startswith(("judge.", "criteria.")) and rule_metric.endswith("_delta"):
-        return rule_metric.removesuffix("_delta")
-    return _FIGURES.get(rule_metric)
+    """The figure a regression rule reads (`pass_rate_delta` -> `pass_rate`, `judge.grounding_delta` ->
+    `judge.grounding`); None for newly_failing."""
+    return registry.compared(rule_metric)
 
 
 def _block(rule: Rule, value: float | None, passed: bool | None, reason: str) -> RuleBlock:

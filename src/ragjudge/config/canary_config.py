@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 
 from ragjudge.config.headers import Headers
 from ragjudge.config.section import Section
+from ragjudge.metrics.names import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO
 
 
 class FeedbackPrometheus(Section):
@@ -53,10 +54,10 @@ class CanaryConfig(Section):
     )
     rules: dict[str, str] = Field(
         default_factory=lambda: {
-            "dislike_rate_ratio": "<= 1.5",
-            "p95_latency_ratio": "<= 1.5",
-            "p95_latency_ms": "<= 3000",
-            "faithfulness": ">= 0.95",
+            DISLIKE_RATE_RATIO: "<= 1.5",
+            P95_LATENCY_RATIO: "<= 1.5",
+            P95_LATENCY_MS: "<= 3000",
+            FAITHFULNESS: ">= 0.95",
         },
         description="Given rules replace the defaults; a metric left out is not checked.",
     )

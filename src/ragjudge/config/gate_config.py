@@ -8,12 +8,13 @@ from pathlib import Path
 from pydantic import Field, model_validator
 
 from ragjudge.config.section import Section
+from ragjudge.metrics.names import CONTEXT_RECALL, LATENCY_MS, P95_LATENCY_MS, PASS_RATE, REJECTION_ACCURACY
 
-DEFAULT_CASE_RULES: dict[str, str] = {"context_recall": ">= 1.0", "latency_ms": "<= 10000"}
+DEFAULT_CASE_RULES: dict[str, str] = {CONTEXT_RECALL: ">= 1.0", LATENCY_MS: "<= 10000"}
 DEFAULT_SUITE_RULES: dict[str, str] = {
-    "pass_rate": ">= 0.9",
-    "rejection_accuracy": ">= 0.9",
-    "p95_latency_ms": "<= 3000",
+    PASS_RATE: ">= 0.9",
+    REJECTION_ACCURACY: ">= 0.9",
+    P95_LATENCY_MS: "<= 3000",
 }
 
 

@@ -13,11 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragjudge.metrics.names import NEWLY_FAILING
+
 RULE_TABLES = {("gate", "case"), ("gate", "suite"), ("gate", "regression"), ("canary", "rules")}
 """Where a mapping of `metric: "OP number"` rules is written."""
 
 # Rules on these are ceilings (`<=`); every other metric is a floor (`>=`).
-_CEILINGS = ("_ms", "_usd", "_error_rate", "_ratio", "contradictions", "newly_failing")
+_CEILINGS = ("_ms", "_usd", "_error_rate", "_ratio", "contradictions", NEWLY_FAILING)
 _CASE_FILE_NAME = re.compile(r"[\w.\-/]{1,120}\.(?:ya?ml|jsonl|ndjson)")
 
 

@@ -22,6 +22,7 @@ from ragjudge.config.gate_config import (
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.config.section import Section
 from ragjudge.config.serve_config import ServeConfig
+from ragjudge.metrics.names import PASS_RATE
 
 DEFAULT_MAX_CASE_FILE_BYTES = 50_000_000
 """50 MB: a larger case file is refused before it is parsed (`max_case_file_bytes` in ragjudge.yml)."""
@@ -78,5 +79,5 @@ class Config(Section):
     def suite_rules(self) -> dict[str, str]:
         rules = dict(DEFAULT_SUITE_RULES if self.gate.suite is None else self.gate.suite)
         # With no explicit tolerance, any failed or errored case fails the gate.
-        rules.setdefault("pass_rate", ">= 1.0")
+        rules.setdefault(PASS_RATE, ">= 1.0")
         return rules

@@ -19,6 +19,7 @@ from ragjudge.endpoint.paths import MISSING, deepest, describe, dig, find_named,
 from ragjudge.endpoint.refusal import RefusalRules, decide
 from ragjudge.endpoint.suggestion import ID_NAMES, looks_like_content_hash, suggest
 from ragjudge.endpoint.trace import Passage, ReadNotes, Trace
+from ragjudge.metrics.names import COST_USD, LATENCY_MS
 
 
 class ReplyShapeError(Exception):
@@ -35,8 +36,8 @@ DEFAULT_KEYS: dict[str, tuple[str, ...]] = {
     "retrieved_title": ("title",),
     "retrieved_ids": ("retrievedIds", "retrieved_ids"),
     "citations": ("citations",),
-    "cost_usd": ("cost_usd", "costUsd"),
-    "latency_ms": ("latencyMs", "latency_ms"),
+    COST_USD: (COST_USD, "costUsd"),
+    LATENCY_MS: ("latencyMs", LATENCY_MS),
     "conversation_id": ("conversation_id", "conversationId"),
 }
 """What each mapping key reads when it is not mapped (the first key present and not null)."""
@@ -48,8 +49,8 @@ REPLY_LEVEL_KEYS = (
     "retrieved",
     "retrieved_ids",
     "citations",
-    "cost_usd",
-    "latency_ms",
+    COST_USD,
+    LATENCY_MS,
     "conversation_id",
 )
 """The mapping keys read at the reply's top level (`retrieved_id`, `retrieved_text`, `retrieved_title` are read
@@ -292,8 +293,8 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
         confidence=confidence,
         passages=tuple(passages),
         citations=tuple(citations),
-        cost_usd=_numeric(reader, "cost_usd"),
-        server_latency_ms=_numeric(reader, "latency_ms"),
+        cost_usd=_numeric(reader, COST_USD),
+        server_latency_ms=_numeric(reader, LATENCY_MS),
         latency_ms=latency_ms,
         conversation_id=_conversation_id(reader),
         refused_by=refused_by,

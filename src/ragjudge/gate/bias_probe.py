@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.scoring import CaseResult
-from ragjudge.gate.suite import RunUsage, with_run_usage
+from ragjudge.gate.suite_figures import RunUsage, with_run_usage
 from ragjudge.judge.bias import MAX_FLIP_RATE, BiasItem, BiasResult, position_bias, sample
 from ragjudge.judge.interface import Judge
 from ragjudge.judge.precision import EvidenceJudgement, PrecisionJudge

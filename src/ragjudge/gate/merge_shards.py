@@ -17,7 +17,10 @@ from typing import Any
 from ragjudge.errors import CaseFileError
 from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE
 from ragjudge.gate.reporting import rule_blocks
-from ragjudge.gate.suite import RunUsage, SuiteCase, evaluate_cases, with_run_usage
+from ragjudge.gate.suite import evaluate_cases
+from ragjudge.gate.suite_case import SuiteCase
+from ragjudge.gate.suite_figures import RunUsage, with_run_usage
+from ragjudge.metrics.names import COST_USD
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.model import Report
 from ragjudge.report.provenance_block import JudgeFingerprintBlock, ProvenanceBlock
@@ -190,4 +193,4 @@ def _run_usage(report: Report) -> RunUsage:
     bias = (report.suite.model_extra or {}).get("position_bias")
     if not isinstance(bias, dict):
         return RunUsage()
-    return RunUsage(int(bias.get("calls") or 0), int(bias.get("tokens") or 0), float(bias.get("cost_usd") or 0.0))
+    return RunUsage(int(bias.get("calls") or 0), int(bias.get("tokens") or 0), float(bias.get(COST_USD) or 0.0))

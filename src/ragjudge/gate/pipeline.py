@@ -25,6 +25,7 @@ from ragjudge.endpoint.result import EndpointResult
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.scoring import CaseResult, score_case, score_conversation
 from ragjudge.judge.interface import JUDGE_BUG, Judge, Judgement, Unscored
+from ragjudge.metrics.names import FAITHFULNESS, LATENCY_MS
 from ragjudge.rules import Rule
 from ragjudge.transport import deadline
 
@@ -64,7 +65,7 @@ def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLo
         log.write("judge", case.id, {"error": reason})
         if os.environ.get("RAGJUDGE_DEBUG"):
             traceback.print_exc()
-        unscored = (Unscored("faithfulness", reason), Unscored("rubric", reason))
+        unscored = (Unscored(FAITHFULNESS, reason), Unscored("rubric", reason))
         return Judgement(judge=judge.name, unscored=unscored, internal_error=reason)
 
 
@@ -179,7 +180,7 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
                     "final": True,
                     "ok": result.trace is not None,
                     "attempts": result.attempts,
-                    "latency_ms": round(result.trace.latency_ms, 1) if result.trace else None,
+                    LATENCY_MS: round(result.trace.latency_ms, 1) if result.trace else None,
                     "retry_wait_ms": result.retry_wait_ms,
                     "error": result.error,
                 },

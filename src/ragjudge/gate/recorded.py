@@ -26,6 +26,8 @@ from ragjudge.endpoint.refusal import RefusalRules
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.errors import CaseFileError
+from ragjudge.metrics import registry
+from ragjudge.metrics.names import LATENCY_MS, TTFT_MS
 
 _CASE_FIELDS = frozenset(
     {
@@ -50,7 +52,7 @@ class RecordedSource:
 
 
 def _latency(data: dict[str, Any], mapping: ResponseMapping) -> float | None:
-    return _ms(data, ([mapping.latency_ms] if mapping.latency_ms else []) + ["latency_ms", "latencyMs"])
+    return _ms(data, ([mapping.latency_ms] if mapping.latency_ms else []) + [LATENCY_MS, "latencyMs"])
 
 
 def _ms(data: dict[str, Any], keys: Sequence[str]) -> float | None:
@@ -102,7 +104,7 @@ def load_traces(
             trace = parse_reply(reply_part, mapping, latency if latency is not None else 0.0, rules)
         except ReplyShapeError as exc:
             raise CaseFileError(f"{where}: trace {case.id!r}: {exc}") from None
-        ttft = _ms(data, ("ttft_ms", "ttftMs"))
+        ttft = _ms(data, (TTFT_MS, "ttftMs"))
         if ttft is not None:
             trace = dataclasses.replace(trace, ttft_ms=ttft)
         cases.append(case)
@@ -111,4 +113,5 @@ def load_traces(
 
 
 def latency_rules(metrics: Sequence[str]) -> bool:
-    return any(m in ("latency_ms", "p50_latency_ms", "p95_latency_ms") for m in metrics)
+    """Whether a rule reads the reply's latency (its own, or a figure made of it)."""
+    return any(LATENCY_MS in registry.reads(m) for m in metrics)

@@ -6,10 +6,12 @@ from typing import Protocol
 
 from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
+from ragjudge.judge.interface import EVIDENCE_DIMENSIONS
+from ragjudge.metrics.names import CONTEXT_PRECISION, CONTEXT_RECALL, FAITHFULNESS, JUDGE_PREFIX
 
 NO_PASSAGES = "the service exposes no passages (endpoint.response.retrieved is not mapped and the reply has none)"
 """Why a metric that needs the retrieved passages has no value for such a reply."""
-_NEED_ANSWER = frozenset({"faithfulness", "judge.grounding", "judge.citations"})
+_NEED_ANSWER = frozenset({FAITHFULNESS, *(JUDGE_PREFIX + d for d in EVIDENCE_DIMENSIONS)})
 """Metrics about the answer's support by the passages: they need passages only when there is an answer."""
 
 
@@ -20,9 +22,9 @@ def unknown_passages(metric: str, case: Case, trace: Trace) -> str | None:
     if not trace.passages_unknown:
         return None
     answered = not trace.refused and bool(trace.answer.strip())
-    if metric == "context_recall":
+    if metric == CONTEXT_RECALL:
         needed = bool(case.golden_context_ids) and not trace.refused
-    elif metric == "context_precision":
+    elif metric == CONTEXT_PRECISION:
         needed = True
     else:
         needed = metric in _NEED_ANSWER and answered

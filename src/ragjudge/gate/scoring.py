@@ -14,6 +14,17 @@ from ragjudge.gate.retrieval import context_precision, context_recall, unknown_p
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.precision import judged_precision, precision_missing
 from ragjudge.judge.reference import answer_correctness, contradiction_reason, contradictions, missing_reason
+from ragjudge.metrics import registry
+from ragjudge.metrics.names import (
+    ANSWER_CORRECTNESS,
+    CONTEXT_PRECISION,
+    CONTEXT_RECALL,
+    COST_USD,
+    FAITHFULNESS,
+    LATENCY_MS,
+    REFERENCE_CONTRADICTIONS,
+    TTFT_MS,
+)
 from ragjudge.report.case_block import RunBlock
 from ragjudge.rules import Missing, Rule
 
@@ -123,9 +134,9 @@ def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Jud
     if unknown is not None:
         # Never a zero computed from passages that were not shown, and never a pass: the case is `error`.
         return Missing(unknown, unscored=True)
-    if metric == "context_recall":
+    if metric == CONTEXT_RECALL:
         return context_recall(case, trace)
-    if metric == "context_precision":
+    if metric == CONTEXT_PRECISION:
         value = context_precision(case, trace)
         if value is None:
             value = judged_precision(judgement)  # LLM context precision, for cases without golden ids
@@ -133,26 +144,26 @@ def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Jud
             missing = precision_missing(judgement)
             return Missing(*missing) if missing else Missing("no golden_context_ids for this case")
         return value
-    if metric == "latency_ms":
+    if metric == LATENCY_MS:
         return trace.latency_ms
-    if metric == "ttft_ms":
+    if metric == TTFT_MS:
         if trace.ttft_ms is None:
             return Missing("ttft_ms not applicable: the reply was not streamed")
         return trace.ttft_ms
-    if metric == "cost_usd":
+    if metric == COST_USD:
         if trace.cost_usd is None:
             return Missing("the endpoint reported no cost_usd/costUsd", unscored=True)
         return trace.cost_usd
     if judgement is None:
         return Missing(f"{metric}: no judge ran", unscored=True)
-    if metric == "faithfulness":
+    if metric == FAITHFULNESS:
         if judgement.faithfulness is not None:
             return judgement.faithfulness
-        reason = judgement.unscored_reason("faithfulness")
+        reason = judgement.unscored_reason(FAITHFULNESS)
         if reason is not None:
             return Missing(f"faithfulness unscored: {reason}", unscored=True)
         return Missing("faithfulness not applicable: the answer makes no claims")
-    if metric in ("answer_correctness", "reference_contradictions"):
+    if metric in (ANSWER_CORRECTNESS, REFERENCE_CONTRADICTIONS):
         return _reference_value(metric, case, judgement)
     if metric.startswith("criteria."):
         name = metric.removeprefix("criteria.")
@@ -176,7 +187,7 @@ def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Jud
 def _reference_value(metric: str, case: Case, judgement: Judgement) -> float | Missing:
     points = judgement.reference_points
     if points is not None:
-        value = answer_correctness(points) if metric == "answer_correctness" else contradictions(points)
+        value = answer_correctness(points) if metric == ANSWER_CORRECTNESS else contradictions(points)
         return float(value) if value is not None else Missing(f"{metric}: the reference has no points")
     if not case.has_reference:
         return Missing(f"{metric} not applicable: the case has no reference answer (expected)")
@@ -198,7 +209,7 @@ def reference_conditions(case: Case, judgement: Judgement | None) -> tuple[list[
     return [contradiction_reason(p) for p in points if p.verdict == "contradicted"], []
 
 
-BASE_METRICS = ("context_recall", "context_precision", "latency_ms", "cost_usd", "faithfulness")
+BASE_METRICS = (CONTEXT_RECALL, CONTEXT_PRECISION, LATENCY_MS, COST_USD, FAITHFULNESS)
 """Every case's metrics carry these keys (null when there is no value), whatever happened to it."""
 
 
@@ -210,10 +221,10 @@ def _ids(ids: Sequence[str]) -> str:
 def _retrieval_detail(metric: str, case: Case, trace: Trace) -> str:
     """What recall missed, or which retrieved ids precision counted against."""
     retrieved = list(dict.fromkeys(trace.retrieved_ids))
-    if metric == "context_recall":
+    if metric == CONTEXT_RECALL:
         missing = [g for g in case.golden_context_ids if g not in retrieved]
         return f" (missing {_ids(missing)}; retrieved {_ids(retrieved)})"
-    if metric == "context_precision" and case.golden_context_ids:
+    if metric == CONTEXT_PRECISION and case.golden_context_ids:
         extra = [r for r in retrieved if r not in case.golden_context_ids]
         missing = [g for g in case.golden_context_ids if g not in retrieved]
         parts = [f"not golden: {_ids(extra)}"] if extra else []
@@ -226,7 +237,7 @@ def _failure_reason(rule: Rule, value: float, judgement: Judgement | None, case:
     text = rule.failure(value) + _retrieval_detail(rule.metric, case, trace)
     if judgement is None:
         return text
-    if rule.metric == "faithfulness":
+    if rule.metric == FAITHFULNESS:
         unsupported = [c for c in judgement.claims if not c.supported]
         if unsupported:
             quoted = ", ".join(f'"{_excerpt(c.claim)}"' for c in unsupported[:2])
@@ -240,7 +251,7 @@ def _failure_reason(rule: Rule, value: float, judgement: Judgement | None, case:
         why = judgement.criteria_reasoning.get(rule.metric.removeprefix("criteria."))
         if why:
             text += f": {_excerpt(why, 200)}"
-    elif rule.metric == "answer_correctness" and judgement.reference_points:
+    elif rule.metric == ANSWER_CORRECTNESS and judgement.reference_points:
         missed = [p for p in judgement.reference_points if p.verdict in ("missing", "partial")]
         if missed:
             shown = "; ".join(
@@ -266,24 +277,24 @@ def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, 
     errors: list[str] = [judgement.internal_error] if judgement is not None and judgement.internal_error else []
     skipped: list[str] = []
     metrics: dict[str, float | None] = {
-        "context_recall": context_recall(case, trace),
-        "context_precision": context_precision(case, trace) if case.golden_context_ids else judged_precision(judgement),
-        "latency_ms": round(trace.latency_ms, 1),
-        "cost_usd": trace.cost_usd,
-        "faithfulness": judgement.faithfulness if judgement else None,
+        CONTEXT_RECALL: context_recall(case, trace),
+        CONTEXT_PRECISION: context_precision(case, trace) if case.golden_context_ids else judged_precision(judgement),
+        LATENCY_MS: round(trace.latency_ms, 1),
+        COST_USD: trace.cost_usd,
+        FAITHFULNESS: judgement.faithfulness if judgement else None,
     }
-    for metric in ("context_recall", "context_precision", "faithfulness"):
+    for metric in (CONTEXT_RECALL, CONTEXT_PRECISION, FAITHFULNESS):
         if unknown_passages(metric, case, trace) is not None:
             metrics[metric] = None
     if trace.ttft_ms is not None:
-        metrics["ttft_ms"] = round(trace.ttft_ms, 1)
+        metrics[TTFT_MS] = round(trace.ttft_ms, 1)
     if judgement is not None:
         for dim, score in judgement.scores.items():
             metrics[f"judge.{dim}"] = score
         points = judgement.reference_points
         if points is not None:
-            metrics["answer_correctness"] = answer_correctness(points)
-            metrics["reference_contradictions"] = contradictions(points)
+            metrics[ANSWER_CORRECTNESS] = answer_correctness(points)
+            metrics[REFERENCE_CONTRADICTIONS] = contradictions(points)
         for name, score in judgement.criteria.items():
             metrics[f"criteria.{name}"] = score
     contradicted, unjudged = reference_conditions(case, judgement)
@@ -303,11 +314,7 @@ def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, 
 
 
 def rules_need_judge(rules: Sequence[Rule]) -> bool:
-    return any(
-        r.metric in ("faithfulness", "answer_correctness", "reference_contradictions")
-        or r.metric.startswith(("judge.", "criteria."))
-        for r in rules
-    )
+    return any(registry.needs_judge(r.metric) for r in rules)
 
 
 def not_evaluated_reason(errored_turn: int) -> str:
@@ -332,8 +339,9 @@ def score_conversation(case: Case, turns: Sequence[CaseResult]) -> CaseResult:
         values = [v for t in turns if (v := t.metrics.get(key)) is not None]
         if not values:
             metrics[key] = None
-        else:  # a count of contradicted points adds up over the turns; a score is their mean
-            metrics[key] = sum(values) if key == "reference_contradictions" else sum(values) / len(values)
+        else:  # as the metric's spec says: a count of contradicted points adds up over the turns, a score averages
+            spec = registry.lookup(key, "case")
+            metrics[key] = sum(values) if spec is not None and spec.over_turns == "sum" else sum(values) / len(values)
     skipped = tuple(dict.fromkeys(s for t in turns for s in t.skipped_rules))
     return CaseResult(
         case, status, conditions, metrics, turns[-1].endpoint, None, skipped_rules=skipped, turns=tuple(turns)

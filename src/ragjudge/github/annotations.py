@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragjudge.github.workflow_commands import MAX_ANNOTATIONS
+from ragjudge.metrics.names import CONTEXT_RECALL, FAITHFULNESS
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.model import Report
 
@@ -40,8 +41,8 @@ def severity(case: CaseBlock) -> tuple[int, int, float, float, str]:
     return (
         -len(case.failed_conditions),
         0 if case.status == "error" else 1,
-        score("faithfulness"),
-        score("context_recall"),
+        score(FAITHFULNESS),
+        score(CONTEXT_RECALL),
         case.id,
     )
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge import masking
+from ragjudge.metrics.names import FAITHFULNESS, P95_LATENCY_MS, PASS_RATE, REJECTION_ACCURACY
 from ragjudge.safetext import clean_text
 
 
@@ -43,7 +44,7 @@ OUTPUT_NAMES = (
     "errored-cases",
     "failed-case-ids",
     "pass-rate",
-    "faithfulness",
+    FAITHFULNESS,
     "rejection-accuracy",
     "p95-latency-ms",
     "comment-url",
@@ -68,10 +69,10 @@ def step_outputs(data: Mapping[str, Any] | None, passed: bool, report_path: str,
         "failed-cases": _number(suite.get("failed")),
         "errored-cases": _number(suite.get("errored")),
         "failed-case-ids": "\n".join(bad),
-        "pass-rate": _number(suite.get("pass_rate")),
-        "faithfulness": _number(suite.get("faithfulness")),
-        "rejection-accuracy": _number(suite.get("rejection_accuracy")),
-        "p95-latency-ms": _number(suite.get("p95_latency_ms"), 1),
+        "pass-rate": _number(suite.get(PASS_RATE)),
+        FAITHFULNESS: _number(suite.get(FAITHFULNESS)),
+        "rejection-accuracy": _number(suite.get(REJECTION_ACCURACY)),
+        "p95-latency-ms": _number(suite.get(P95_LATENCY_MS), 1),
         "comment-url": comment_url,
     }
     assert tuple(values) == OUTPUT_NAMES

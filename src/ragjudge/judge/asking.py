@@ -19,6 +19,7 @@ from ragjudge.judge.chat import CallFailed, ChatCaller, Completion, Target
 from ragjudge.judge.interface import LogFn, host_of
 from ragjudge.judge.prompting import Message, correction_message
 from ragjudge.judge.replies import ReplyError, ignored_keys
+from ragjudge.metrics.names import LATENCY_MS
 
 MAX_QUOTED_CHARS = 2000
 """The corrective retry quotes at most this much of the invalid reply (and of the error about it)."""
@@ -166,7 +167,7 @@ class Asker:
                     if completion
                     else {"prompt": 0, "completion": 0}
                 ),
-                "latency_ms": completion.latency_ms if completion else 0.0,
+                LATENCY_MS: completion.latency_ms if completion else 0.0,
                 "finish_reason": completion.finish_reason if completion else None,
                 "response_format": completion.mode if completion else None,
                 "cache_hit": cache_hit,

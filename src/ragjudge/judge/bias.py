@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.judge.text import has_cjk
+from ragjudge.metrics.names import COST_USD
 from ragjudge.stats import wilson_interval
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ class BiasResult:
             "unscored": self.unscored,
             "calls": self.calls,
             "tokens": self.tokens,
-            "cost_usd": round(self.cost_usd, 6),
+            COST_USD: round(self.cost_usd, 6),
             "examples": list(self.examples),
         }
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.interface import Judge, Threshold
 from ragjudge.judge.offline import OfflineJudge
+from ragjudge.metrics.names import CONTEXT_PRECISION
 
 
 def make_judge(config: JudgeConfig, rules: Sequence[Threshold] = (), classify_refusal: bool = False) -> Judge:
@@ -22,7 +23,7 @@ def make_judge(config: JudgeConfig, rules: Sequence[Threshold] = (), classify_re
     from ragjudge.judge.openai_judge import OpenAIJudge  # imported late: the SDK is slow to import
 
     judge = OpenAIJudge(config, rules, classify_refusal=classify_refusal)
-    if not any(r.metric == "context_precision" for r in rules):
+    if not any(r.metric == CONTEXT_PRECISION for r in rules):
         return judge
     from ragjudge.judge.evidence import EvidenceScorer
     from ragjudge.judge.precision import PrecisionJudge

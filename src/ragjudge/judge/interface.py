@@ -9,9 +9,11 @@ from typing import Any, Protocol
 from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.reference import ReferencePoint
+from ragjudge.metrics.names import COST_USD, FAITHFULNESS
+from ragjudge.metrics.registry import JUDGE_DIMENSIONS
 from ragjudge.transport import urls
 
-RUBRIC_DIMENSIONS = ("grounding", "relevance", "calibration", "citations", "tone")
+RUBRIC_DIMENSIONS = JUDGE_DIMENSIONS
 NEGATIVE_DIMENSIONS = ("grounding", "calibration")
 EVIDENCE_DIMENSIONS = ("grounding", "citations")
 NO_SOURCES_NOTE = (
@@ -109,7 +111,7 @@ class Judgement:
     def as_dict(self) -> dict[str, Any]:
         return {
             "judge": self.judge,
-            "faithfulness": self.faithfulness,
+            FAITHFULNESS: self.faithfulness,
             "claims": [
                 {"claim": c.claim, "supported": c.supported, "evidence_id": c.evidence_id, "reason": c.reason}
                 for c in self.claims
@@ -120,7 +122,7 @@ class Judgement:
             "unscored": [{"judgement": u.judgement, "reason": u.reason} for u in self.unscored],
             "notes": list(self.notes),
             "tokens": self.tokens,
-            "cost_usd": self.cost_usd,
+            COST_USD: self.cost_usd,
             "calls": self.calls,
             "cache_hits": self.cache_hits,
             "escalated": list(self.escalated),

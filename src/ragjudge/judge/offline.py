@@ -27,6 +27,7 @@ from ragjudge.judge.interface import (
 from ragjudge.judge.lexical_reference import judge_points
 from ragjudge.judge.reference import split_reference
 from ragjudge.judge.text import split_claims, tokens
+from ragjudge.metrics.names import FAITHFULNESS
 
 NAME = "offline-lexical"
 NOTE = "offline judge: lexical overlap only (words and CJK bigrams); rubric dimensions not assessed"
@@ -85,11 +86,11 @@ class OfflineJudge:
         )
         log(
             {
-                "judge_kind": "faithfulness",
+                "judge_kind": FAITHFULNESS,
                 "model": NAME,
                 "claims": len(verdicts),
                 "supported": sum(c.supported for c in verdicts),
-                "faithfulness": faithfulness,
+                FAITHFULNESS: faithfulness,
                 "cache_hit": False,
             }
         )

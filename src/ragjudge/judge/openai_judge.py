@@ -52,6 +52,7 @@ from ragjudge.judge.samples import (
     points_median,
     rubric_median,
 )
+from ragjudge.metrics.names import FAITHFULNESS
 
 # The transport lives in chat.py and the validated ask in asking.py; re-exported for callers of this module.
 __all__ = ["MODES", "CallFailed", "ChatCaller", "Completion", "OpenAIJudge", "Target", "Throttle"]
@@ -130,7 +131,7 @@ class OpenAIJudge:
         for i in range(self.config.samples):
             try:
                 verdicts = self.asker.ask(
-                    target, "faithfulness", messages, schema, lambda text: parse_claims(text, ids), i, log, tally
+                    target, FAITHFULNESS, messages, schema, lambda text: parse_claims(text, ids), i, log, tally
                 )
             except CallFailed as exc:
                 failure = exc
@@ -141,7 +142,7 @@ class OpenAIJudge:
         if not results:
             assert failure is not None
             raise failure
-        note_dropped(tally, "faithfulness", self.config.samples, len(results), failure)
+        note_dropped(tally, FAITHFULNESS, self.config.samples, len(results), failure)
         return faithfulness_median(results)
 
     def _combined(self, case: Case, trace: Trace, plan: RubricPlan, target: Target, log: LogFn, tally: Tally) -> _Both:
@@ -192,7 +193,7 @@ class OpenAIJudge:
         if self.escalate is None or self.config.escalate is None:
             return False
         band = self.config.escalate.band
-        scale = 1.0 if metric == "faithfulness" else 4.0  # rubric scores span 1..5
+        scale = 1.0 if metric == FAITHFULNESS else 4.0  # rubric scores span 1..5
         # The tolerance keeps a value exactly on the band's edge inside it (0.8 - 0.7 is 0.10000000000000009).
         return any(r.metric == metric and abs(value - r.threshold) <= band * scale + 1e-9 for r in self.rules)
 
@@ -262,16 +263,14 @@ class OpenAIJudge:
             try:
                 faithfulness, claims = self._faithfulness(trace, self.primary, log, tally)
             except CallFailed as exc:
-                unscored.append(Unscored("faithfulness", exc.reason))
-            if self.escalate and faithfulness is not None and self._borderline("faithfulness", faithfulness):
+                unscored.append(Unscored(FAITHFULNESS, exc.reason))
+            if self.escalate and faithfulness is not None and self._borderline(FAITHFULNESS, faithfulness):
                 try:
                     faithfulness, claims = self._faithfulness(trace, self.escalate, log, tally)
                     escalated.append(f"faithfulness by {self.escalate.model}")
                 except CallFailed as exc:
                     faithfulness, claims = None, []
-                    unscored.append(
-                        Unscored("faithfulness", f"escalation to {self.escalate.model} failed: {exc.reason}")
-                    )
+                    unscored.append(Unscored(FAITHFULNESS, f"escalation to {self.escalate.model} failed: {exc.reason}"))
         points = None if both.declined else both.points
         both = replace(both, faithfulness=faithfulness, claims=claims, points=points)
         return self._judgement(both, plan, unscored, escalated, tally)
@@ -289,12 +288,12 @@ class OpenAIJudge:
             both = self._combined(case, trace, plan, self.primary, log, tally)
         except CallFailed as exc:
             # One reply carried both judgements: when it cannot be used, neither can be scored.
-            unscored += [*_rubric_unscored(plan, exc.reason), Unscored("faithfulness", exc.reason)]
+            unscored += [*_rubric_unscored(plan, exc.reason), Unscored(FAITHFULNESS, exc.reason)]
             return self._judgement(_Both({}, {}, {}, {}, {}, None, []), plan, unscored, escalated, tally)
         if self.escalate is None:
             return self._judgement(both, plan, unscored, escalated, tally)
         borderline = self._borderline_scores(both)
-        faith_borderline = both.faithfulness is not None and self._borderline("faithfulness", both.faithfulness)
+        faith_borderline = both.faithfulness is not None and self._borderline(FAITHFULNESS, both.faithfulness)
         if not (borderline or faith_borderline):
             return self._judgement(both, plan, unscored, escalated, tally)
         try:
@@ -307,7 +306,7 @@ class OpenAIJudge:
             unscored += _drop_borderline(both, borderline, why)
             if faith_borderline:
                 both = replace(both, faithfulness=None, claims=[])
-                unscored.append(Unscored("faithfulness", why))
+                unscored.append(Unscored(FAITHFULNESS, why))
         return self._judgement(both, plan, unscored, escalated, tally)
 
     def _judgement(

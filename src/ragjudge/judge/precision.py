@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.interface import Judge, Judgement, LogFn, Unscored
+from ragjudge.metrics.names import CONTEXT_PRECISION
 
 if TYPE_CHECKING:
     from ragjudge.judge.evidence import EvidenceScorer, PassageScore
@@ -44,7 +45,7 @@ class EvidenceJudgement(Judgement):
 
     def as_dict(self) -> dict[str, Any]:
         out = super().as_dict()
-        out["context_precision"] = self.context_precision
+        out[CONTEXT_PRECISION] = self.context_precision
         out["evidence"] = [dict(e) for e in self.evidence]
         return out
 
@@ -65,7 +66,7 @@ def precision_missing(judgement: Judgement | None) -> tuple[str, bool] | None:
     """Why a judged precision has no value: (reason, unscored); None when there is nothing to say."""
     if not isinstance(judgement, EvidenceJudgement):
         return None
-    reason = judgement.unscored_reason("context_precision")
+    reason = judgement.unscored_reason(CONTEXT_PRECISION)
     if reason is not None:
         return f"context_precision unscored: {reason}", True
     if judgement.precision_note:
@@ -122,7 +123,7 @@ class PrecisionJudge:
         )
         extra: tuple[Unscored, ...] = ()
         if failures:
-            extra = (Unscored("context_precision", f"{len(failures)} passage(s) unscored: {failures[0]}"),)
+            extra = (Unscored(CONTEXT_PRECISION, f"{len(failures)} passage(s) unscored: {failures[0]}"),)
         notes = judgement.notes
         if len(trace.passages) > limit:
             notes += (

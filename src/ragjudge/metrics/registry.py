@@ -51,8 +51,6 @@ SPECS: tuple[MetricSpec, ...] = (
         "lower",
         "What the endpoint reported the call cost; for the suite, every run's endpoint and judge cost.",
         needs=("cost",),
-        missing="no case reported a cost",
-        over_turns="sum",
         over_cases=Computed(),
     ),
     MetricSpec(

@@ -98,10 +98,13 @@ def reason_number(spec: MetricSpec, value: float) -> str:
     return f"{value:.2f}"
 
 
-def table_number(spec: MetricSpec, value: float | None) -> str:
-    """A value in the comment's rules table and footer: `0.905`, `812` (the column says ms), `$0.0123`."""
+def table_number(spec: MetricSpec | None, value: float | None) -> str:
+    """A value in the comment's rules table and footer: `0.905`, `812` (the column says ms), `$0.0123`; a
+    metric the registry does not know (a hand-edited report's) as a plain figure."""
     if value is None:
         return "n/a"
+    if spec is None:
+        return f"{value:.3f}" if isinstance(value, float) else str(value)
     if spec.unit == "ms" or spec.unit == "count":
         return f"{value:.0f}"
     if spec.unit == "usd":
@@ -111,12 +114,14 @@ def table_number(spec: MetricSpec, value: float | None) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def unit_number(spec: MetricSpec, value: float | None) -> str:
+def unit_number(spec: MetricSpec | None, value: float | None) -> str:
     """A value with its unit, as the comparison with main writes it: `0.905`, `812 ms`, `$0.0123`, `3.50`."""
     if value is None:
         return "n/a"
     if math.isinf(value):
         return "unbounded"
+    if spec is None:
+        return f"{value:.3f}"
     if spec.unit == "ms":
         return f"{value:.0f} ms"
     if spec.unit == "usd":

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ragjudge.metrics.names import NEWLY_FAILING
+from ragjudge.metrics.spec import multiple
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.escape import inline
 from ragjudge.report.figures import NO_BASELINE, age_words, fmt, label
@@ -70,7 +72,7 @@ def alert(report: Report) -> Alert | None:
             sentence = f"{_plural(len(regressions), 'regression')} against {where}: {_ids(regressions)}"
         else:
             sentence = f"Worse than {where}"
-        others = [r for r in failed_rules if r.metric != "newly_failing"]
+        others = [r for r in failed_rules if r.metric != NEWLY_FAILING]
         sentence += "".join(f"; {inline(r.reason, 300)}" for r in others)
         return Alert("CAUTION", sentence, tuple(notes))
     unsure = [d for d in cmp.deltas if not d.comparable]
@@ -105,8 +107,8 @@ def delta_rows(report: Report) -> list[dict[str, str]]:
             row.update(delta="—", interval="—", p="—", verdict=inline(d.reason, 300))
         elif d.kind == "ratio":
             row.update(
-                delta=f"{_arrow(d.delta, 1.0)} {fmt('ratio', d.delta)}×",
-                interval=f"{fmt('ratio', d.ci_low)}× to {fmt('ratio', d.ci_high)}×",
+                delta=f"{_arrow(d.delta, 1.0)} {multiple(d.delta)}×",
+                interval=f"{multiple(d.ci_low)}× to {multiple(d.ci_high)}×",
                 p="—",
                 verdict="significant" if d.significant else "not significant",
             )

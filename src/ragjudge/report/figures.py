@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+from ragjudge.metrics import registry
+from ragjudge.metrics.spec import unit_number
 from ragjudge.report.comparison_block import BaselineBlock
 
 NO_BASELINE = "no baseline: "
@@ -14,20 +16,8 @@ NO_BASELINE = "no baseline: "
 
 
 def fmt(metric: str, value: float | None) -> str:
-    """A figure as the comment shows it."""
-    if value is None:
-        return "n/a"
-    if math.isinf(value):
-        return "unbounded"
-    if metric == "ratio":
-        return f"{value:.2f}"
-    if metric in ("p95_latency_ms", "p95_ttft_ms"):
-        return f"{value:.0f} ms"
-    if metric == "cost_usd":
-        return f"${value:.4f}"
-    if metric.startswith(("judge.", "criteria.")):
-        return f"{value:.2f}"
-    return f"{value:.3f}"
+    """A figure with its unit, as the comparison and the comment show it (by the metric's spec)."""
+    return unit_number(registry.lookup(metric), value)
 
 
 def score(value: object) -> str:

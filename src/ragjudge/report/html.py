@@ -17,6 +17,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
+from ragjudge.metrics.names import ANSWER_CORRECTNESS, FAITHFULNESS, P95_LATENCY_MS
 from ragjudge.report.comparison_block import ComparisonBlock
 from ragjudge.report.figures import score as score_text
 from ragjudge.report.model import Report
@@ -157,7 +158,7 @@ def histogram(report: Report, height: float = 150.0) -> Histogram | None:
     latencies = [v for v in firsts if v is not None]
     if not latencies:
         return None
-    threshold = next((r.threshold for r in report.rules if r.scope == "suite" and r.metric == "p95_latency_ms"), None)
+    threshold = next((r.threshold for r in report.rules if r.scope == "suite" and r.metric == P95_LATENCY_MS), None)
     top = max([*latencies, 1.0])
     # A threshold far above every latency would squash the data into one bin: it is then marked at the edge.
     if threshold is not None and threshold <= top * 1.5:
@@ -203,11 +204,11 @@ def rates(report: Report, key: str) -> list[RateRow]:
 def distributions(report: Report, height: float = 80.0) -> list[Distribution]:
     """Faithfulness in five bins of 0.2, and each rubric dimension over its 1–5 scores."""
     faith = [c.judge.faithfulness for c in report.cases]
-    found: dict[str, list[float]] = {"faithfulness": [v for v in faith if v is not None]}
+    found: dict[str, list[float]] = {FAITHFULNESS: [v for v in faith if v is not None]}
     for case in report.cases:
         for dim, score in case.judge.scores.items():
             found.setdefault(f"judge.{dim}", []).append(float(score))
-    return [_distribution(name, values, name == "faithfulness", height) for name, values in found.items() if values]
+    return [_distribution(name, values, name == FAITHFULNESS, height) for name, values in found.items() if values]
 
 
 def reference_distributions(report: Report, height: float = 80.0) -> list[Distribution]:
@@ -216,11 +217,11 @@ def reference_distributions(report: Report, height: float = 80.0) -> list[Distri
     found: dict[str, list[float]] = {}
     for case in report.cases:
         for name, value in case.metrics.items():
-            if (name == "answer_correctness" or name.startswith("criteria.")) and isinstance(value, int | float):
+            if (name == ANSWER_CORRECTNESS or name.startswith("criteria.")) and isinstance(value, int | float):
                 found.setdefault(name, []).append(float(value))
     # Answer correctness first, then the criteria by name, whatever order the cases met them in.
-    found = dict(sorted(found.items(), key=lambda item: (item[0] != "answer_correctness", item[0])))
-    return [_distribution(name, values, name == "answer_correctness", height) for name, values in found.items()]
+    found = dict(sorted(found.items(), key=lambda item: (item[0] != ANSWER_CORRECTNESS, item[0])))
+    return [_distribution(name, values, name == ANSWER_CORRECTNESS, height) for name, values in found.items()]
 
 
 def _distribution(name: str, values: list[float], unit_interval: bool, height: float) -> Distribution:
@@ -301,9 +302,9 @@ def case_rows(report: Report) -> list[dict[str, Any]]:
                 "reasoning": judge.reasoning,
                 "scores": judge.scores,
                 "unscored": judge.unscored,
-                "faithfulness": _num(judge.faithfulness),
+                FAITHFULNESS: _num(judge.faithfulness),
                 "reference_points": judge.reference_points or [],
-                "answer_correctness": _num(case.metrics.get("answer_correctness")),
+                ANSWER_CORRECTNESS: _num(case.metrics.get(ANSWER_CORRECTNESS)),
                 "criteria": {
                     name: {"score": score_text(c.score), "reason": c.reason} for name, c in judge.criteria.items()
                 },

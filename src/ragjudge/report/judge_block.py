@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from ragjudge.metrics.names import COST_USD
 from ragjudge.report.block import Block, GivenKeysBlock
 
 
@@ -95,7 +96,7 @@ class EvidenceBlock(GivenKeysBlock):
     """Present only for a passage the endpoint returned without text: it counts as not relevant."""
 
 
-_USAGE = ("tokens", "cost_usd", "calls", "cache_hits")
+_USAGE = ("tokens", COST_USD, "calls", "cache_hits")
 
 
 class JudgeBlock(GivenKeysBlock):

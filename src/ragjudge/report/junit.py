@@ -19,6 +19,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from ragjudge.judge.reference import ReferencePoint, missing_reason
+from ragjudge.metrics.names import ANSWER_CORRECTNESS, REFERENCE_CONTRADICTIONS
 from ragjudge.report.case_block import CaseBlock, TurnBlock
 from ragjudge.report.figures import score
 from ragjudge.report.model import Report
@@ -30,7 +31,7 @@ LOW_SCORE = 3
 """A criterion scored below this (1 or 2 of 5, under the scale's middle) is named in a failing case's body."""
 # The suite's reference figures are null when no case had a reference: left out then, so that a report without
 # references writes the properties it always did.
-_OMITTED_WHEN_NULL = frozenset({"answer_correctness", "reference_contradictions"})
+_OMITTED_WHEN_NULL = frozenset({ANSWER_CORRECTNESS, REFERENCE_CONTRADICTIONS})
 
 
 def _text(value: object) -> str:

@@ -17,9 +17,11 @@ from jinja2.sandbox import SandboxedEnvironment
 from ragjudge import __version__
 from ragjudge.config.templatepath import check_readable
 from ragjudge.errors import ConfigError
+from ragjudge.metrics import names, registry
+from ragjudge.metrics.spec import table_number
 from ragjudge.report.changes import alert, delta_rows
 from ragjudge.report.escape import code_id, html_text, inline
-from ragjudge.report.figures import fmt, label, score
+from ragjudge.report.figures import label, score
 from ragjudge.report.model import Report
 from ragjudge.safetext import clean_text
 
@@ -30,19 +32,12 @@ LIST_CAP = 20
 
 
 def _fmt(metric: str, value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if metric.endswith("_ms"):
-        return f"{value:.0f}"
-    if metric == "cost_usd":
-        return f"${value:.4f}"
-    if metric == "reference_contradictions":
-        # A count of points, though a rule's value is a JSON float.
-        return f"{value:.0f}"
-    if metric.startswith("criteria."):
-        # Criteria are 1-5 scores, written like the judge's dimensions in the comparison.
-        return fmt(metric, value)
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+    """A figure in the rules table and the footer, by the metric's spec (the column or the text gives the unit)."""
+    return table_number(registry.lookup(metric), value)
+
+
+_METRIC_NAMES = {key: value for key, value in vars(names).items() if key.isupper()}
+"""`metric.P95_LATENCY_MS` in a template: the names as the registry spells them."""
 
 
 def load_template(path: Path | None, default: str = "comment.md.j2") -> str:
@@ -58,7 +53,7 @@ def environment() -> SandboxedEnvironment:
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters["inline"] = inline
     env.filters["html_text"] = html_text
-    env.globals.update(code_id=code_id, fmt=_fmt, score=score, version=__version__)
+    env.globals.update(code_id=code_id, fmt=_fmt, metric=_METRIC_NAMES, score=score, version=__version__)
     return env
 
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from ragjudge.endpoint.decoding import MAX_DEPTH, TooDeep, loads_bounded
 from ragjudge.errors import CaseFileError
+from ragjudge.metrics.names import COST_USD, FAITHFULNESS, LATENCY_MS, TTFT_MS
 from ragjudge.report.model import Report
 from ragjudge.report.provenance_block import ProvenanceBlock
 from ragjudge.safetext import clean_data
@@ -28,10 +29,10 @@ MAX_REPORT_BYTES = 50 * 1024 * 1024
 MAX_MAGNITUDE = 1e15
 """No figure in a report is larger than this (1e15 ms is 31,000 years): beyond it a sum overflows to infinity."""
 
-_JUDGE_FIGURES = ("faithfulness", "cost_usd", "calls", "cache_hits", "tokens")
-_RUN_FIGURES = ("latency_ms", "cost_usd", "judge_calls", "judge_tokens", "judge_cost_usd", "judge_cache_hits")
-_BIAS_FIGURES = ("calls", "tokens", "cost_usd")
-_NOT_NEGATIVE = {"latency_ms", "calls", "cache_hits", "tokens", "judge_calls", "judge_tokens", "judge_cache_hits"}
+_JUDGE_FIGURES = (FAITHFULNESS, COST_USD, "calls", "cache_hits", "tokens")
+_RUN_FIGURES = (LATENCY_MS, COST_USD, "judge_calls", "judge_tokens", "judge_cost_usd", "judge_cache_hits")
+_BIAS_FIGURES = ("calls", "tokens", COST_USD)
+_NOT_NEGATIVE = {LATENCY_MS, "calls", "cache_hits", "tokens", "judge_calls", "judge_tokens", "judge_cache_hits"}
 _TEXT_PROVENANCE = (
     "ragjudge_version",
     "created_at",
@@ -165,13 +166,13 @@ def _saved_figures(report: Report) -> tuple[str, str] | None:
         where = f"cases.{n}"
         trace = case.trace
         for key, value in (
-            ("latency_ms", trace.latency_ms),
-            ("ttft_ms", trace.ttft_ms),
+            (LATENCY_MS, trace.latency_ms),
+            (TTFT_MS, trace.ttft_ms),
             ("server_latency_ms", trace.server_latency_ms),
         ):
             if value is not None and value < 0:
                 return f"{where}.trace.{key}", f"{value:g} is negative"
-        latency = case.metrics.get("latency_ms")
+        latency = case.metrics.get(LATENCY_MS)
         if latency is not None and latency < 0:
             return f"{where}.metrics.latency_ms", f"{latency:g} is negative"
         if (problem := _negative(case.judge, _JUDGE_FIGURES, f"{where}.judge")) is not None:

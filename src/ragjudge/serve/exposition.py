@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterable
 
 from ragjudge.canary.report import CanaryReport
+from ragjudge.metrics.names import DISLIKE_RATE_RATIO, FAITHFULNESS, P95_LATENCY_MS, P95_LATENCY_RATIO
 from ragjudge.serve.analyses import Registry
 from ragjudge.serve.state import Analysis
 
@@ -26,10 +27,10 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 VERDICTS = ("promote", "rollback", "inconclusive")
 # The arm figure reported beside each rule: a ratio's arms have their own quantity.
 ARM_FIGURE = {
-    "dislike_rate_ratio": "dislike_rate",
-    "p95_latency_ratio": "p95_latency_ms",
-    "p95_latency_ms": "p95_latency_ms",
-    "faithfulness": "faithfulness",
+    DISLIKE_RATE_RATIO: "dislike_rate",
+    P95_LATENCY_RATIO: P95_LATENCY_MS,
+    P95_LATENCY_MS: P95_LATENCY_MS,
+    FAITHFULNESS: FAITHFULNESS,
 }
 
 Series = tuple[float, float | None, float | None]

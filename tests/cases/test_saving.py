@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from ragjudge.cases.caseset import load_cases
-from ragjudge.cases.writing import Addition, append, open_target, write_cases
+from ragjudge.cases.saving import Addition, append, open_target, write_cases
 from ragjudge.errors import UsageError
 
 NEW = Addition({"id": "new", "question": "New?", "expected": "No", "category": "on"}, "added by the test")
