@@ -1,4 +1,8 @@
-"""Threshold rules: `metric: "OP number"`, parsed once, checked per case and per suite."""
+"""Threshold rules: `metric: "OP number"`, parsed once, checked per case and per suite.
+
+The grammar (`parse_threshold`) is the canary's too (`canary.thresholds`); which metrics a scope allows and
+how a value is written come from the metric registry (`ragjudge.metrics`).
+"""
 
 from __future__ import annotations
 
@@ -9,70 +13,27 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ragjudge.errors import ConfigError
-from ragjudge.judge.interface import RUBRIC_DIMENSIONS
+from ragjudge.metrics import names, registry
+from ragjudge.metrics.spec import reason_number
 
 Scope = Literal["case", "suite", "regression"]
 
-CASE_METRICS = frozenset(
-    {
-        "context_recall",
-        "context_precision",
-        "latency_ms",
-        "ttft_ms",
-        "cost_usd",
-        "faithfulness",
-        "answer_correctness",
-        "reference_contradictions",
-    }
-    | {f"judge.{d}" for d in RUBRIC_DIMENSIONS}
-)
-SUITE_METRICS = frozenset(
-    {
-        "pass_rate",
-        "rejection_accuracy",
-        "p95_latency_ms",
-        "p50_latency_ms",
-        "p95_ttft_ms",
-        "p50_ttft_ms",
-        "faithfulness",
-        "judge_error_rate",
-        "endpoint_error_rate",
-        "cost_usd",
-        "answer_correctness",
-        "reference_contradictions",
-    }
-)
-REGRESSION_METRICS = frozenset(
-    {
-        "newly_failing",
-        "pass_rate_delta",
-        "faithfulness_delta",
-        "answer_correctness_delta",
-        "p95_latency_ratio",
-        "p95_ttft_ratio",
-        "cost_ratio",
-    }
-    | {f"judge.{d}_delta" for d in RUBRIC_DIMENSIONS}
-)
-"""Rules against the baseline (`gate.regression`); see `ragjudge.compare`."""
-_ALLOWED: dict[Scope, frozenset[str]] = {"case": CASE_METRICS, "suite": SUITE_METRICS, "regression": REGRESSION_METRICS}
 _MEANING: dict[Scope, str] = {
     "case": "each case must meet it, and the suite's pass_rate counts the cases that did",
     "suite": "it is checked once, on the figure of the whole suite",
     "regression": "it compares the run with the baseline's report",
 }
-# The team's criteria are metrics too: `criteria.NAME` per case, its mean per suite, its delta against main.
-_CRITERIA: dict[Scope, re.Pattern[str]] = {
-    "case": re.compile(r"criteria\.([A-Za-z_][A-Za-z0-9_]{0,63})"),
-    "suite": re.compile(r"criteria\.([A-Za-z_][A-Za-z0-9_]{0,63})_mean"),
-    "regression": re.compile(r"criteria\.([A-Za-z_][A-Za-z0-9_]{0,63})_delta"),
-}
+_SCOPES: tuple[Scope, ...] = ("case", "suite", "regression")
 
 
 def criterion_of(metric: str, scope: Scope) -> str | None:
     """The criterion a rule's metric names (`criteria.asks_for_order_mean` -> `asks_for_order`), or None."""
-    match = _CRITERIA[scope].fullmatch(metric)
-    return match.group(1) if match else None
+    return registry.member(metric, scope) if metric.startswith(names.CRITERIA_PREFIX) else None
+
+
+def allowed(scope: Scope) -> list[str]:
+    """The metric names a rule of `scope` may use, families with their placeholder, for a tip."""
+    return [s.name for s in registry.of_scope(scope)]
 
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -83,7 +44,27 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "==": operator.eq,
 }
 _NEGATION = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "!="}
-_RULE = re.compile(r"^\s*(>=|<=|==|>|<)\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+_THRESHOLD = re.compile(r"^\s*(>=|<=|==|>|<)\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+UPPER_LIMITS = ("<=", "<")
+LOWER_LIMITS = (">=", ">")
+
+
+def holds(op: str, value: float, threshold: float) -> bool:
+    """Whether `value OP threshold`."""
+    return _OPS[op](value, threshold)
+
+
+def parse_threshold(
+    text: object, key: str, ops: tuple[str, ...] = tuple(_OPS), example: str = ">= 0.9"
+) -> tuple[str, float]:
+    """`"OP number"` as (op, number), the one grammar of every rule; an error names `key` and what to write."""
+    match = _THRESHOLD.match(str(text))
+    if not match or match.group(1) not in ops:
+        raise ConfigError(
+            f"{key}: cannot parse rule {text!r}",
+            tip=f'write "OP number" with OP one of {" ".join(ops)}, e.g. "{example}"',
+        )
+    return match.group(1), float(match.group(2))
 
 
 @dataclass(frozen=True)
@@ -96,7 +77,7 @@ class Rule:
     threshold: float
 
     def holds(self, value: float) -> bool:
-        return _OPS[self.op](value, self.threshold)
+        return holds(self.op, value, self.threshold)
 
     def failure(self, value: float) -> str:
         """`faithfulness 0.50 < 0.80`: the value, the broken comparison, the threshold, alike formatted."""
@@ -116,26 +97,16 @@ class Missing:
 
 
 def format_value(metric: str, value: float) -> str:
-    if metric in ("newly_failing", "reference_contradictions"):
-        return f"{value:.0f}"
-    if metric.endswith("_delta"):
-        return f"{value:+.3f}"
-    if metric.endswith("_ms"):
-        return f"{value:.0f}"
-    if metric.startswith(("judge.", "criteria.")) and float(value).is_integer():
-        return f"{value:.0f}"
-    if metric == "cost_usd":
-        return f"{value:.4f}"
-    return f"{value:.2f}"
+    """A value as a rule's reason writes it, by the metric's unit."""
+    return reason_number(registry.spec(metric), value)
 
 
 def parse_rules(rules: Mapping[str, str], scope: Scope, key: str) -> list[Rule]:
     """Parse a mapping of rules; errors name `key.metric` and what to write instead."""
-    allowed = _ALLOWED[scope]
     parsed = []
     for metric, text in rules.items():
-        if metric not in allowed and criterion_of(metric, scope) is None:
-            home = next((s for s, names in _ALLOWED.items() if metric in names or criterion_of(metric, s)), None)
+        if registry.lookup(metric, scope) is None:
+            home = next((s for s in _SCOPES if registry.lookup(metric, s) is not None), None)
             if home is not None:
                 # The same key one level over: `context_recall` under gate.suite is a rule each case must meet.
                 raise ConfigError(
@@ -144,13 +115,8 @@ def parse_rules(rules: Mapping[str, str], scope: Scope, key: str) -> list[Rule]:
                 )
             raise ConfigError(
                 f"{key}.{metric}: unknown {scope} metric {metric!r}",
-                tip=f"{scope} metrics are: {', '.join(sorted(allowed))}",
+                tip=f"{scope} metrics are: {', '.join(sorted(allowed(scope)))}",
             )
-        match = _RULE.match(str(text))
-        if not match:
-            raise ConfigError(
-                f"{key}.{metric}: cannot parse rule {text!r}",
-                tip='write "OP number" with OP one of >= > <= < ==, e.g. ">= 0.9"',
-            )
-        parsed.append(Rule(scope=scope, metric=metric, op=match.group(1), threshold=float(match.group(2))))
+        op, threshold = parse_threshold(text, f"{key}.{metric}")
+        parsed.append(Rule(scope=scope, metric=metric, op=op, threshold=threshold))
     return parsed

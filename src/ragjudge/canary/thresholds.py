@@ -1,39 +1,41 @@
-"""The canary's rules (`canary.rules`): six metrics, each `"OP number"`, parsed once."""
+"""The canary's rules (`canary.rules`): the registry's canary metrics, each `"OP number"` in the rules' grammar.
+
+Which way a rule must point and what its threshold may be follow from the metric's spec: a metric where lower
+is better takes an upper limit above 0, one where higher is better a lower limit, a fraction's between 0 and 1.
+"""
 
 from __future__ import annotations
 
-import operator
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ragjudge.errors import ConfigError
+from ragjudge.metrics import names, registry
+from ragjudge.rules import LOWER_LIMITS, UPPER_LIMITS, holds, parse_threshold
 
-DISLIKE_RATE_RATIO = "dislike_rate_ratio"
-P95_LATENCY_RATIO = "p95_latency_ratio"
-P95_LATENCY_MS = "p95_latency_ms"
-P95_TTFT_RATIO = "p95_ttft_ratio"
-P95_TTFT_MS = "p95_ttft_ms"
-FAITHFULNESS = "faithfulness"
+DISLIKE_RATE_RATIO = names.DISLIKE_RATE_RATIO
+P95_LATENCY_RATIO = names.P95_LATENCY_RATIO
+P95_LATENCY_MS = names.P95_LATENCY_MS
+P95_TTFT_RATIO = names.P95_TTFT_RATIO
+P95_TTFT_MS = names.P95_TTFT_MS
+FAITHFULNESS = names.FAITHFULNESS
 
-METRICS = (DISLIKE_RATE_RATIO, P95_LATENCY_RATIO, P95_LATENCY_MS, P95_TTFT_RATIO, P95_TTFT_MS, FAITHFULNESS)
+_ORDER = (DISLIKE_RATE_RATIO, P95_LATENCY_RATIO, P95_LATENCY_MS, P95_TTFT_RATIO, P95_TTFT_MS, FAITHFULNESS)
+"""Feedback first, then timing, then the judge: as the canary's report reads."""
+METRICS = tuple(
+    sorted(
+        (s.name for s in registry.of_scope("canary")),
+        key=lambda m: _ORDER.index(m) if m in _ORDER else len(_ORDER),
+    )
+)
 """Every canary metric, in the order reports list them."""
 
-RATIO_METRICS = frozenset({DISLIKE_RATE_RATIO, P95_LATENCY_RATIO, P95_TTFT_RATIO})
-TIMING_METRICS = frozenset({P95_LATENCY_RATIO, P95_LATENCY_MS, P95_TTFT_RATIO, P95_TTFT_MS})
+RATIO_METRICS = frozenset(s.name for s in registry.of_scope("canary") if s.unit == "multiple")
+TTFT_METRICS = frozenset(m for m in METRICS if names.TTFT_MS in registry.reads(m))
+TIMING_METRICS = frozenset(m for m in METRICS if names.LATENCY_MS in registry.reads(m)) | TTFT_METRICS
 """The p95 rules: on the whole reply's latency, or on the time to its first token (streamed replies only)."""
-TTFT_METRICS = frozenset({P95_TTFT_RATIO, P95_TTFT_MS})
-LIMIT_MS_METRICS = frozenset({P95_LATENCY_MS, P95_TTFT_MS})
+LIMIT_MS_METRICS = frozenset(s.name for s in registry.of_scope("canary") if s.unit == "ms")
 """Rules whose threshold is milliseconds."""
-_UPPER_BOUNDED = frozenset({DISLIKE_RATE_RATIO}) | TIMING_METRICS
-
-_OPS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge,
-    ">": operator.gt,
-    "<=": operator.le,
-    "<": operator.lt,
-}
-_RULE = re.compile(r"^\s*(>=|<=|>|<)\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
 
 
 @dataclass(frozen=True)
@@ -53,11 +55,11 @@ class CanaryRule:
 
     def holds(self, value: float) -> bool:
         """Whether `value OP threshold`."""
-        return _OPS[self.op](value, self.threshold)
+        return holds(self.op, value, self.threshold)
 
     def holds_against(self, value: float, bound: float) -> bool:
         """Whether `value OP bound`, for a bound other than the threshold (e.g. 1.5 x control)."""
-        return _OPS[self.op](value, bound)
+        return holds(self.op, value, bound)
 
     def text(self) -> str:
         """`<= 1.5`, as the rule was meant."""
@@ -66,22 +68,18 @@ class CanaryRule:
 
 def _parse_one(metric: str, text: str) -> CanaryRule:
     key = f"canary.rules.{metric}"
-    if metric not in METRICS:
+    spec = registry.lookup(metric, "canary")
+    if spec is None:
         raise ConfigError(f"{key}: unknown canary metric {metric!r}", tip=f"canary metrics are: {', '.join(METRICS)}")
-    match = _RULE.match(str(text))
-    if not match:
-        raise ConfigError(
-            f"{key}: cannot parse rule {text!r}", tip='write "OP number" with OP one of >= > <= <, e.g. "<= 1.5"'
-        )
-    op, threshold = match.group(1), float(match.group(2))
-    if metric in _UPPER_BOUNDED and op not in ("<=", "<"):
+    op, threshold = parse_threshold(text, key, UPPER_LIMITS + LOWER_LIMITS, example="<= 1.5")
+    if spec.direction == "lower" and op not in UPPER_LIMITS:
         raise ConfigError(f"{key}: must be an upper limit (<= or <), got {op!r}", tip=f'e.g. {metric}: "<= 1.5"')
-    if metric == FAITHFULNESS and op not in (">=", ">"):
-        raise ConfigError(f"{key}: must be a lower limit (>= or >), got {op!r}", tip='e.g. faithfulness: ">= 0.95"')
-    if metric in _UPPER_BOUNDED and threshold <= 0:
+    if spec.direction == "higher" and op not in LOWER_LIMITS:
+        raise ConfigError(f"{key}: must be a lower limit (>= or >), got {op!r}", tip=f'e.g. {metric}: ">= 0.95"')
+    if spec.direction == "lower" and threshold <= 0:
         raise ConfigError(f"{key}: the threshold must be above 0, got {threshold:g}")
-    if metric == FAITHFULNESS and not 0 <= threshold <= 1:
-        raise ConfigError(f"{key}: faithfulness is between 0 and 1, got {threshold:g}")
+    if spec.unit == "fraction" and not 0 <= threshold <= 1:
+        raise ConfigError(f"{key}: {metric} is between 0 and 1, got {threshold:g}")
     return CanaryRule(metric, op, threshold)
 
 
