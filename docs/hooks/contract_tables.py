@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import AliasChoices, BaseModel
 from pydantic.fields import FieldInfo
@@ -56,6 +56,8 @@ def _nested(annotation: Any, suffix: str = "") -> list[tuple[type[BaseModel], st
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return [(annotation, suffix)]
     origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _nested(args[0], suffix)
     if origin in (list, tuple, set, frozenset):
         return [n for arg in args if arg is not Ellipsis for n in _nested(arg, suffix + "[]")]
     if origin is dict:
@@ -79,7 +81,7 @@ def render(top: type[BaseModel], *, anchor: str, level: int = 3) -> str:
         out.append("| field | type | default | meaning |\n|---|---|---|---|")
         for name, info in block.model.model_fields.items():
             cells = [_key(name, info), _type(info.annotation, anchor), _default(info), meaning(block.model, name)]
-            out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+            out.append("| " + " | ".join(cell(c) for c in cells) + " |")
         out.append("")
     return "\n".join(out)
 
@@ -107,6 +109,8 @@ def _type(annotation: Any, anchor: str) -> str:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return f"[{annotation.__name__}](#{_anchor(anchor, annotation)})"
     origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _type(args[0], anchor)
     if origin is Literal:
         return " or ".join(f"`{json.dumps(a, ensure_ascii=False)}`" for a in args)
     if origin in (Union, types.UnionType):
@@ -130,8 +134,9 @@ def _default(info: FieldInfo) -> str:
         value = info.default
     if isinstance(value, BaseModel):
         return "its defaults"
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return f"`{text}`" if len(text) <= 40 else "see meaning"
+    if isinstance(value, str) and value and "`" not in value:
+        return f"`{value}`"
+    return f"`{json.dumps(value, ensure_ascii=False, default=str)}`"
 
 
 def meaning(model: type[BaseModel], name: str) -> str:
@@ -159,12 +164,17 @@ def _docstrings(module_name: str) -> dict[str, dict[str, str]]:
         for stmt, after in zip(node.body, [*node.body[1:], None], strict=True):
             if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
                 continue
-            if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
-                if isinstance(after.value.value, str):
-                    fields[stmt.target.id] = inspect.cleandoc(after.value.value)
+            if (
+                isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                fields[stmt.target.id] = inspect.cleandoc(after.value.value)
     return classes
 
 
-def _cell(text: str) -> str:
-    """One table cell: one line, and a `|` that does not end the cell."""
-    return re.sub(r"\s+", " ", text).strip().replace("|", "\\|")
+def cell(text: str) -> str:
+    """One table cell: one line, and a `|` outside code that does not end the cell (inside code, Python-Markdown's
+    tables already read it as text, and a backslash there would show)."""
+    parts = re.split(r"(`+[^`]*?`+)", re.sub(r"\s+", " ", text).strip())
+    return "".join(part if part.startswith("`") else part.replace("|", "\\|") for part in parts)

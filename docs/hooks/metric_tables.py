@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from contract_tables import cell
+
 SCOPES = {
     "case": "Per case: `gate.case`",
     "suite": "The suite: `gate.suite`",
@@ -41,6 +43,6 @@ def render(specs: Iterable[Any], *, level: int = 3) -> str:
                 ", ".join(spec.needs),
                 spec.description,
             ]
-            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+            out.append("| " + " | ".join(cell(c) for c in cells) + " |")
         out.append("")
     return "\n".join(out)

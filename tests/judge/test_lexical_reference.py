@@ -44,7 +44,8 @@ def test_the_offline_judge_is_right_on_at_least_95_percent_of_the_labelled_pairs
     right = len(PAIRS) - len(wrong)
     listed = "\n".join(wrong)
     assert right / len(PAIRS) >= 0.95, f"{right}/{len(PAIRS)} right; wrong:\n{listed}"
-    # The figures docs/reference-answers.md and docs/guarantees.md report: a change either way is seen here, and said there.
+    # The figures docs/reference-answers.md and docs/guarantees.md report: a change either way is seen here,
+    # and said there.
     per_kind = {kind: sum(judged.verdict == p["verdict"] for p, judged in pairs) for kind, pairs in by_kind.items()}
     assert per_kind == {
         "covered": 16,
