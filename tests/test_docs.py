@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 import sys
 import unicodedata
 from collections.abc import Iterator
@@ -126,12 +127,21 @@ def test_the_nav_lists_every_page_once() -> None:
     }
 
 
-def test_the_readmes_action_snippet_uses_only_inputs_the_action_has() -> None:
+def test_the_readmes_action_snippet_is_a_workflow_of_inputs_the_action_has(tmp_path: Path) -> None:
     text = README.read_text(encoding="utf-8")
     [snippet] = [b for b in re.findall(r"```yaml\n(.*?)```", text, re.DOTALL) if "ragjudge-action@" in b]
     [step] = [s for s in yaml.safe_load(snippet)["jobs"]["gate"]["steps"] if "ragjudge-action@" in s.get("uses", "")]
     inputs = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))["inputs"]
     assert set(step["with"]) <= set(inputs)
+    (tmp_path / "rag-gate.yml").write_text(snippet, encoding="utf-8")
+    checked = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", "rag-gate.yml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 @pytest.fixture(scope="module")
