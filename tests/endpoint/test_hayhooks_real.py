@@ -2,7 +2,7 @@
 
 tests/fakes/hayhooks_server.py starts hayhooks on loopback with tests/fakes/hayhooks_app/support_rag: BM25 over an
 in-memory store, a PromptBuilder, an OpenAIChatGenerator talking to our FakeOpenAI, an AnswerBuilder. The config is
-the README's hayhooks example, verbatim: what a team would paste. Skipped where hayhooks is not installed.
+the hayhooks example of docs/replies.md, verbatim: what a team would paste. Skipped where hayhooks is not installed.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tests.fakes.hayhooks_server import DECLINE_EN, DECLINE_ZH, FAKE_KEY, Runnin
 
 from ragjudge.cli import main
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "replies.md"
 
 CASES = [
     {
@@ -36,11 +36,11 @@ CASES = [
 ]
 
 
-def readme_hayhooks_endpoint(url: str) -> dict[str, Any]:
-    """The README's hayhooks config block (the YAML after its `# hayhooks / Haystack` comment), URL replaced."""
-    text = README.read_text(encoding="utf-8")
+def docs_hayhooks_endpoint(url: str) -> dict[str, Any]:
+    """The docs' hayhooks config block (the YAML after its `# hayhooks / Haystack` comment), URL replaced."""
+    text = DOCS.read_text(encoding="utf-8")
     block = re.search(r"```yaml\n(# hayhooks / Haystack.*?)```", text, re.DOTALL)
-    assert block is not None, "README has no hayhooks config example"
+    assert block is not None, "docs/replies.md has no hayhooks config example"
     endpoint: dict[str, Any] = yaml.safe_load(block.group(1))["endpoint"]
     assert endpoint["url"] == "http://127.0.0.1:1416/support_rag/run"
     return {**endpoint, "url": url, "retries": 0}
@@ -50,7 +50,7 @@ def readme_hayhooks_endpoint(url: str) -> dict[str, Any]:
 def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hayhooks_server: RunningHayhooks) -> Path:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "cases.yaml").write_text(yaml.safe_dump(CASES, allow_unicode=True), encoding="utf-8")
-    endpoint = readme_hayhooks_endpoint(f"{hayhooks_server.url}/support_rag/run")
+    endpoint = docs_hayhooks_endpoint(f"{hayhooks_server.url}/support_rag/run")
     config = {"endpoint": endpoint, "cases": ["cases.yaml"]}
     (tmp_path / "ragjudge.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     return tmp_path
@@ -62,7 +62,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def test_probe_maps_the_real_reply_with_the_readme_config(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_probe_maps_the_real_reply_with_the_docs_config(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "probe", "--question", "How long do refunds take?")
     assert (code, err) == (0, "")
     assert "result: the reply maps cleanly" in out
@@ -118,7 +118,7 @@ def test_run_reads_answers_doc_ids_and_declines_from_the_real_server(
 def test_the_content_hash_ids_fail_recall_without_retrieved_id(
     ws: Path, capsys: pytest.CaptureFixture[str], hayhooks_server: RunningHayhooks
 ) -> None:
-    endpoint = readme_hayhooks_endpoint(f"{hayhooks_server.url}/support_rag/run")
+    endpoint = docs_hayhooks_endpoint(f"{hayhooks_server.url}/support_rag/run")
     del endpoint["response"]["retrieved_id"]
     (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": endpoint, "cases": ["cases.yaml"]}), encoding="utf-8")
     code, _, _ = run(capsys, "run", "--report", "r.json")
@@ -283,7 +283,7 @@ def test_probes_first_suggestion_on_the_plain_route_is_the_generated_answer(
 def test_probe_names_the_retriever_text_mapped_as_the_answer(
     ws: Path, capsys: pytest.CaptureFixture[str], hayhooks_server: RunningHayhooks
 ) -> None:
-    endpoint = readme_hayhooks_endpoint(f"{hayhooks_server.url}/support_rag/run")
+    endpoint = docs_hayhooks_endpoint(f"{hayhooks_server.url}/support_rag/run")
     endpoint["response"] = {**endpoint["response"], "answer": "result.retriever.documents.0.content"}
     (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": endpoint, "cases": ["cases.yaml"]}), encoding="utf-8")
     code, out, _ = run(capsys, "probe", "--case", "refund-en")

@@ -1,4 +1,4 @@
-"""The README's conversation examples, run as written: examples/chat-openai.yml (the openai-chat preset,
+"""The conversation examples of docs/conversations.md, run as written: examples/chat-openai.yml (the openai-chat preset,
 stateless, streamed) and examples/chat-stateful.yml (named events and a conversation id) against the example
 service's chat routes, and the same routes answering each turn as if it were the first."""
 

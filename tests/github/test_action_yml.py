@@ -126,8 +126,7 @@ def test_gitlab_example_uses_the_cli() -> None:
     assert wf["rag-gate"]["artifacts"]["reports"] == {"junit": "ragjudge-junit.xml"}
 
 
-def test_readme_tables_list_every_input_and_output(spec: dict[str, Any]) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## GitHub Action") :]
+def test_the_docs_tables_list_every_input_and_output(spec: dict[str, Any]) -> None:
+    section = (ROOT / "docs" / "github-action.md").read_text(encoding="utf-8")
     for name in (*spec["inputs"], *spec["outputs"]):
         assert f"| `{name}` |" in section, name

@@ -24,7 +24,7 @@ def _scored() -> dict[str, list[tuple[dict[str, str], ReferencePoint]]]:
     return by_kind
 
 
-def test_the_labelled_pairs_are_the_table_the_readme_reports() -> None:
+def test_the_labelled_pairs_are_the_table_the_docs_report() -> None:
     assert Counter(p["kind"] for p in PAIRS) == dict.fromkeys(KINDS, 16)
     chinese = sum(any("\u4e00" <= ch <= "\u9fff" for ch in p["point"]) for p in PAIRS)
     assert (len(PAIRS), chinese) == (80, 40)
@@ -44,7 +44,8 @@ def test_the_offline_judge_is_right_on_at_least_95_percent_of_the_labelled_pairs
     right = len(PAIRS) - len(wrong)
     listed = "\n".join(wrong)
     assert right / len(PAIRS) >= 0.95, f"{right}/{len(PAIRS)} right; wrong:\n{listed}"
-    # The figures README.md and docs/guarantees.md report: a change either way is seen here, and said there.
+    # The figures docs/reference-answers.md and docs/guarantees.md report: a change either way is seen here,
+    # and said there.
     per_kind = {kind: sum(judged.verdict == p["verdict"] for p, judged in pairs) for kind, pairs in by_kind.items()}
     assert per_kind == {
         "covered": 16,

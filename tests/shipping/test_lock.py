@@ -55,7 +55,7 @@ def test_every_runtime_dependency_is_pinned_within_its_range(pins: dict[str, tup
             problems.append(f"{req.name} is not in requirements.lock")
         elif not req.specifier.contains(pins[name][0], prereleases=True):
             problems.append(f"requirements.lock pins {name}=={pins[name][0]}, outside pyproject's {req}")
-    assert not problems, "; ".join(problems) + " (regenerate it: see the README's 'Releases' section)"
+    assert not problems, "; ".join(problems) + " (regenerate it: see docs/releases.md)"
 
 
 def test_every_pin_is_exact_and_hashed(pins: dict[str, tuple[Version, list[str]]]) -> None:

@@ -1,5 +1,5 @@
 """The workflows we ship or run validate against check-jsonschema's GitHub and GitLab schemas,
-and the release workflow does what the README promises."""
+and the release workflow does what docs/releases.md promises."""
 
 from __future__ import annotations
 
