@@ -199,3 +199,38 @@ def test_the_readmes_links_into_the_docs_are_made_relative_to_them(hook: ModuleT
     assert deps.startswith("## Runtime dependencies\n")
     assert "](docs/" not in deps and "](bench/" not in deps
     assert "[the manual](index.md)" in deps
+
+
+_CITED = re.compile(r"((?:tests|src/ragjudge|bench|examples)/[\w/.\-]+\.(?:py|md|yml|yaml|j2|json|jsonl))(?:::(\w+))?")
+
+
+def cited(text: str) -> Iterator[tuple[str, str | None]]:
+    """(path, test or other name) for every repository file a page cites as `path` or `path::name`."""
+    for match in _CITED.finditer(text):
+        yield match.group(1), match.group(2)
+
+
+def test_every_file_and_test_the_pages_cite_exists() -> None:
+    # Guarantees are held by named tests: a test moved or renamed leaves its citation pointing nowhere.
+    import ast
+
+    missing = []
+    for page in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        for path, name in cited(page.read_text(encoding="utf-8")):
+            target = ROOT / path
+            if not target.is_file():
+                missing.append(f"{page.name}: {path}")
+            elif name and target.suffix == ".py":
+                defined = {
+                    n.name
+                    for n in ast.walk(ast.parse(target.read_text(encoding="utf-8")))
+                    if isinstance(n, ast.FunctionDef | ast.ClassDef)
+                }
+                if name not in defined:
+                    missing.append(f"{page.name}: {path}::{name}")
+    assert missing == []
+
+
+def test_a_citation_is_read_with_its_test_name() -> None:
+    text = "held by `tests/cases/test_files.py::test_x` (3) and tests/endpoint/test_stream.py."
+    assert list(cited(text)) == [("tests/cases/test_files.py", "test_x"), ("tests/endpoint/test_stream.py", None)]

@@ -144,7 +144,7 @@ def test_probe_with_the_preset_says_the_source_parts_carry_no_text(
         "  warning: passages carried no text under text, excerpt, content, page_content in any of the 1 replies with "
         "passages: passages have no text, so faithfulness has no evidence to check claims against; the ai-sdk "
         "stream's passage events carry none: send the passages' text in an event of your own and name it under "
-        "endpoint.protocol.passages (README: Stream protocols)"
+        "endpoint.protocol.passages (docs/streams.md: Stream protocols)"
     ) in out.splitlines()
     assert code == 1
 

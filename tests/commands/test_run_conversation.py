@@ -139,7 +139,7 @@ OPENAI = {
 STATEFUL = {
     "body": '{"message": {{ question | tojson }}, "conversation_id": {{ conversation_id | tojson }}}',
     "idle_timeout_s": 2,
-    # The README's declared protocol for a `retrieval` / `token` / `done` service, with this one's `end`.
+    # The declared protocol docs/streams.md shows for a `retrieval` / `token` / `done` service, with this one's `end`.
     "protocol": {
         "text": {"event": "token", "path": "text"},
         "passages": {"event": "retrieval", "path": "passages"},

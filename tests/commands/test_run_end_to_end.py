@@ -217,7 +217,7 @@ def test_suite_block(mixed: MixedRun) -> None:
         "judge_error_rate",
         "endpoint_error_rate",
         "cost_usd",
-        # added beside the contract's names, as the README documents
+        # added beside the contract's names, as docs/report.md documents
         "judge_calls",
         "judge_cache_hits",
         "judge_tokens",

@@ -140,7 +140,7 @@ def test_a_streamed_run_passes_reading_answers_passages_and_history(
         assert isinstance(trace["ttft_ms"], float) and 0 < trace["ttft_ms"] <= trace["latency_ms"], trace
     assert report["suite"]["p95_ttft_ms"] == max(t["ttft_ms"] for t in timed)  # nearest rank of 7: the slowest
     assert report["suite"]["endpoint_error_rate"] == 0.0
-    # Seven calls, each the README body; turn 2's `input` carries turn 1 as asked and as answered.
+    # Seven calls, each the body docs/streams.md shows; turn 2's `input` carries turn 1 as asked and as answered.
     bodies = rag.bodies
     assert len(bodies) == 7
     assert {(b["model"], b["stream"], tuple(b["include"])) for b in bodies} == {

@@ -50,7 +50,7 @@ def test_unknown_key_names_its_path(tmp_path, text, path):
     cfg = write(tmp_path / "ragjudge.yml", text)
     err = config_error(cfg)
     assert err.message == f"{cfg}: unknown key '{path}'"
-    assert err.tip == "see the README's config section for every key"
+    assert err.tip == "see docs/configuration.md for every key"
 
 
 def test_every_problem_gets_its_own_line(tmp_path):
@@ -259,7 +259,7 @@ def test_cli_unknown_key_exits_2_with_the_message(tmp_path, capsys):
     code, out, err = run_cli(capsys, "--config", str(cfg))
     assert code == 2
     assert err == (
-        f"ragjudge: error: {cfg}: unknown key 'endpoint.timeoutt'\nTip: see the README's config section for every key\n"
+        f"ragjudge: error: {cfg}: unknown key 'endpoint.timeoutt'\nTip: see docs/configuration.md for every key\n"
     )
     assert out == ""
 

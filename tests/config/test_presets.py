@@ -26,7 +26,7 @@ def test_a_preset_with_a_response_that_is_not_a_mapping_is_exit_2_at_endpoint_re
     assert capsys.readouterr() == (
         "",
         "ragjudge: error: ragjudge.yml: endpoint.response: Input should be a valid dictionary or instance of "
-        "ResponseMapping\nTip: see the README's config section for every key\n",
+        "ResponseMapping\nTip: see docs/configuration.md for every key\n",
     )
 
 

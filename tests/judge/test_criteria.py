@@ -46,7 +46,7 @@ def test_a_name_with_a_leading_underscore_in_judge_criteria_is_exit_2_naming_it(
     assert main(["run"]) == 2
     assert capsys.readouterr().err == (
         f"ragjudge: error: ragjudge.yml: judge.criteria: {name!r} is not a criterion name: letters, digits and _, "
-        "starting with a letter, at most 64 characters\nTip: see the README's config section for every key\n"
+        "starting with a letter, at most 64 characters\nTip: see docs/configuration.md for every key\n"
     )
 
 

@@ -35,7 +35,7 @@ SUITE_KEYS = {
     "endpoint_error_rate",
     "cost_usd",
 }
-# Added beside them (documented in the README): the judge's usage, and cases that passed only on a repeat.
+# Added beside them (documented in docs/report.md): the judge's usage, and cases that passed only on a repeat.
 SUITE_USAGE_KEYS = {"judge_calls", "judge_cache_hits", "judge_tokens", "judge_cost_usd", "flaky_cases"}
 # The reference judgement's figures (null when no reference was judged).
 SUITE_REFERENCE_KEYS = {"answer_correctness", "reference_contradictions"}

@@ -131,7 +131,7 @@ class EndpointConfig(Section):
     protocol: ProtocolSetting | None = Field(
         None,
         description="How a streamed reply's events are read: a built-in protocol's name, or one declared with "
-        "`text`, `end`, `error`, `passages`, ... (README: Stream protocols). Unset: the mapped `answer_delta` in "
+        "`text`, `end`, `error`, `passages`, ... (docs/streams.md: Stream protocols). Unset: the mapped `answer_delta` in "
         "every event, and the stream ends when the connection closes.",
     )
     model: str | None = Field(
@@ -192,7 +192,7 @@ class EndpointConfig(Section):
     )
     response: ResponseMapping = Field(
         default_factory=ResponseMapping,
-        description="Dotted paths into the reply; a key left out reads its default keys (README: Response mapping).",
+        description="Dotted paths into the reply; a key left out reads its default keys (docs/replies.md: Response mapping).",
     )
     refusal: RefusalConfig = Field(
         default_factory=RefusalConfig, description="How a reply that declines in words is recognised."

@@ -21,7 +21,7 @@ from ragjudge.config.templatepath import check_contained, workspace
 from ragjudge.errors import ConfigError
 
 _TOO_DEEP = "nested too deeply to read (lists or mappings hundreds of levels deep)"
-_TOO_DEEP_TIP = "see the README's config section: no key nests more than a few levels"
+_TOO_DEEP_TIP = "see docs/configuration.md: no key nests more than a few levels"
 
 _UNQUOTED_FLOOR = re.compile(r"([\w.]+):\s*(>=?\s*[-+]?\.?\d[\d.]*(?:[eE][-+]?\d+)?)")
 
@@ -74,7 +74,7 @@ def parse_config(data: Any, source: str, base_dir: Path) -> Config:
         config = Config.model_validate(data)
     except ValidationError as exc:
         message, tip = explain_validation_error(source, exc)
-        raise ConfigError(message, tip=tip or "see the README's config section for every key") from None
+        raise ConfigError(message, tip=tip or "see docs/configuration.md for every key") from None
     register_secrets(config)
     judge = config.judge.model_copy(
         update={

@@ -62,7 +62,7 @@ def undeclared_protocol_warning(replies: Sequence[tuple[str, Trace | None]]) -> 
         fix = (
             f"set endpoint.preset: {name} (or endpoint.protocol: {name} to keep your body)"
             if name
-            else "declare endpoint.protocol (its text, end and error events: README, Stream protocols)"
+            else "declare endpoint.protocol (its text, end and error events: docs/streams.md, Stream protocols)"
         )
         out.append(
             f"endpoint.protocol is not declared and {len(ids)} of {streamed} streamed replies look like {label}: "

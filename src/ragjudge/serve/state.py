@@ -55,7 +55,7 @@ class Analysis:
 
 
 def view(analysis: Analysis) -> dict[str, Any]:
-    """The JSON answer: the fields the README promises (`name`, `status`, `verdict`, `reasons`, `metrics`,
+    """The JSON answer: the fields docs/serve.md promises (`name`, `status`, `verdict`, `reasons`, `metrics`,
     `started_at`, `finished_at`, `checksum`) and `id`, `namespace`, `error`, `warnings`, `duration_s`."""
     report = analysis.report
     duration = analysis.duration_s
