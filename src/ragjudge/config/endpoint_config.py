@@ -131,8 +131,8 @@ class EndpointConfig(Section):
     protocol: ProtocolSetting | None = Field(
         None,
         description="How a streamed reply's events are read: a built-in protocol's name, or one declared with "
-        "`text`, `end`, `error`, `passages`, ... (docs/streams.md: Stream protocols). Unset: the mapped `answer_delta` in "
-        "every event, and the stream ends when the connection closes.",
+        "`text`, `end`, `error`, `passages`, ... (docs/streams.md: Stream protocols). Unset: the mapped "
+        "`answer_delta` in every event, and the stream ends when the connection closes.",
     )
     model: str | None = Field(
         None,
@@ -192,7 +192,8 @@ class EndpointConfig(Section):
     )
     response: ResponseMapping = Field(
         default_factory=ResponseMapping,
-        description="Dotted paths into the reply; a key left out reads its default keys (docs/replies.md: Response mapping).",
+        description="Dotted paths into the reply; a key left out reads its default keys "
+        "(docs/replies.md: Response mapping).",
     )
     refusal: RefusalConfig = Field(
         default_factory=RefusalConfig, description="How a reply that declines in words is recognised."

@@ -56,7 +56,8 @@ def mapping_warnings(replies: Sequence[tuple[str, Trace | None]], mapping: Respo
                 # text comes from another event, which only the team can name.
                 fix = (
                     f"the {', '.join(sorted(declared))} stream's passage events carry none: send the passages' text "
-                    "in an event of your own and name it under endpoint.protocol.passages (docs/streams.md: Stream protocols)"
+                    "in an event of your own and name it under endpoint.protocol.passages "
+                    "(docs/streams.md: Stream protocols)"
                 )
             warnings.append(
                 f"passages carried no text under {tried} in any of the {len(pool)} replies with passages: "
