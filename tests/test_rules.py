@@ -29,6 +29,7 @@ def test_suite_metrics_are_the_documented_ones() -> None:
         "rejection_accuracy",
         "p95_latency_ms",
         "p50_latency_ms",
+        "p99_latency_ms",
         "p95_ttft_ms",
         "p50_ttft_ms",
         "faithfulness",
@@ -98,7 +99,7 @@ def test_judge_dimensions_are_case_metrics(dim: str) -> None:
     [
         ("case", "gate.case", "recall"),
         ("case", "gate.case", "judge.accuracy"),
-        ("suite", "gate.suite", "p99_latency_ms"),
+        ("suite", "gate.suite", "p999_latency_ms"),
     ],
 )
 def test_unknown_metric_is_a_config_error_naming_it(scope: str, key: str, metric: str) -> None:

@@ -583,7 +583,7 @@ def test_one_reply_is_enough_to_not_be_exit_3(ws: Path, capsys: pytest.CaptureFi
     ("gate", "message"),
     [
         ({"case": {"recall": ">= 1"}}, "gate.case.recall: unknown case metric 'recall'"),
-        ({"suite": {"p99_latency_ms": "<= 1"}}, "gate.suite.p99_latency_ms: unknown suite metric"),
+        ({"suite": {"p999_latency_ms": "<= 1"}}, "gate.suite.p999_latency_ms: unknown suite metric"),
         ({"case": {"latency_ms": "below 10"}}, "gate.case.latency_ms: cannot parse rule 'below 10'"),
         ({"suite": {"pass_rate": "=> 0.9"}}, "gate.suite.pass_rate: cannot parse rule '=> 0.9'"),
     ],

@@ -208,6 +208,23 @@ def test_p50_and_p95_over_many_latencies_equal_an_independent_reference(n: int) 
     m = suite_metrics(results)
     assert m["p50_latency_ms"] == float(numpy.percentile(latencies, 50, method="inverted_cdf"))
     assert m["p95_latency_ms"] == float(numpy.percentile(latencies, 95, method="inverted_cdf"))
+    assert m["p99_latency_ms"] == float(numpy.percentile(latencies, 99, method="inverted_cdf"))
+
+
+def test_a_p99_rule_sees_the_tail_p95_does_not() -> None:
+    # 100 replies, two slow: the p95 is fast, the p99 (the 99th smallest) is the slow tail.
+    results = [_ok(f"c{i}", latency=100.0) for i in range(98)] + [
+        _ok("slow1", latency=4000),
+        _ok("slow2", latency=5000),
+    ]
+    rules = parse_rules({"p95_latency_ms": "<= 3000", "p99_latency_ms": "<= 3000"}, "suite", "gate.suite")
+    suite = evaluate_suite(results, [], rules)
+    p95, p99 = suite.rules
+    assert (p95.passed, p95.reason) == (True, "p95_latency_ms 100 <= 3000")
+    assert (p99.passed, p99.value, p99.reason) == (False, 4000.0, "p99_latency_ms 4000 > 3000")
+    assert suite.verdict == "fail"
+    report = build_report(results, suite, JudgeInfoBlock(), [])
+    assert report.suite.model_dump()["p99_latency_ms"] == 4000.0
 
 
 @pytest.mark.parametrize(
