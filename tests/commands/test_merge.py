@@ -19,11 +19,14 @@ import yaml
 from ragjudge.cases.files import read_items
 from ragjudge.cli import main
 from ragjudge.gate.shard import shard_of
+from ragjudge.metrics import registry
+from ragjudge.metrics.names import LATENCY_MS
 from ragjudge.stats.percentile import percentile_or_none as percentile
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "examples" / "ragjudge.yml"
-LATENCY = ("p50_latency_ms", "p95_latency_ms")
+LATENCY = tuple(s.name for s in registry.of_scope("suite") if LATENCY_MS in registry.reads(s.name))
+"""The suite figures made of latencies: shards are timed apart from the unsharded run."""
 
 
 def load(path: Path) -> dict[str, Any]:
