@@ -139,14 +139,16 @@ class _Suite:
     """Every single case and every asked turn of a conversation."""
     usage: Sequence[Usage]
     """Per case."""
+    replied: Sequence[CaseFigures] = field(init=False)
+    """The figures of the turns that got a reply."""
+    judged: Sequence[CaseFigures] = field(init=False)
+    """Of those, the ones the judge saw."""
 
-    @property
-    def replied(self) -> list[CaseFigures]:
-        return [f for f in self.figures if f.replied]
-
-    @property
-    def judged(self) -> list[CaseFigures]:
-        return [f for f in self.replied if f.judged]
+    def __post_init__(self) -> None:
+        # Worked out once: every rate and judged mean reads them.
+        replied = [f for f in self.figures if f.replied]
+        object.__setattr__(self, "replied", replied)
+        object.__setattr__(self, "judged", [f for f in replied if f.judged])
 
 
 def _pass_rate(s: _Suite) -> float | None:

@@ -9,8 +9,8 @@ from typing import Any, Protocol
 from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.reference import ReferencePoint
+from ragjudge.metrics.families import JUDGE_DIMENSIONS
 from ragjudge.metrics.names import COST_USD, FAITHFULNESS
-from ragjudge.metrics.registry import JUDGE_DIMENSIONS
 from ragjudge.transport import urls
 
 RUBRIC_DIMENSIONS = JUDGE_DIMENSIONS

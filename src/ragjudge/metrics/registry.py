@@ -56,16 +56,6 @@ def member(name: str, scope: Scope | None = None) -> str | None:
     return match.group(1) if match else None
 
 
-def is_judge_dimension(name: str) -> bool:
-    """`judge.<dimension>`, a case metric the rubric scores."""
-    return name.startswith(n.JUDGE_PREFIX) and lookup(name, "case") is not None
-
-
-def is_criterion(name: str) -> bool:
-    """`criteria.<name>`, a case metric of the team's criteria."""
-    return name.startswith(n.CRITERIA_PREFIX) and lookup(name, "case") is not None
-
-
 def is_scored(name: str) -> bool:
     """A judge dimension's or a criterion's 1-5 score (per case, mean or delta)."""
     return name.startswith((n.JUDGE_PREFIX, n.CRITERIA_PREFIX))
@@ -94,11 +84,6 @@ def reads(name: str) -> frozenset[str]:
         if isinstance(found.over_cases, Percentile | Mean | Total):
             todo.append(found.over_cases.of)
     return frozenset(seen)
-
-
-def delta_of(name: str) -> str:
-    """The regression metric comparing a judge dimension or criterion: `judge.tone` -> `judge.tone_delta`."""
-    return name + n.DELTA_SUFFIX
 
 
 def mean_of(name: str) -> str:
