@@ -25,16 +25,34 @@ from ragjudge.canary import report as canary_report
 from ragjudge.config import canary_config, endpoint_config, gate_config, judge_config, serve_config
 from ragjudge.config import model as config_model
 from ragjudge.config import protocol as config_protocol
-from ragjudge.report import case_block, comparison_block, judge_block, provenance_block, suite_block, trace_block
+from ragjudge.report import (
+    case_block,
+    comparison_block,
+    headline_block,
+    judge_block,
+    provenance_block,
+    suite_block,
+    trace_block,
+)
 from ragjudge.report import model as report_model
 
-REPORTS = [report_model, suite_block, case_block, trace_block, judge_block, comparison_block, provenance_block]
+REPORTS = [
+    report_model,
+    headline_block,
+    suite_block,
+    case_block,
+    trace_block,
+    judge_block,
+    comparison_block,
+    provenance_block,
+]
 """The gate's report: the top level and each module of blocks."""
 CONFIG_SECTIONS = [config_model, endpoint_config, judge_config, gate_config, canary_config, serve_config]
 """ragjudge.yml, a module per section: `test_every_config_model_is_a_contract` holds that none is left out."""
 CONTRACTS = [*REPORTS, canary_report, *CONFIG_SECTIONS, config_protocol]
 FEWEST_FIELDS = {
     report_model: 20,
+    headline_block: 8,
     suite_block: 20,
     case_block: 40,
     trace_block: 20,

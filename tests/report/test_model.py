@@ -89,6 +89,8 @@ def test_top_level_keys(report: Report) -> None:
         "comparison",
         "interrupted",
         "error_reason",
+        "headline",
+        "failure_groups",
     }
     assert data["error_reason"] is None  # 1 of 3 errored: within the error budget
     assert data["shard"] is None  # set only by `run --shard`

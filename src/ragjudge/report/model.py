@@ -1,8 +1,9 @@
 """The JSON report: `schema_version` 1. Field names here, and in the blocks' modules, are the public contract.
 
-The blocks: `suite_block` (the suite and the rules), `case_block` (a case, its turns and runs), `trace_block`
-(the endpoint's reply), `judge_block` (what the judge said), `comparison_block` (the run against the baseline)
-and `provenance_block` (where the report comes from, and its judge).
+The blocks: `headline_block` (what a reviewer reads first), `suite_block` (the suite and the rules), `case_block`
+(a case, its turns and runs), `trace_block` (the endpoint's reply), `judge_block` (what the judge said),
+`comparison_block` (the run against the baseline) and `provenance_block` (where the report comes from, and its
+judge).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ragjudge import __version__
 from ragjudge.report.block import Block
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.comparison_block import ComparisonBlock
+from ragjudge.report.headline_block import FailureGroupBlock, HeadlineBlock
 from ragjudge.report.provenance_block import JudgeInfoBlock, ProvenanceBlock
 from ragjudge.report.suite_block import RuleBlock, SuiteBlock
 
@@ -85,6 +87,13 @@ class Report(Block):
     first shard's."""
     comparison: ComparisonBlock | None = None
     """The run against the baseline; null without a baseline, and for a shard or an interrupted run."""
+    headline: HeadlineBlock | None = None
+    """Why the gate blocked, what changed against the baseline and how far from green, in one sentence and its
+    figures; the first line of the comment, the job summary, stdout and the HTML report. Null only in reports
+    written before it was recorded."""
+    failure_groups: list[FailureGroupBlock] = Field(default_factory=list)
+    """The failing and errored cases grouped by the condition they failed on, the largest group first; empty
+    when every case passed."""
 
 
 def mark_interrupted(report: Report, signal: str, total: int) -> Report:
