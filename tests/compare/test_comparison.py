@@ -57,7 +57,8 @@ def test_changes_counts_and_the_baseline_block() -> None:
         ("g", "new"),
     ]
     assert result.cases[1].baseline is not None
-    assert result.cases[1].baseline.model_dump() == {"status": "pass", "failed_conditions": []}
+    # A regression carries the baseline's answer, to read beside this run's.
+    assert result.cases[1].baseline.model_dump() == {"status": "pass", "failed_conditions": [], "answer": "a"}
     assert result.cases[4].baseline is not None
     assert result.cases[4].baseline.model_dump() == {
         "status": "pass",

@@ -268,10 +268,8 @@ def test_a_reference_the_judge_could_not_read_leaves_the_case_error() -> None:
     judgement = Judgement(judge="j", unscored=(Unscored("reference", "the reply was cut off"),))
     result = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT])
     assert result.status == "error"
-    assert result.failed_conditions == (
-        "reference unscored: the reply was cut off",
-        "answer_correctness unscored: the reply was cut off",
-    )
+    # One cause, said once, naming what it left unscored.
+    assert result.failed_conditions == ("reference and answer_correctness unscored: the reply was cut off",)
     quiet = score_case(_with_reference(), ok_result(make_trace()), Judgement(judge="j"), [ANSWER_CORRECT])
     assert (quiet.status, quiet.skipped_rules) == (
         "pass",
@@ -451,3 +449,16 @@ def test_a_conversation_puts_its_errored_turns_reasons_first_and_names_the_turns
         "turns 3 to 3: not evaluated: turn 2 got no reply, and this turn follows it",
     )
     assert result.endpoint is second.endpoint and result.turns == (first, second)
+
+
+def test_an_invalid_combined_reply_is_one_reason_naming_every_metric_it_left_unscored() -> None:
+    cause = "combined reply invalid after 2 attempts: not JSON"
+    judgement = Judgement(
+        judge="j", unscored=(Unscored("rubric", cause), Unscored("reference", cause), Unscored("faithfulness", cause))
+    )
+    rules = [Rule("case", "faithfulness", ">=", 0.8), Rule("case", "judge.relevance", ">=", 3), ANSWER_CORRECT]
+    result = score_case(_with_reference(), ok_result(make_trace()), judgement, rules)
+    assert result.status == "error"
+    assert result.failed_conditions == (
+        "reference, faithfulness, judge.relevance and answer_correctness unscored: " + cause,
+    )

@@ -194,6 +194,7 @@ def test_case_entries(report: Report) -> None:
             "k_of_n",
             "baseline",
             "turns",
+            "case_hash",
         }
         assert set(case["trace"]) == TRACE_KEYS | {
             "attempts",

@@ -36,6 +36,7 @@ def handle(args: argparse.Namespace) -> int:
     from ragjudge.compare import baseline_for, compare_with_baseline, regression_rules
     from ragjudge.config.loader import load_config
     from ragjudge.gate.merge_shards import ShardReport, merge_reports
+    from ragjudge.report.headline import with_headline
     from ragjudge.report.reading import load_report
 
     config = load_config(args.config)
@@ -55,4 +56,4 @@ def handle(args: argparse.Namespace) -> int:
     report.warnings.extend(warnings)
     if baseline is not None:
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
-    return emit(report, outputs)
+    return emit(with_headline(report), outputs)

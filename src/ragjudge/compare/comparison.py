@@ -70,9 +70,10 @@ def compare_with_baseline(
     pairs: list[Pair] = []
     for case in report.cases:
         base = base_by_id.get(case.id)
-        update: dict[str, Any] = {"change": change_of(case, base), "baseline": None}
+        change = change_of(case, base)
+        update: dict[str, Any] = {"change": change, "baseline": None}
         if base is not None:
-            update["baseline"] = baseline_view(base)
+            update["baseline"] = baseline_view(base, case, change)
             pairs.append((case, base))
         cases.append(case.model_copy(update=update))
     new_cases = [c.id for c in report.cases if c.id not in base_by_id]
@@ -149,6 +150,7 @@ def compare_with_baseline(
         counts=counts,
         deltas=deltas,
         rules=outcomes,
+        baseline_rules=[r for r in baseline.rules if r.scope == "suite"],
         notices=notices,
         confidence=settings.confidence,
     )

@@ -37,12 +37,30 @@ def change_of(now: CaseBlock, base: CaseBlock | None) -> str:
     return "still_failing"
 
 
-def baseline_view(base: CaseBlock) -> CaseBaselineBlock:
-    """What the baseline said for a case (`CaseBlock.baseline`): `flaky` and `k_of_n` only when they say
-    something."""
+def baseline_view(base: CaseBlock, now: CaseBlock, change: str) -> CaseBaselineBlock:
+    """What the baseline said for a case (`CaseBlock.baseline`): `flaky`, `k_of_n` and `case_changed` only when
+    they say something; a regression's answer and flipped reference points, to read beside this run's."""
     view = CaseBaselineBlock(status=base.status, failed_conditions=list(base.failed_conditions))
+    update: dict[str, object] = {}
     if base.flaky:
-        view = view.model_copy(update={"flaky": True})
+        update["flaky"] = True
     if base.k_of_n:
-        view = view.model_copy(update={"k_of_n": base.k_of_n})
-    return view
+        update["k_of_n"] = base.k_of_n
+    if base.case_hash and now.case_hash and base.case_hash != now.case_hash:
+        update["case_changed"] = True
+    if change == "regression":
+        update["answer"] = base.trace.answer
+        flipped = flipped_points(base, now)
+        if flipped:
+            update["flipped_points"] = flipped
+    return view.model_copy(update=update) if update else view
+
+
+def flipped_points(base: CaseBlock, now: CaseBlock) -> list[str]:
+    """The reference points judged both times whose verdict changed: `"<point>": covered -> contradicted`."""
+    before = {p.point: p.verdict for p in base.judge.reference_points or []}
+    return [
+        f'"{p.point}": {before[p.point]} -> {p.verdict}'
+        for p in now.judge.reference_points or []
+        if p.point in before and before[p.point] != p.verdict
+    ]

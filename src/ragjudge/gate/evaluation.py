@@ -33,6 +33,7 @@ from ragjudge.gate.suite import evaluate_suite
 from ragjudge.judge.criteria import check_case_criteria, every_name, undefined
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
+from ragjudge.report.headline import with_headline
 from ragjudge.report.model import Report, ShardBlock, mark_interrupted
 from ragjudge.report.provenance_block import JudgeInfoBlock, ProvenanceBlock
 from ragjudge.report.writing import redact
@@ -202,7 +203,7 @@ def run_gate(request: GateRequest) -> Report:
         # Not for a stopped run: its unfinished cases would read as removed.
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
-    return redact(report)
+    return redact(with_headline(report))
 
 
 def _handed_over(results: list[CaseResult]) -> Iterator[CaseResult]:

@@ -62,6 +62,11 @@ def _row(case: Case) -> dict[str, object]:
     return row
 
 
+def case_hash(case: Case) -> str:
+    """One case as it is asked and checked: the first 16 hex digits of its row's SHA-256 (`CaseBlock.case_hash`)."""
+    return _sha256(_row(case))[:16]
+
+
 def case_set_hash(cases: Sequence[Case]) -> str:
     """The cases as they are asked and checked (not where they were read from), in id order."""
     # The hash of the rows' list as one JSON text, fed a row at a time: 10,000 cases never become one string.

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Passage
+from ragjudge.gate.provenance import case_hash
 from ragjudge.gate.scoring import CaseResult, not_evaluated_reason
 from ragjudge.gate.suite import RuleOutcome, SuiteResult
 from ragjudge.judge.interface import Judgement
@@ -138,6 +139,7 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
         runs=[run.as_saved() for run in result.runs],
         k_of_n=_k_of_n(result),
         turns=_turn_blocks(result, judge) if result.case.turns else [],
+        case_hash=case_hash(result.case),
     )
 
 

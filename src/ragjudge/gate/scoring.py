@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -308,9 +309,36 @@ def score_case(case: Case, result: EndpointResult, judgement: Judgement | None, 
         if not rule.holds(value):
             conditions.append(_failure_reason(rule, value, judgement, case, trace))
     if errors:
-        return CaseResult(case, "error", tuple(errors + conditions), metrics, result, judgement, tuple(skipped))
+        return CaseResult(
+            case, "error", tuple(one_cause(errors) + conditions), metrics, result, judgement, tuple(skipped)
+        )
     status: Status = "fail" if conditions else "pass"
     return CaseResult(case, status, tuple(conditions), metrics, result, judgement, tuple(skipped))
+
+
+_UNSCORED = re.compile(r"^(?P<metric>\S+) unscored: (?P<cause>.+)$", re.DOTALL)
+
+
+def one_cause(errors: Sequence[str]) -> list[str]:
+    """Metrics left unscored by one cause (a combined reply that was invalid leaves faithfulness, the rubric and
+    the reference unscored alike) as one reason naming them all, where the first of them stood."""
+    by_cause: dict[str, list[str]] = {}
+    for error in errors:
+        found = _UNSCORED.match(error)
+        if found is not None:
+            by_cause.setdefault(found["cause"], []).append(found["metric"])
+    out: list[str] = []
+    said: set[str] = set()
+    for error in errors:
+        found = _UNSCORED.match(error)
+        if found is None:
+            out.append(error)
+        elif found["cause"] not in said:
+            said.add(found["cause"])
+            metrics = by_cause[found["cause"]]
+            names = metrics[0] if len(metrics) == 1 else ", ".join(metrics[:-1]) + f" and {metrics[-1]}"
+            out.append(f"{names} unscored: {found['cause']}")
+    return out
 
 
 def rules_need_judge(rules: Sequence[Rule]) -> bool:

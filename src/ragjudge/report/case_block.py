@@ -53,6 +53,15 @@ class CaseBaselineBlock(GivenKeysBlock):
     """Present (`true`) only when the baseline passed the case only after repeats."""
     k_of_n: str | None = None
     """Present only when the baseline ran the case more than once: `1 of 3 passed`."""
+    answer: str | None = None
+    """Present only for a `regression`: the baseline's answer, to read beside this run's (null when the baseline
+    got no reply)."""
+    flipped_points: list[str] = Field(default_factory=list)
+    """Present only for a `regression` whose reference points were judged both times and changed: each changed
+    point as `"<point>": covered -> contradicted`."""
+    case_changed: bool = False
+    """Present (`true`) only when the case itself differs from the baseline's (its question, reference or checks:
+    `case_hash`), so it may pass or fail because of its case, not the endpoint."""
 
 
 class TurnBlock(Block):
@@ -137,6 +146,10 @@ class CaseBlock(Block):
     baseline: CaseBaselineBlock | None = None
     """The baseline's result for this case; null without a baseline and for a case the baseline does not
     have."""
+    case_hash: str | None = None
+    """The case as asked and checked (question, reference, checks; not where it was read from): 16 hex digits of
+    its SHA-256. Two reports' cases with the same id and another hash were not the same case. Null in reports
+    written before it was recorded."""
     turns: list[TurnBlock] = Field(default_factory=list)
     """A conversation's turns, every one in order (those after a turn with no reply `not evaluated`); empty for a
     case that is one question. A conversation's `question` is its first turn's, its `failed_conditions` the

@@ -101,6 +101,9 @@ class ComparisonBlock(Block):
     and cost_usd (when a case reports a cost or a rule reads it)."""
     rules: list[RuleBlock] = Field(default_factory=list)
     """The regression rules' outcomes (scope `regression`)."""
+    baseline_rules: list[RuleBlock] = Field(default_factory=list)
+    """The baseline's suite rules with their outcomes, as the baseline recorded them: which rules were already
+    failing on main (`headline.rules_failing_on_main`)."""
     notices: list[str] = Field(default_factory=list)
     """What limits the comparison, in sentences: an old, undated or future-dated baseline, a changed case set
     (other ids, or the same ids under another `case_set_hash`), different rules, a different judge."""

@@ -1,0 +1,65 @@
+"""Failing cases grouped by the condition they failed on: 300 rows of one sentence become one line and a count.
+
+A condition is split into what cases share and what is a case's own: `faithfulness 0.50 < 0.80 (1 of 2 claims
+unsupported: "...")` is `faithfulness < 0.80` and `0.50 (1 of 2 claims unsupported: "...")`; `missing required
+detail: "30 minutes"` is `missing required detail` and `"30 minutes"`. A condition with nothing of its own
+(`endpoint error: HTTP 500 after 3 attempts`) is its own group's text, and the case's row only names the group.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragjudge.report.case_block import CaseBlock
+from ragjudge.report.headline_block import FailureGroupBlock
+
+_TURN = re.compile(r"^turns? \d+(?: to \d+)?: ")
+_RULE_FAILURE = re.compile(
+    r"^(?P<metric>[\w.\-]+) (?P<value>[-+]?\d[\d.]*(?:e[-+]?\d+)?) (?P<op><=|>=|<|>|==|!=) (?P<threshold>[^\s:(]+)"
+    r"(?P<rest>.*)$",
+    re.DOTALL,
+)
+_QUOTE_START = re.compile(r':? "|: \(')
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One failed condition, split."""
+
+    shared: str
+    """What every case failing on it says alike: the group's text."""
+    own: str
+    """What is this case's: the measured value, quotes, details in brackets; empty when nothing is."""
+
+
+def split_condition(text: str) -> Condition:
+    """A condition as the group's text and the case's own part."""
+    turn = _TURN.match(text)
+    prefix = turn.group(0) if turn else ""
+    body = text[len(prefix) :]
+    rule = _RULE_FAILURE.match(body)
+    if rule is not None:
+        shared = f"{rule['metric']} {rule['op']} {rule['threshold']}"
+        return Condition(shared, (prefix + rule["value"] + rule["rest"]).strip())
+    quote = _QUOTE_START.search(body)
+    if quote is not None and quote.start() > 0:
+        return Condition(body[: quote.start()].strip(), prefix + body[quote.start() :].lstrip(": ").strip())
+    return Condition(body.strip(), prefix.rstrip(": ").strip())
+
+
+def failure_groups(cases: Sequence[CaseBlock]) -> list[FailureGroupBlock]:
+    """Every failing or errored case under each condition it failed on, the largest group first (ties: the
+    group seen first); a case is listed once per group however often it failed on it (a conversation's turns)."""
+    members: dict[str, list[str]] = {}
+    for case in cases:
+        if case.status == "pass":
+            continue
+        for text in case.failed_conditions:
+            ids = members.setdefault(split_condition(text).shared, [])
+            if not ids or ids[-1] != case.id:
+                ids.append(case.id)
+    order = {shared: k for k, shared in enumerate(members)}
+    ranked = sorted(members, key=lambda shared: (-len(members[shared]), order[shared]))
+    return [FailureGroupBlock(condition=shared, cases=members[shared]) for shared in ranked]

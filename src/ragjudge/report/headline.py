@@ -1,0 +1,159 @@
+"""The headline: why the gate blocked, what this change did and how far from green, worked out once.
+
+"Blocked by 2 regressions (r03, r07); pass_rate was already failing on main@abc1234 (0.884 < 0.9): 5 more cases
+must pass." The comment, the job summary, stdout and the HTML report open with the sentence; its figures are in
+the report (`headline`), beside the cases grouped by the condition they failed on (`failure_groups`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragjudge.metrics.names import NEWLY_FAILING, PASS_RATE
+from ragjudge.report.failure_groups import failure_groups
+from ragjudge.report.figures import label
+from ragjudge.report.headline_block import HeadlineBlock
+from ragjudge.report.model import Report
+from ragjudge.report.suite_block import RuleBlock
+from ragjudge.rules import Rule, holds
+
+IDS_IN_SENTENCE = 5
+REASON_CHARS = 300
+
+
+def with_headline(report: Report) -> Report:
+    """The report with its `headline` and `failure_groups`."""
+    return report.model_copy(update={"headline": headline_of(report), "failure_groups": failure_groups(report.cases)})
+
+
+def headline_of(report: Report) -> HeadlineBlock:
+    changes = {c.id: c.change for c in report.cases}
+    new_failures = [i for i, change in changes.items() if change == "regression"]
+    fixed = [i for i, change in changes.items() if change == "fixed"]
+    pre_existing = [i for i, change in changes.items() if change == "still_failing"]
+    failing = [r for r in report.rules if r.scope == "suite" and r.passed is False]
+    on_main = _failing_on_main(report, failing)
+    to_pass = cases_to_pass(report)
+    parts = _Parts(report, new_failures, fixed, on_main, to_pass)
+    return HeadlineBlock(
+        sentence=parts.sentence(failing),
+        new_failures=new_failures,
+        fixed=fixed,
+        pre_existing=pre_existing,
+        rules_failing_on_main=[r.metric for r in on_main],
+        cases_to_pass=to_pass,
+    )
+
+
+def cases_to_pass(report: Report) -> int | None:
+    """The fewest more passing cases that make every failing pass-rate rule hold; None when none fails (or
+    none can hold however many pass)."""
+    total, passed = report.suite.cases, report.suite.passed
+    needs = []
+    for rule in report.rules:
+        if rule.scope != "suite" or rule.metric != PASS_RATE or rule.passed is not False or not total:
+            continue
+        need = next(
+            (k for k in range(total - passed + 1) if holds(rule.op, (passed + k) / total, rule.threshold)), None
+        )
+        if need is not None:
+            needs.append(need)
+    return max(needs) if needs else None
+
+
+def _failing_on_main(report: Report, failing: Sequence[RuleBlock]) -> list[RuleBlock]:
+    """The baseline's outcome of each rule failing now that failed on the baseline too (same metric, op and
+    threshold: a rule the change tightened is this change's)."""
+    if report.comparison is None:
+        return []
+    before = {(r.metric, r.op, r.threshold): r for r in report.comparison.baseline_rules if r.passed is False}
+    return [before[key] for r in failing if (key := (r.metric, r.op, r.threshold)) in before]
+
+
+def _ids(ids: Sequence[str]) -> str:
+    more = len(ids) - IDS_IN_SENTENCE
+    return ", ".join(ids[:IDS_IN_SENTENCE]) + (f" and {more} more" if more > 0 else "")
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= REASON_CHARS else text[: REASON_CHARS - 1] + "…"
+
+
+class _Parts:
+    """The sentence's pieces; the report's text (ids, reasons) goes in as is: each output escapes it."""
+
+    def __init__(
+        self,
+        report: Report,
+        new_failures: Sequence[str],
+        fixed: Sequence[str],
+        on_main: Sequence[RuleBlock],
+        to_pass: int | None,
+    ) -> None:
+        self.report = report
+        self.new_failures = new_failures
+        self.fixed = fixed
+        self.on_main = on_main
+        self.to_pass = to_pass
+        self.base = label(report.comparison.baseline) if report.comparison else None
+
+    def sentence(self, failing: Sequence[RuleBlock]) -> str:
+        report = self.report
+        if report.verdict == "error":
+            why = report.error_reason or (report.interrupted.reason if report.interrupted else None)
+            return f"Errored: {_clip(why or 'no case could be evaluated')}."
+        if report.verdict == "pass":
+            return self._passed()
+        return self._blocked(failing)
+
+    def _passed(self) -> str:
+        s = self.report.suite
+        text = f"Passed: {s.passed} of {s.cases} cases pass and every rule holds"
+        if self.fixed:
+            text += f"; {_count(len(self.fixed), 'case')} fixed against {self.base} ({_ids(self.fixed)})"
+        if s.flaky_cases:
+            text += f"; {_count(s.flaky_cases, 'case')} passed only after repeats"
+        return text + "."
+
+    def _blocked(self, failing: Sequence[RuleBlock]) -> str:
+        report = self.report
+        old = {r.metric for r in self.on_main}
+        regression_rules = report.comparison.rules if report.comparison else []
+        causes = (
+            [f"{_count(len(self.new_failures), 'regression')} ({_ids(self.new_failures)})"] if self.new_failures else []
+        )
+        new_rules = [r for r in failing if r.metric not in old]
+        new_rules += [r for r in regression_rules if r.passed is False and r.metric != NEWLY_FAILING]
+        if self.new_failures and any(r.metric == PASS_RATE for r in new_rules):
+            # The regressions are why pass_rate fails: the count of cases to pass says the rest.
+            new_rules = [r for r in new_rules if r.metric != PASS_RATE]
+        causes += [_clip(_failure(r)) for r in new_rules]
+        before = [
+            f"{r.metric} was already failing on {self.base} ({_failure(r).removeprefix(r.metric + ' ')})"
+            for r in self.on_main
+        ]
+        if causes:
+            text = "Blocked by " + "; ".join([*causes, *before])
+        elif before:
+            text = "Blocked by a rule already failing: " + "; ".join(before)
+        else:
+            text = "Blocked"
+        new_cases = [c.id for c in report.cases if c.change == "new" and c.status != "pass"]
+        if new_cases:
+            text += f"; {_count(len(new_cases), 'new case')} failing ({_ids(new_cases)})"
+        if self.fixed:
+            text += f"; this change fixed {len(self.fixed)} ({_ids(self.fixed)})"
+        if self.to_pass:
+            text += f": {_count(self.to_pass, 'more case')} must pass"
+        return text + "."
+
+
+def _failure(rule: RuleBlock) -> str:
+    """`pass_rate 0.884 < 0.9`: the rule broken, as its reason writes it (the reason for a rule with no value)."""
+    if rule.value is None or rule.scope == "regression":
+        return rule.reason
+    return Rule(rule.scope, rule.metric, rule.op, rule.threshold).failure(rule.value)
