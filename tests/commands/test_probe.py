@@ -130,7 +130,10 @@ def test_a_case_id_without_cases_is_exit_2(ws: Path, capsys: pytest.CaptureFixtu
     (ws / "ragjudge.yml").write_text(yaml.safe_dump({"endpoint": {"url": "http://127.0.0.1:9/ask"}}), encoding="utf-8")
     code, out, err = probe(capsys, "--case", "refund")
     assert (code, out) == (2, "")
-    assert err == "ragjudge: error: --case refund: the config lists no `cases:`\nTip: pass --question TEXT instead\n"
+    assert err == (
+        "ragjudge: error: --case refund: the config lists no `cases:`\n"
+        "Tip: pass --cases FILE, or --question TEXT instead\n"
+    )
 
 
 def test_an_echoed_question_as_the_answer_is_a_probe_warning(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,3 +184,17 @@ def test_the_refusal_decision_is_shown_once(ws: Path, capsys: pytest.CaptureFixt
         "  refused: no field (tried refused); declines are decided from the answer, see `declined` below",
         "  declined: yes (by builtin); confidence: (none)",
     ]
+
+
+def test_cases_names_the_files_case_ids_are_read_from(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The comment's repro line passes the case file the run read: `run --cases` may name one `cases:` does not.
+    configure(ws, "http://127.0.0.1:9/ask")
+    (ws / "pr.yaml").write_text("- id: pr-only\n  question: where is my parcel?\n", encoding="utf-8")
+    code, out, err = probe(capsys, "--cases", "pr.yaml", "--case", "nope")
+    assert (code, out) == (2, "")
+    assert err == "ragjudge: error: --case nope: no such case id (ids: pr-only)\n"
+    with FrameworkServer("fastapi") as server:
+        configure(ws, server.url)
+        code, out, _ = probe(capsys, "--cases", "pr.yaml", "--case", "pr-only")
+    assert code == 0
+    assert '      "question": "where is my parcel?"' in out.splitlines()

@@ -103,8 +103,10 @@ def test_provenance_keys() -> None:
         "rules_hash",
         "judge_fingerprint",
         "endpoint",
+        "config",
     }
     assert (prov["git_commit"], prov["git_ref"], prov["endpoint"]) == ("s", "r", "https://rag/ask")
+    assert prov["config"] == "t"  # the file the config was read from, for the comment's probe line
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,14 @@ from ragjudge.judge.interface import host_of
 from ragjudge.judge.prompting import prompt_sources
 
 DEFAULT_RECORD = Path(".ragjudge/calibration.json")
-CALIBRATE_TIP = "run `ragjudge calibrate --config ragjudge.yml --labels LABELS.jsonl` (see docs/calibrate.md)"
+
+
+def calibrate_tip(config: str | None = None) -> str:
+    """What to run, with the config the run actually read (`ragjudge.yml` when it was built in code)."""
+    where = config if config and config != "(defaults)" else "ragjudge.yml"
+    return f"run `ragjudge calibrate --config {where} --labels LABELS.jsonl` (see docs/calibrate.md)"
+
+
 _NAMES = {
     "model": "model",
     "base_url_host": "base_url host",
@@ -183,12 +190,12 @@ def _shown(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def check_calibration(judge: JudgeConfig, refusal_judge: bool = False) -> CalibrationStatus:
+def check_calibration(judge: JudgeConfig, refusal_judge: bool = False, config: str | None = None) -> CalibrationStatus:
     """Compare the configured judge with its calibration record: missing, stale, unfit or ok."""
     path = record_path(judge)
     record = read_record(path)
     if isinstance(record, str):
-        return CalibrationStatus("missing", f"judge calibration missing: {record}", CALIBRATE_TIP)
+        return CalibrationStatus("missing", f"judge calibration missing: {record}", calibrate_tip(config))
     current = fingerprint_of(judge, refusal_judge)
     when = f" on {record.calibrated_at}" if record.calibrated_at else ""
     if record.judge_fingerprint != current.digest:
@@ -196,7 +203,7 @@ def check_calibration(judge: JudgeConfig, refusal_judge: bool = False) -> Calibr
         return CalibrationStatus(
             "stale",
             f"judge calibration stale: the judge changed since it was calibrated{when} ({what})",
-            f"calibrate it again: {CALIBRATE_TIP}",
+            f"calibrate it again: {calibrate_tip(config)}",
         )
     if record.verdict != "fit":
         why = " and ".join(record.reasons) or "below the bar"
@@ -208,8 +215,11 @@ def check_calibration(judge: JudgeConfig, refusal_judge: bool = False) -> Calibr
     return CalibrationStatus("ok", f"judge calibrated{when}: fit")
 
 
-def calibration_gate(judge: JudgeConfig, warnings: list[str], refusal_judge: bool = False) -> str | None:
-    """The gate's check: appends a warning, and returns the reason to refuse when calibration is required."""
+def calibration_gate(
+    judge: JudgeConfig, warnings: list[str], refusal_judge: bool = False, config: str | None = None
+) -> str | None:
+    """The gate's check: appends a warning, and returns the reason to refuse when calibration is required.
+    `config` is the config file the run read, for the command the warning says to run."""
     if judge.provider != "openai":
         if judge.require_calibration:
             warnings.append(
@@ -217,7 +227,7 @@ def calibration_gate(judge: JudgeConfig, warnings: list[str], refusal_judge: boo
                 "to check; it applies to judge.provider: openai"
             )
         return None
-    status = check_calibration(judge, refusal_judge)
+    status = check_calibration(judge, refusal_judge, config)
     if status.state == "ok":
         return None
     if judge.require_calibration:

@@ -39,7 +39,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--endpoint", help="endpoint URL (overrides endpoint.url)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--question", metavar="TEXT", help="the question to send")
-    which.add_argument("--case", metavar="ID", help="send the question of this case (from `cases:`)")
+    which.add_argument("--case", metavar="ID", help="send the question of this case (from `cases:`, or --cases)")
+    p.add_argument("--cases", type=Path, nargs="+", metavar="FILE", help="case files for --case (override `cases:`)")
     p.set_defaults(handler=handle)
 
 
@@ -51,7 +52,7 @@ def handle(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     url = endpoint_url(config, args.endpoint)
-    case = _pick_case(config, args.question, args.case)
+    case = _pick_case(config, args.question, args.case, args.cases)
     client = ProbeClient(config.endpoint, url)
     secrets = header_secrets(config.endpoint.headers)
     if config.judge.api_key is not None:
@@ -166,7 +167,7 @@ def _show_http_error(
     return int(ExitCode.GATE_FAILED)
 
 
-def _pick_case(config: Config, question: str | None, case_id: str | None) -> Case:
+def _pick_case(config: Config, question: str | None, case_id: str | None, files: list[Path] | None = None) -> Case:
     from ragjudge.cases.case import Case
     from ragjudge.cases.caseset import load_cases
 
@@ -174,11 +175,14 @@ def _pick_case(config: Config, question: str | None, case_id: str | None) -> Cas
         if not question.strip():
             raise UsageError("--question: the question is empty")
         return Case("probe", question, None, (), None, True, (), (), None, None, (), "--question")
-    if not config.cases:
+    paths = files or config.cases
+    if not paths:
         if case_id is not None:
-            raise UsageError(f"--case {case_id}: the config lists no `cases:`", tip="pass --question TEXT instead")
+            raise UsageError(
+                f"--case {case_id}: the config lists no `cases:`", tip="pass --cases FILE, or --question TEXT instead"
+            )
         return Case("probe", SAMPLE_QUESTION, None, (), None, True, (), (), None, None, (), _SAMPLE_ORIGIN)
-    cases = load_cases(config.cases).cases
+    cases = load_cases(paths, config.max_case_file_bytes, None if files else config.folder).cases
     if case_id is None:
         return cases[0]
     for case in cases:

@@ -136,7 +136,7 @@ def run_gate(request: GateRequest) -> Report:
             "shard only: `ragjudge merge` applies the rules to the whole set"
         )
     # The one thing the gate takes from `calibrate/`: the check of the calibration record.
-    refusal = calibration_gate(config.judge, warnings, config.endpoint.refusal.judge)
+    refusal = calibration_gate(config.judge, warnings, config.endpoint.refusal.judge, config.source)
     judge = make_judge(config.judge, case_rules, classify_refusal=config.endpoint.refusal.judge)
     if config.endpoint.refusal.judge and judge.lexical:
         warnings.append(

@@ -128,4 +128,5 @@ def provenance(
         "rules_hash": rules_hash(config),
         "judge_fingerprint": judge_fingerprint(config.judge),
         "endpoint": clean_url(endpoint),
+        "config": config.source,
     }

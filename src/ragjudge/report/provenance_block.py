@@ -51,6 +51,9 @@ class ProvenanceBlock(GivenKeysBlock):
     """What decides the judge's scores."""
     endpoint: str | None = None
     """The endpoint's URL without credentials, query or fragment; null when there was none (recorded traces)."""
+    config: str | None = None
+    """The config file the run read, as it was named (`--config`, else `ragjudge.yml`), or `(defaults)` when there
+    was none: the comment's `ragjudge probe --config ...` line uses it. Null for a config built in code."""
 
 
 class JudgeInfoBlock(GivenKeysBlock):
