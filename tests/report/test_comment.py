@@ -22,8 +22,8 @@ from ragjudge.rules import Rule
 FAITH = Rule("case", "faithfulness", ">=", 0.8)
 PASS_ALL = Rule("suite", "pass_rate", ">=", 1.0)
 LEXICAL_NOTE = (
-    "> The judge was the offline lexical judge: faithfulness counts shared words (CJK: character bigrams) "
-    "between each claim and the retrieved passages; it cannot tell a paraphrase from a contradiction."
+    "<sub>Judge: the offline lexical judge. Faithfulness counts shared words (CJK: character bigrams) between "
+    "each claim and the retrieved passages; it cannot tell a paraphrase from a contradiction.</sub>"
 )
 HOSTILE = (
     "Hi @octocat and @org/team! <img src=x onerror=alert(1)> | col | `rm -rf /` {{ 7*7 }} "
@@ -49,6 +49,11 @@ def cells(row: str) -> int:
         pipes += row[i] == "|"
         i += 1
     return pipes - 1
+
+
+def table(comment: str, header: str) -> list[str]:
+    """The table whose first row starts with `header`."""
+    return next(found for found in tables(comment) if found[0].startswith(header))
 
 
 def tables(comment: str) -> list[list[str]]:
@@ -105,8 +110,10 @@ def test_the_verdict_comes_first(hostile_comment: str) -> None:
     assert hostile_comment.splitlines()[0] == "## ❌ ragjudge: FAIL"
 
 
-def test_the_summary_line_names_counts_and_judge(hostile_comment: str) -> None:
-    assert "**1 of 3 cases passed** · 1 failed · 1 errored · judge: offline-lexical\n" in hostile_comment
+def test_the_headline_then_the_counts_and_judge(hostile_comment: str) -> None:
+    lines = hostile_comment.splitlines()
+    assert lines[2] == "**Blocked by pass\\_rate 0.33 &lt; 1.00: 2 more cases must pass.**"
+    assert lines[4] == "1 of 3 cases passed · 1 failed · 1 errored · judge: offline-lexical"
 
 
 def test_the_offline_judge_says_it_is_lexical(hostile_comment: str) -> None:
@@ -122,7 +129,7 @@ def test_a_model_judge_has_no_lexical_note() -> None:
 
 
 def test_suite_rules_show_value_against_threshold(hostile_comment: str) -> None:
-    suite_table = tables(hostile_comment)[0]
+    suite_table = table(hostile_comment, "| Suite rule")
     assert suite_table == [
         "| Suite rule | Value | Threshold | Result |",
         "|---|---|---|---|",
@@ -133,7 +140,7 @@ def test_suite_rules_show_value_against_threshold(hostile_comment: str) -> None:
 def test_suite_rule_rows_for_each_outcome() -> None:
     result = score_case(make_case("a"), ok_result(make_trace(latency_ms=1234.0)), None, [])
     rules = [PASS_ALL, Rule("suite", "p95_latency_ms", "<=", 1000), Rule("suite", "cost_usd", "<=", 1)]
-    rows = tables(render_comment(make_report([result], [], rules)))[0][2:]
+    rows = table(render_comment(make_report([result], [], rules)), "| Suite rule")[2:]
     assert rows == [
         "| <code>pass\\_rate</code> | 1.000 | &gt;= 1 | ✅ |",
         "| <code>p95\\_latency\\_ms</code> | 1234 | &lt;= 1000 | ❌ |",
@@ -146,7 +153,7 @@ def test_case_rules_are_listed(hostile_comment: str) -> None:
 
 
 def test_every_failing_and_errored_case_is_a_table_row_with_each_condition(hostile_comment: str) -> None:
-    case_table = tables(hostile_comment)[1]
+    case_table = table(hostile_comment, "| Case")
     assert case_table[:2] == ["| Case | Status | Failed on |", "|---|---|---|"]
     rows = case_table[2:]
     assert len(rows) == 2
@@ -170,11 +177,12 @@ def test_details_per_failing_case(hostile_comment: str) -> None:
     assert hostile_comment.count("<details>") == 2
     err_details = hostile_comment.split("<details><summary><code>err-3</code> · error</summary>")[1]
     err_details = err_details.split("</details>")[0]
+    # The condition is in the case's row: the details do not repeat it.
     assert err_details == (
+        "\n\nReproduce: <code>ragjudge probe --case err-3</code>"
         "\n\n**Question:** How long do refunds take?"
         "\n\n**Answer:** (no reply)"
-        "\n\n**Retrieved:** (none)"
-        "\n\n- endpoint error: HTTP 500 after 3 attempts\n\n"
+        "\n\n**Retrieved:** (none)\n\n"
     )
 
 
@@ -229,15 +237,25 @@ def test_an_error_report() -> None:
     ]
     comment = render_comment(make_report(results))
     assert comment.splitlines()[0] == "## ⚠️ ragjudge: ERROR"
-    assert "**0 of 2 cases passed** · 2 errored · judge: offline-lexical" in comment
-    assert "| <code>e1</code> | error | endpoint error: timeout after 30 s (3 attempts) |" in comment
+    lines = comment.splitlines()
+    assert lines[2] == (
+        "**Errored: all 2 cases errored: the verdict is error; the error that dominated (2 of 2): endpoint error: "
+        "timeout after 30 s (3 attempts).**"
+    )
+    assert "0 of 2 cases passed · 2 errored · judge: offline-lexical" in lines
+    # One cause, said once: the rows name its group.
+    assert "| 1 | endpoint error: timeout after 30 s (3 attempts) | 2: <code>e0</code>, <code>e1</code> |" in lines
+    assert comment.count("timeout after 30 s") == 2  # the headline and the group
+    assert "| <code>e1</code> | error | [1] |" in lines
 
 
 def test_the_footer_has_latency_and_rates(hostile_comment: str) -> None:
-    assert hostile_comment.rstrip("\n").splitlines()[-1] == (
+    assert hostile_comment.rstrip("\n").splitlines()[-3:] == [
         "<sub>ragjudge 0.1.0 · p50 100 ms · p95 100 ms · faithfulness 0.000 · rejection accuracy 1.000"
-        " · judge error rate 0.000</sub>"
-    )
+        " · judge error rate 0.000</sub>",
+        "",
+        LEXICAL_NOTE,
+    ]
 
 
 # --- hostile text -------------------------------------------------------------------------------
@@ -295,15 +313,26 @@ def test_links_and_code_cannot_open(hostile_comment: str) -> None:
             assert re.search(r"(?<!\\)`", line) is None, line
 
 
-def test_warnings_are_escaped_and_capped() -> None:
+def test_warnings_are_escaped_and_collapsed_by_kind() -> None:
     result = score_case(make_case("a"), ok_result(make_trace()), None, [])
     warnings = [f"warning {i} @x <b>" for i in range(13)]
     comment = render_comment(make_report([result], warnings=warnings))
     lines = comment.splitlines()
-    assert "> ⚠️ warning 0 @\u200bx &lt;b&gt;" in lines
-    assert "> ⚠️ warning 9 @\u200bx &lt;b&gt;" in lines
-    assert "> ⚠️ warning 10 @\u200bx &lt;b&gt;" not in lines
-    assert "> ⚠️ …and 3 more warning(s) in the JSON report." in lines
+    assert "> ⚠️ warning 0 @\u200bx &lt;b&gt; (and 12 more like it)" in lines
+    assert "warning 1 " not in comment
+
+
+def test_many_kinds_of_warning_fold_into_one_details_block() -> None:
+    result = score_case(make_case("a"), ok_result(make_trace()), None, [])
+    warnings = [f"{word} went wrong" for word in ("this", "that", "the other", "a fourth thing")] * 3
+    lines = render_comment(make_report([result], warnings=warnings)).splitlines()
+    start = lines.index("<details><summary>⚠️ 12 warnings of 4 kinds</summary>")
+    assert lines[start + 2 : start + 6] == [
+        "- this went wrong (and 2 more like it)",
+        "- that went wrong (and 2 more like it)",
+        "- the other went wrong (and 2 more like it)",
+        "- a fourth thing went wrong (and 2 more like it)",
+    ]
 
 
 # --- the cap ------------------------------------------------------------------------------------
@@ -325,12 +354,14 @@ def test_2000_failing_cases_stay_under_60000_characters_and_say_how_many_more() 
     assert time.monotonic() - started < 10
     assert COMMENT_LIMIT == 60_000
     assert len(comment) <= 60_000
-    rows = tables(comment)[1][2:]
+    rows = table(comment, "| Case")[2:]
     shown = len(rows)
     assert 100 < shown < 2000
-    # The rows shown are the first ones, in report order.
-    assert rows[0].startswith("| <code>case-0000</code> | fail |")
+    # The rows shown are the first ones, in report order; the one condition they share is said once, above them.
+    assert rows[0] == "| <code>case-0000</code> | fail | [1] \"order number\" |"
     assert rows[-1].startswith(f"| <code>case-{shown - 1:04d}</code> | fail |")
+    assert "| 1 | missing required detail | 2000: <code>case-0000</code>" in comment
+    assert comment.count("missing required detail") == 1
     hidden = 2000 - shown
     assert (
         f"\n…and {hidden} more failing or errored case(s) not shown here: see the JSON report (report.json).\n"
@@ -344,7 +375,7 @@ def test_when_only_the_details_do_not_fit_they_are_cut_and_counted() -> None:
     report = _many_failing(60, 5000)
     comment = render_comment(report, report_path="report.json")
     assert len(comment) <= 60_000
-    assert len(tables(comment)[1]) - 2 == 60  # every case keeps its table row
+    assert len(table(comment, "| Case")) - 2 == 60  # every case keeps its table row
     detailed = comment.count("<details>")
     assert 0 < detailed < 60
     assert comment.count("</details>") == detailed
@@ -454,4 +485,7 @@ def test_details_show_what_was_expected_beside_what_came_back() -> None:
         "**Must mention:** 5 days",
         "**Must not mention:** free",
     ]
-    assert '- missing required detail: "5 days"' in lines
+    # The condition is the case's row; the details do not repeat it.
+    row = '| <code>exp</code> | fail | missing required detail: "5 days"<br>declined a question the corpus covers |'
+    assert row in comment.splitlines()
+    assert not any("missing required detail" in line for line in lines)

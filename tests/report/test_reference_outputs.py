@@ -88,15 +88,15 @@ def details_of(comment: str, case_id: str) -> str:
 
 def test_a_failing_case_lists_its_reference_points_and_criteria_under_its_conditions() -> None:
     comment = render_comment(reference_report())
+    # The contradiction is the case's condition, quoted in its row: the details do not say it again.
     assert details_of(comment, "refund-07") == (
         " · fail</summary>\n\n"
+        "Reproduce: <code>ragjudge probe --case refund-07</code>\n\n"
         "**Question:** 退货期限是多久？\n\n"
         "**Expected:** 7 天无理由退货; 需提供订单号; 运费由买家承担\n\n"
         "**Answer:** 签收 15 天内支持 15 天无理由退货，运费由买家承担。\n\n"
         "**Retrieved:** (none) · confidence high · 100 ms\n\n"
-        '- contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货")\n\n'
         "Reference points (answer correctness 0.333):\n"
-        '- ✗ contradicted: "7 天无理由退货" — answer: "签收 15 天内支持 15 天无理由退货"\n'
         '- ○ missing: misses a reference point: "需提供订单号"\n'
         '- ✓ covered: "运费由买家承担" — answer: "运费由买家承担"\n\n'
         "Criteria:\n"
@@ -106,7 +106,7 @@ def test_a_failing_case_lists_its_reference_points_and_criteria_under_its_condit
 
 
 def test_the_contradiction_is_a_failed_condition_in_the_table() -> None:
-    rows = tables(render_comment(reference_report()))[1][2:]
+    rows = next(t for t in tables(render_comment(reference_report())) if t[0].startswith("| Case"))[2:]
     assert rows == [
         '| <code>refund-07</code> | fail | contradicts the reference: "7 天无理由退货" '
         '(answer: "签收 15 天内支持 15 天无理由退货") |',
@@ -137,7 +137,7 @@ def test_suite_rules_on_the_reference_and_criteria_show_their_value_in_its_unit(
         Rule("suite", "criteria.asks_for_order_mean", ">=", 4),
     ]
     report = make_report([refund_07(), refund_08()], suite_rules=rules)
-    assert tables(render_comment(report))[0][2:] == [
+    assert next(t for t in tables(render_comment(report)) if t[0].startswith("| Suite rule"))[2:] == [
         "| <code>reference\\_contradictions</code> | 1 | &lt;= 0 | ❌ |",
         "| <code>answer\\_correctness</code> | 0.542 | &gt;= 0.8 | ❌ |",
         "| <code>criteria.asks\\_for\\_order\\_mean</code> | 3.50 | &gt;= 4 | ❌ |",
@@ -146,12 +146,13 @@ def test_suite_rules_on_the_reference_and_criteria_show_their_value_in_its_unit(
 
 def test_a_hostile_quote_is_inert_in_the_comment() -> None:
     comment = render_comment(reference_report(HOSTILE_QUOTE))
-    line = next(x for x in details_of(comment, "refund-07").splitlines() if x.startswith("- ✗ contradicted"))
-    assert line == (
-        '- ✗ contradicted: "7 天无理由退货" — answer: "退货 &lt;script&gt;alert(1)&lt;/script&gt; \\| @\u200boctocat '
-        '\\`x\\` \\#\u200b12"'
+    row = next(x for x in comment.splitlines() if x.startswith("| <code>refund-07</code>"))
+    cell = row.removeprefix("| <code>refund-07</code> | fail | ").removesuffix(" |")
+    assert cell == (
+        'contradicts the reference: "7 天无理由退货" (answer: "退货 &lt;script&gt;alert(1)&lt;/script&gt; \\| '
+        '@\u200boctocat \\`x\\` \\#\u200b12")'
     )
-    assert markdown_text(line) == f'- ✗ contradicted: "7 天无理由退货" — answer: "{HOSTILE_QUOTE}"'
+    assert markdown_text(cell) == f'contradicts the reference: "7 天无理由退货" (answer: "{HOSTILE_QUOTE}")'
     assert "<script>" not in comment and re.search(r"@\w", comment) is None
 
 
@@ -185,28 +186,64 @@ def plain_report() -> Report:
     return gate_report([case("refund-01", "pass"), bad, err])
 
 
-# Rendered from this very report by the comment code of the commit before references were judged.
+# This very report, as the comment renders it since the headline: a report saved before references were judged
+# (and before the headline was recorded) renders in full.
 PLAIN_COMMENT = (
-    "## ❌ ragjudge: FAIL\n\n**1 of 3 cases passed** · 1 failed · 1 errored · judge: offline-lexical\n\n"
-    "> The judge was the offline lexical judge: faithfulness counts shared words (CJK: character bigrams) between "
-    "each claim and the retrieved passages; it cannot tell a paraphrase from a contradiction.\n\n"
-    "| Suite rule | Value | Threshold | Result |\n|---|---|---|---|\n"
-    "| <code>pass\\_rate</code> | 0.333 | &gt;= 1 | ❌ |\n"
-    "| <code>p95\\_latency\\_ms</code> | 10 | &lt;= 3000 | ✅ |\n\n"
-    "### Failing and errored cases\n\n| Case | Status | Failed on |\n|---|---|---|\n"
+    "## ❌ ragjudge: FAIL\n"
+    "\n"
+    "**Blocked by pass\\_rate 0.33 &lt; 1.00: 2 more cases must pass.**\n"
+    "\n"
+    "1 of 3 cases passed · 1 failed · 1 errored · judge: offline-lexical\n"
+    "\n"
+    "### Failing and errored cases\n"
+    "\n"
+    "| Case | Status | Failed on |\n"
+    "|---|---|---|\n"
     '| <code>refund-07</code> | fail | missing required detail: "5 days"<br>faithfulness 0.50 &lt; 0.80 |\n'
-    "| <code>ship-12</code> | error | endpoint error: HTTP 500 after 3 attempts |\n\n\n"
-    "<details><summary><code>refund-07</code> · fail</summary>\n\n**Question:** question of refund-07\n\n"
-    "**Expected:** Refunds take 5 days \\| from receipt.\n\n**Answer:** an answer\n\n"
-    "**Retrieved:** <code>d1</code> · confidence high · 10 ms\n\n"
-    '- missing required detail: "5 days"\n- faithfulness 0.50 &lt; 0.80\n\n'
-    "Unsupported claims:\n- Refunds take 7 days. (not in d1)\n\n"
-    "Judge reasons:\n- grounding 2: one claim &lt;b&gt;unsupported&lt;/b&gt; @\u200ball\n\n</details>\n\n"
-    "<details><summary><code>ship-12</code> · error</summary>\n\n**Question:** question of ship-12\n\n"
-    "**Answer:** an answer\n\n**Retrieved:** <code>d1</code> · confidence high · 10 ms\n\n"
-    "- endpoint error: HTTP 500 after 3 attempts\n\n</details>\n\n\n"
-    "<sub>ragjudge 0.1.0 · p50 10 ms · p95 10 ms · faithfulness n/a · rejection accuracy n/a"
-    " · judge error rate 0.000</sub>\n"
+    "| <code>ship-12</code> | error | endpoint error: HTTP 500 after 3 attempts |\n"
+    "\n"
+    "<details><summary><code>refund-07</code> · fail</summary>\n"
+    "\n"
+    "Reproduce: <code>ragjudge probe --case refund-07</code>\n"
+    "\n"
+    "**Question:** question of refund-07\n"
+    "\n"
+    "**Expected:** Refunds take 5 days \\| from receipt.\n"
+    "\n"
+    "**Answer:** an answer\n"
+    "\n"
+    "**Retrieved:** <code>d1</code> · confidence high · 10 ms\n"
+    "\n"
+    "Unsupported claims:\n"
+    "- Refunds take 7 days. (not in d1)\n"
+    "\n"
+    "Judge reasons:\n"
+    "- grounding 2: one claim &lt;b&gt;unsupported&lt;/b&gt; @\u200ball\n"
+    "\n"
+    "</details>\n"
+    "\n"
+    "<details><summary><code>ship-12</code> · error</summary>\n"
+    "\n"
+    "Reproduce: <code>ragjudge probe --case ship-12</code>\n"
+    "\n"
+    "**Question:** question of ship-12\n"
+    "\n"
+    "**Answer:** an answer\n"
+    "\n"
+    "**Retrieved:** <code>d1</code> · confidence high · 10 ms\n"
+    "\n"
+    "</details>\n"
+    "\n"
+    "\n"
+    "\n"
+    "| Suite rule | Value | Threshold | Result |\n"
+    "|---|---|---|---|\n"
+    "| <code>pass\\_rate</code> | 0.333 | &gt;= 1 | ❌ |\n"
+    "| <code>p95\\_latency\\_ms</code> | 10 | &lt;= 3000 | ✅ |\n"
+    "\n"
+    "<sub>ragjudge 0.1.0 · p50 10 ms · p95 10 ms · faithfulness n/a · rejection accuracy n/a · judge error rate 0.000</sub>\n"
+    "\n"
+    "<sub>Judge: the offline lexical judge. Faithfulness counts shared words (CJK: character bigrams) between each claim and the retrieved passages; it cannot tell a paraphrase from a contradiction.</sub>\n"
 )
 
 

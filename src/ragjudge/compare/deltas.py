@@ -115,6 +115,13 @@ def pass_rate(pairs: Sequence[Pair], s: Settings) -> _Figure:
     return _mean_figure(PASS_RATE, now, base, diffs, p, test, s)
 
 
+def _moved(now: Sequence[float], base: Sequence[float], higher_is_better: bool) -> tuple[int, int]:
+    """(cases better, cases worse) over the paired values."""
+    up = sum(1 for x, y in zip(now, base, strict=True) if x > y)
+    down = sum(1 for x, y in zip(now, base, strict=True) if x < y)
+    return (up, down) if higher_is_better else (down, up)
+
+
 def mean_delta(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
     now, base = _values(pairs, lambda c: c.metrics.get(metric))
     if not s.judge_comparable:
@@ -135,9 +142,12 @@ def _mean_figure(
     """The mean of the paired differences, its interval to come."""
     delta = math.fsum(diffs) / len(diffs)
     shown_base, shown_now = math.fsum(base) / len(base), math.fsum(now) / len(now)
+    moved = _moved(now, base, higher_is_better=True)
     return _Pending(
         stats.mean_of(diffs),
-        lambda ci: _block(metric, shown_base, shown_now, delta, ci, p, test, len(diffs), s),
+        lambda ci: _block(metric, shown_base, shown_now, delta, ci, p, test, len(diffs), s).model_copy(
+            update={"better": moved[0], "worse": moved[1]}
+        ),
     )
 
 
@@ -188,8 +198,12 @@ def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
         shown = stats.percentile_nearest_rank(base, 95), stats.percentile_nearest_rank(now, 95)
     else:
         shown = math.fsum(base), math.fsum(now)
+    moved = _moved(now, base, higher_is_better=False)  # latency and cost: lower is better
     return _Pending(
-        stats.paired(now, base, statistic), lambda ci: _ratio_block(metric, what, point, ci, shown, len(now), s, unit)
+        stats.paired(now, base, statistic),
+        lambda ci: _ratio_block(metric, what, point, ci, shown, len(now), s, unit).model_copy(
+            update={"better": moved[0], "worse": moved[1]}
+        ),
     )
 
 

@@ -1,9 +1,9 @@
-"""What changed against the baseline, as the comment leads with it: the alert and its sentence.
+"""What changed against the baseline, as the comment shows it under the headline: the alert, and the deltas table.
 
 `> [!CAUTION]` when a regression rule fails, `> [!WARNING]` for flaky cases, figures or cases
 that could not be compared, and notices (an old baseline, a changed case set or judge),
-`> [!NOTE]` otherwise. The sentence names the baseline (`main@abc1234`), its age and the cases:
-"2 regressions against main@abc1234 (3 days old): refund-07, ship-12".
+`> [!NOTE]` otherwise. The sentence names the baseline (`main@abc1234`), its age and how the cases moved:
+"Against main@abc1234 (3 days old): 2 regressions, 5 still failing, 36 still passing".
 
 Text built here goes into Markdown as is, so every piece of data in it passes through `inline`.
 """
@@ -53,9 +53,35 @@ def _ids(cases: Sequence[CaseBlock], with_runs: bool = False) -> str:
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
 
+_COUNTED = (
+    ("regression", "regression", "regressions"),
+    ("fixed", "fixed", "fixed"),
+    ("still_failing", "still failing", "still failing"),
+    ("new", "new", "new"),
+    ("removed", "removed", "removed"),
+    ("flaky", "flaky", "flaky"),
+    ("baseline_flaky", "flaky on the baseline", "flaky on the baseline"),
+    ("not_comparable", "not compared", "not compared"),
+    ("still_passing", "still passing", "still passing"),
+)
+
+
+def counts_words(counts: dict[str, int]) -> str:
+    """`2 regressions, 5 still failing, 36 still passing`: each change that happened, still passing always."""
+    parts = []
+    for key, one, many in _COUNTED:
+        n = counts.get(key, 0)
+        if n or key == "still_passing":
+            parts.append(f"{n} {one if n == 1 else many}")
+    return ", ".join(parts)
+
+
 def alert(report: Report) -> Alert | None:
-    """The alert that opens the comment; a NOTE when a baseline was asked for and not found; None when
-    no baseline was asked for."""
+    """The alert under the headline: how the cases moved against the baseline, and what limits the comparison;
+    a NOTE when a baseline was asked for and not found; None when no baseline was asked for.
+
+    The headline names the regressions; the alert counts every change (CAUTION when a regression rule failed,
+    WARNING when something could not be compared or a notice limits the comparison, NOTE otherwise)."""
     cmp = report.comparison
     if cmp is None:
         missing = next((w for w in report.warnings if w.startswith(NO_BASELINE)), None)
@@ -63,32 +89,25 @@ def alert(report: Report) -> Alert | None:
             return None
         return Alert("NOTE", inline("No baseline was compared: " + missing.removeprefix(NO_BASELINE), 400), ())
     where = f"{inline(label(cmp.baseline), 80)} ({age_words(cmp.baseline.age_days)})"
-    regressions = [c for c in report.cases if c.change == "regression"]
-    flaky = [c for c in report.cases if c.change == "flaky"]
-    failed_rules = [r for r in cmp.rules if r.passed is False]
+    sentence = f"Against {where}: {counts_words(cmp.counts)}"
     notes = [inline(n, 400) for n in cmp.notices]
+    failed_rules = [r for r in cmp.rules if r.passed is False]
     if failed_rules:
-        if regressions:
-            sentence = f"{_plural(len(regressions), 'regression')} against {where}: {_ids(regressions)}"
-        else:
-            sentence = f"Worse than {where}"
         others = [r for r in failed_rules if r.metric != NEWLY_FAILING]
         sentence += "".join(f"; {inline(r.reason, 300)}" for r in others)
         return Alert("CAUTION", sentence, tuple(notes))
+    flaky = [c for c in report.cases if c.change == "flaky"]
     unsure = [d for d in cmp.deltas if not d.comparable]
     odd_cases = [c for c in report.cases if c.change in ("not_comparable", "baseline_flaky")]
     if flaky or unsure or odd_cases or notes:
-        parts = [f"No regressions against {where}"]
         if flaky:
-            parts.append(f"{_plural(len(flaky), 'flaky case')}: {_ids(flaky, with_runs=True)}")
+            sentence += f"; flaky: {_ids(flaky, with_runs=True)}"
         if odd_cases:
-            parts.append(f"{_plural(len(odd_cases), 'case')} not compared: {_ids(odd_cases)}")
+            sentence += f"; not compared: {_ids(odd_cases)}"
         if unsure:
-            parts.append(f"not comparable: {', '.join(inline(d.metric, 40) for d in unsure)}")
-        return Alert("WARNING", "; ".join(parts), tuple(notes))
-    fixed = cmp.counts.get("fixed", 0)
-    same = cmp.counts.get("still_passing", 0)
-    return Alert("NOTE", f"No regressions against {where}: {fixed} fixed, {same} still passing", ())
+            sentence += f"; figures not comparable: {', '.join(inline(d.metric, 40) for d in unsure)}"
+        return Alert("WARNING", sentence, tuple(notes))
+    return Alert("NOTE", sentence, ())
 
 
 def _arrow(value: float, null: float) -> str:
@@ -103,6 +122,7 @@ def delta_rows(report: Report) -> list[dict[str, str]]:
     rows = []
     for d in cmp.deltas:
         row = {"metric": d.metric, "base": fmt(d.metric, d.base), "now": fmt(d.metric, d.now)}
+        row["moved"] = "—" if d.better is None or d.worse is None else f"{d.better} / {d.worse}"
         if d.delta is None or not d.comparable:
             row.update(delta="—", interval="—", p="—", verdict=inline(d.reason, 300))
         elif d.kind == "ratio":

@@ -44,6 +44,12 @@ class DeltaBlock(Block):
     """`delta` (now - base) or `ratio` (now / base)."""
     cases: int = 0
     """Paired cases the figure is computed over."""
+    better: int | None = None
+    """Of those, how many are better now than on the baseline (pass rate: fixed; a score: higher; latency and
+    cost: lower); null when not comparable."""
+    worse: int | None = None
+    """Of those, how many are worse now (pass rate: broken; a score: lower; latency and cost: higher); null when
+    not comparable."""
 
 
 class BaselineBlock(GivenKeysBlock):

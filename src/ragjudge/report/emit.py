@@ -26,14 +26,21 @@ def add_report_outputs(p: argparse.ArgumentParser) -> None:
 
 
 def print_summary(report: Report, out: TextIO) -> None:
+    """The headline first, then the counts, the warnings by kind, the rules and the failing cases (this change's
+    first, those already failing on the baseline last)."""
+    from ragjudge.report.headline import headline_of
+    from ragjudge.report.warning_kinds import by_kind
+
     s = report.suite
+    sentence = (report.headline or headline_of(report)).sentence
+    print(f"ragjudge: {report.verdict.upper()}: {sentence}", file=out)
     print(
-        f"ragjudge: {report.verdict.upper()}: {s.passed}/{s.cases} cases passed, "
-        f"{s.failed} failed, {s.errored} errored (judge: {report.judge_info.name()})",
+        f"  {s.passed}/{s.cases} cases passed, {s.failed} failed, {s.errored} errored "
+        f"(judge: {report.judge_info.name()})",
         file=out,
     )
-    for w in report.warnings:
-        print(f"  warning: {w}", file=out)
+    for kind in by_kind([w for w in report.warnings if w != report.error_reason]):
+        print(f"  warning: {kind.text()}", file=out)
     comparison = report.comparison
     if comparison is not None:
         for notice in comparison.notices:
@@ -42,7 +49,8 @@ def print_summary(report: Report, out: TextIO) -> None:
     for rule in rules:
         mark = "n/a " if rule.passed is None and rule.scope == "regression" else ("ok  " if rule.passed else "FAIL")
         print(f"  [{mark}] {rule.reason}", file=out)
-    for case in report.cases:
+    order = {"regression": 0, "new": 1, "still_failing": 3}
+    for case in sorted(report.cases, key=lambda c: order.get(str(c.change), 2)):
         if case.status != "pass" or case.flaky:
             change = f" [{case.change}]" if case.change else ""
             runs = f" ({case.k_of_n})" if case.k_of_n else ""

@@ -22,6 +22,7 @@ _RULE_FAILURE = re.compile(
     re.DOTALL,
 )
 _QUOTE_START = re.compile(r':? "|: \(')
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 @dataclass(frozen=True)
@@ -49,17 +50,30 @@ def split_condition(text: str) -> Condition:
     return Condition(body.strip(), prefix.rstrip(": ").strip())
 
 
+def group_key(shared: str) -> str:
+    """Shared texts that differ only in their numbers (`failed after 3 tries`, `failed after 4 tries`) are one
+    group; its text is `failed after … tries`, and each case's row keeps its own numbers."""
+    return _NUMBER.sub("…", shared)
+
+
 def failure_groups(cases: Sequence[CaseBlock]) -> list[FailureGroupBlock]:
     """Every failing or errored case under each condition it failed on, the largest group first (ties: the
     group seen first); a case is listed once per group however often it failed on it (a conversation's turns)."""
     members: dict[str, list[str]] = {}
+    texts: dict[str, set[str]] = {}
     for case in cases:
         if case.status == "pass":
             continue
         for text in case.failed_conditions:
-            ids = members.setdefault(split_condition(text).shared, [])
+            shared = split_condition(text).shared
+            key = group_key(shared)
+            texts.setdefault(key, set()).add(shared)
+            ids = members.setdefault(key, [])
             if not ids or ids[-1] != case.id:
                 ids.append(case.id)
-    order = {shared: k for k, shared in enumerate(members)}
-    ranked = sorted(members, key=lambda shared: (-len(members[shared]), order[shared]))
-    return [FailureGroupBlock(condition=shared, cases=members[shared]) for shared in ranked]
+    order = {key: k for k, key in enumerate(members)}
+    ranked = sorted(members, key=lambda key: (-len(members[key]), order[key]))
+    return [
+        FailureGroupBlock(condition=next(iter(texts[key])) if len(texts[key]) == 1 else key, cases=members[key])
+        for key in ranked
+    ]

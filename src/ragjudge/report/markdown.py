@@ -7,6 +7,7 @@ is not, so it is only ever passed as values and escaped by `inline`.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,16 +20,21 @@ from ragjudge.config.templatepath import check_readable
 from ragjudge.errors import ConfigError
 from ragjudge.metrics import names, registry
 from ragjudge.metrics.spec import table_number
+from ragjudge.report import comment_view
 from ragjudge.report.changes import alert, delta_rows
 from ragjudge.report.escape import code_id, html_text, inline
 from ragjudge.report.figures import label, score
+from ragjudge.report.headline import with_headline
 from ragjudge.report.model import Report
+from ragjudge.report.warning_kinds import relative_paths
 from ragjudge.safetext import clean_text
 
 COMMENT_LIMIT = 60_000
 """Under GitHub's 65,536-character limit, with room for a marker and a header."""
 LIST_CAP = 20
 """Fixed and flaky cases listed at most; the rest are counted."""
+OPEN_REGRESSIONS = 5
+"""Up to this many regressions, each one's before-and-after opens unfolded."""
 
 
 def _fmt(metric: str, value: float | None) -> str:
@@ -89,60 +95,86 @@ def render_comment(
     template: Path | None = None,
     limit: int = COMMENT_LIMIT,
     report_path: str | None = None,
+    links: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The comment, under `limit` characters however many cases fail.
 
-    Failing cases are listed in report order; when all of them do not fit,
-    the longest prefix that fits is shown and the rest are counted: the
-    template gets `hidden` (table rows left out) and `undetailed` (cases
-    without a `<details>` block) and says how many more are in the report.
-    Regressions go last: details, then failing rows, then regression rows
-    (`hidden_regressions`) give way.
+    It opens with the headline; then the conditions cases failed on, each once; then the failing cases this change
+    is about (regressions first), those already failing on the baseline folded away, and a `<details>` block per
+    case. When all of them do not fit, the longest prefix that fits is shown and the rest counted: details give way
+    first (`undetailed`), then table rows (`hidden`). `links`: (name, URL) pairs shown beside the verdict (the
+    workflow run, its artifacts).
     """
     text = load_template(template)
     source = str(template) if template else "built-in comment template"
-    bad = [c for c in report.cases if c.status != "pass"]
-    judge_name = report.judge_info.name()
+    if report.headline is None:
+        report = with_headline(report)  # a report saved before the headline was recorded
+    assert report.headline is not None
+    lead, old = comment_view.ordered(report.cases)
+    bad = [*lead, *old]
+    shown_groups = comment_view.groups(report.failure_groups)
+    numbers = {g.condition: g.number for g in shown_groups[: comment_view.GROUPS_SHOWN]}
+    warnings, calibration = comment_view.warning_kinds(report)
+    deltas_shown, deltas_rest = comment_view.deciding(report)
+    every_delta = report.comparison.deltas if report.comparison else []
+    rows = {id(d): r for d, r in zip(every_delta, delta_rows(report), strict=True)}
     base: dict[str, Any] = {
         "report": report,
         "s": report.suite,
+        "headline": report.headline,
         "suite_rules": [r for r in report.rules if r.scope == "suite"],
         "case_rules": [r for r in report.rules if r.scope == "case"],
-        "judge_name": judge_name,
+        "rules_on_main": set(report.headline.rules_failing_on_main),
+        "judge_name": report.judge_info.name(),
         "lexical": report.judge_info.lexical,
-        "report_path": report_path,
+        "report_path": relative_paths(report_path) if report_path else None,
+        "links": list(links),
+        "warning_kinds": warnings,
+        "calibration": calibration,
+        "groups": shown_groups,
+        "groups_shown": comment_view.GROUPS_SHOWN,
+        "old": old,
+        "bad_count": len(bad),
+        "open_regressions": sum(c.change == "regression" for c in report.cases) <= OPEN_REGRESSIONS,
+        "change_names": comment_view.CHANGE_WORDS,
+        "cells": lambda c: comment_view.cells(c, numbers),
+        "change_words": comment_view.change_words,
+        "probe": lambda c: comment_view.probe_line(report, c),
+        "deltas": list(rows.values()),
+        "deltas_shown": [rows[id(d)] for d in deltas_shown],
+        "deltas_rest": [rows[id(d)] for d in deltas_rest],
         # Judgements no rule needed still failed: shown, so an unscored judge is never invisible.
         "unscored_passing": [c for c in report.cases if c.status == "pass" and c.judge.unscored][:20],
         **_changes(report),
     }
-    regressions = [c for c in report.cases if c.change == "regression"]
 
-    def attempt(table_rows: int, details: int, regression_rows: int | None = None) -> str:
-        shown_regressions = regressions if regression_rows is None else regressions[:regression_rows]
+    def attempt(table_rows: int, details: int) -> str:
+        shown = bad[:table_rows]
         context = {
             **base,
-            "shown": bad[:table_rows],
+            # `shown`, `deltas` and the regression names are what teams' own templates were given before the
+            # headline: kept, so such a template still renders.
+            "shown": shown,
+            "shown_regressions": [c for c in shown if c.change == "regression"],
+            "hidden_regressions": sum(c.change == "regression" for c in bad[table_rows:]),
+            "shown_lead": shown[: len(lead)],
+            "shown_old": shown[len(lead) :],
             "detailed": bad[:details],
             "hidden": len(bad) - table_rows,
             "undetailed": len(bad) - details,
-            "shown_regressions": shown_regressions,
-            "hidden_regressions": len(regressions) - len(shown_regressions),
         }
         return _render(text, source, context)
 
     body = attempt(len(bad), len(bad))
     if len(body) <= limit:
         return body
-    # Details go first (they are long), then table rows, then regression rows, each by binary search.
+    # Details go first (they are long), then table rows, each by binary search.
     details = _largest(lambda k: len(attempt(len(bad), k)) <= limit, len(bad))
     if details is not None:
         return attempt(len(bad), details)
-    rows = _largest(lambda k: len(attempt(k, 0)) <= limit, len(bad))
-    if rows is not None:
-        return attempt(rows, 0)
-    kept = _largest(lambda k: len(attempt(0, 0, k)) <= limit, len(regressions))
-    if kept is not None:
-        return attempt(0, 0, kept)
+    rows_kept = _largest(lambda k: len(attempt(k, 0)) <= limit, len(bad))
+    if rows_kept is not None:
+        return attempt(rows_kept, 0)
     note = "\n\n…comment truncated: see the JSON report.\n"
     return body[: limit - len(note)] + note
 
@@ -155,7 +187,6 @@ def _changes(report: Report) -> dict[str, Any]:
         "alert": found.markdown() if found else "",
         "cmp": cmp,
         "base_label": inline(label(cmp.baseline), 80) if cmp else "",
-        "deltas": delta_rows(report),
         "fixed": [c for c in report.cases if c.change == "fixed"],
         "flaky": [c for c in report.cases if c.flaky],
         "baseline_flaky": [c for c in report.cases if c.change == "baseline_flaky"],

@@ -1,0 +1,144 @@
+"""What the comment shows, worked out from the report: the cases in the order a reviewer needs them, each
+failed condition as its group's number and the case's own part, the repro line, the deltas that decide.
+
+The template (`comment.md.j2`) gets these as data and escapes every piece of text when it writes it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ragjudge.metrics import registry
+from ragjudge.report.case_block import CaseBlock
+from ragjudge.report.comparison_block import DeltaBlock
+from ragjudge.report.failure_groups import group_key, split_condition
+from ragjudge.report.headline_block import FailureGroupBlock
+from ragjudge.report.model import Report
+from ragjudge.report.warning_kinds import WarningKind, by_kind, relative_paths
+
+GROUPS_SHOWN = 12
+"""Conditions listed in the groups table; the rest are counted."""
+IDS_PER_GROUP = 5
+CALIBRATION = "judge calibration "
+"""How the calibration warnings begin (`calibrate.fingerprint`): the comment puts them in its footer."""
+CHANGE_WORDS = {
+    "regression": "regression",
+    "still_failing": "still failing",
+    "new": "new case",
+    "not_comparable": "not compared",
+    "baseline_flaky": "flaky on main",
+}
+_SAFE_URL = re.compile(r"^https?://[^\s()<>\[\]`]+$")
+
+
+@dataclass(frozen=True)
+class Group:
+    number: int
+    condition: str
+    count: int
+    ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One failed condition in a case's row: its group's number and what is the case's own."""
+
+    group: int
+    """The group's number in the groups table; 0 when the table does not show it (`own` is then the whole
+    condition as written)."""
+    shared: str
+    own: str
+
+
+def groups(blocks: Sequence[FailureGroupBlock]) -> list[Group]:
+    """The conditions more than one case failed on, numbered for the rows; a condition of one case is written out
+    in its row alone."""
+    shared = [g for g in blocks if len(g.cases) > 1]
+    return [Group(n, g.condition, len(g.cases), tuple(g.cases[:IDS_PER_GROUP])) for n, g in enumerate(shared, start=1)]
+
+
+def cells(case: CaseBlock, numbers: dict[str, int]) -> list[Cell]:
+    """The case's conditions, each once (a conversation's turns may repeat one). `numbers`: a shown group's
+    number by its condition; a case whose text differs from its group's in numbers keeps its own."""
+    out: list[Cell] = []
+    for text in case.failed_conditions:
+        split = split_condition(text)
+        key = group_key(split.shared)
+        number = numbers.get(split.shared) or numbers.get(key, 0)
+        own = split.own
+        if not number:
+            own = text  # in no shown group: the row says it as written
+        elif split.shared not in numbers:
+            own = " ".join(p for p in (split.shared, split.own) if p)  # its group's text has `…` for its numbers
+        cell = Cell(number, split.shared, own)
+        if cell not in out:
+            out.append(cell)
+    return out
+
+
+def ordered(cases: Sequence[CaseBlock]) -> tuple[list[CaseBlock], list[CaseBlock]]:
+    """(the failing cases this change is about, those already failing on the baseline).
+
+    Regressions first, then new cases, then the rest (not compared, flaky on main, or no baseline); within each,
+    the cases whose definition changed first, then report order. Still-failing cases go in the second list.
+    """
+    bad = [c for c in cases if c.status != "pass"]
+    rank = {"regression": 0, "new": 1}
+
+    def key(c: CaseBlock) -> tuple[int, int]:
+        changed = bool(c.baseline and c.baseline.case_changed)
+        return rank.get(str(c.change), 2), 0 if changed or c.change == "new" else 1
+
+    lead = sorted((c for c in bad if c.change != "still_failing"), key=key)
+    return lead, [c for c in bad if c.change == "still_failing"]
+
+
+def change_words(case: CaseBlock) -> str:
+    words = CHANGE_WORDS.get(str(case.change), "")
+    if case.baseline is not None and case.baseline.case_changed:
+        words += " · case changed"
+    return words
+
+
+def probe_line(report: Report, case: CaseBlock) -> str:
+    """`ragjudge probe --config ragjudge.yml --cases cases/a.yaml --case r03`: the run's config and case file."""
+    parts = ["ragjudge", "probe"]
+    config = report.provenance.config
+    if config and config != "(defaults)":
+        parts += ["--config", relative_paths(config)]
+    case_file = getattr(case, "file", None)
+    if isinstance(case_file, str) and case_file:
+        parts += ["--cases", case_file]
+    parts += ["--case", case.id]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
+def deciding(report: Report) -> tuple[list[DeltaBlock], list[DeltaBlock]]:
+    """(the deltas that moved significantly or that a regression rule reads, the rest)."""
+    cmp = report.comparison
+    if cmp is None:
+        return [], []
+    figures = {f for r in cmp.rules if (f := registry.compared(r.metric)) is not None}
+    shown = [d for d in cmp.deltas if d.significant or d.metric in figures]
+    return shown, [d for d in cmp.deltas if d not in shown]
+
+
+def warning_kinds(report: Report) -> tuple[list[WarningKind], list[WarningKind]]:
+    """(the run's warnings by kind, the calibration notes for the footer); the error budget's reason, which opens
+    the warnings, is left out: the headline says it."""
+    rest = [w for w in report.warnings if w != report.error_reason]
+    calibration = [w for w in rest if w.startswith(CALIBRATION)]
+    return by_kind([w for w in rest if not w.startswith(CALIBRATION)]), by_kind(calibration)
+
+
+def links(run_url: str | None, html: bool) -> list[tuple[str, str]]:
+    """The workflow run, and its artifacts when an HTML report was written; none outside Actions."""
+    if not run_url or not _SAFE_URL.match(run_url):
+        return []
+    out = [("workflow run", run_url)]
+    if html:
+        out.append(("HTML report (artifacts)", run_url + "#artifacts"))
+    return out
