@@ -60,7 +60,8 @@ def test_baseline_from_the_config_then_the_flag(ws: Path, capsys: pytest.Capture
         again = json.loads((ws / "pr2.json").read_text(encoding="utf-8"))
         assert [c["change"] for c in again["cases"]] == ["still_failing", "still_passing"]
     comment = (ws / "pr.md").read_text(encoding="utf-8").replace("\u200b", "")
-    assert comment.startswith("> [!CAUTION]\n> 1 regression against main@abc1234 (less than a day old): refund-07\n")
+    assert comment.splitlines()[2] == "**Blocked by 1 regression (refund-07).**"
+    assert "> [!CAUTION]\n> Against main@abc1234 (less than a day old): 1 regression, 1 still passing\n" in comment
 
 
 def test_a_missing_baseline_is_a_notice_and_the_absolute_rules_decide(

@@ -253,6 +253,7 @@ def test_main_records_its_provenance(scenario: Scenario) -> None:
         "rules_hash",
         "judge_fingerprint",
         "endpoint",
+        "config",
     }
     assert (prov["git_commit"], prov["git_ref"]) == (MAIN_SHA, "refs/heads/main")
     assert prov["endpoint"] == main_run.url
@@ -284,17 +285,27 @@ def test_broken_pr_fails_naming_exactly_the_two_regressions(scenario: Scenario) 
     assert broken.report["verdict"] == "fail"
     cases = by_id(broken)
     assert [cid for cid, c in cases.items() if c["change"] == "regression"] == ["refund-07", "ship-12"]
+    # Each regression keeps main's answer, to read beside this run's.
+    on_main = {c["id"]: c["trace"]["answer"] for c in scenario.main.report["cases"]}
     assert {cid: (c["failed_conditions"], c["baseline"], c["k_of_n"]) for cid, c in cases.items() if cid in BROKEN} == {
         "refund-07": (
             ['missing required detail: "store credit"'],
-            {"status": "pass", "failed_conditions": []},
+            {"status": "pass", "failed_conditions": [], "answer": on_main["refund-07"]},
             "0 of 2 passed",
         ),
         "ship-12": (
             ["judge.grounding 1 < 3: the restocking fee is in no passage"],
-            {"status": "pass", "failed_conditions": []},
+            {"status": "pass", "failed_conditions": [], "answer": on_main["ship-12"]},
             "0 of 2 passed",
         ),
+    }
+    assert broken.report["headline"] == {
+        "sentence": "Blocked by 2 regressions (refund-07, ship-12); this change fixed 1 (refund-04).",
+        "new_failures": ["refund-07", "ship-12"],
+        "fixed": ["refund-04"],
+        "pre_existing": [],
+        "rules_failing_on_main": [],
+        "cases_to_pass": None,
     }
     # The JSON lists the regressions first, each with what it now fails on and what main said.
     assert broken.report["comparison"]["regressions"] == [
@@ -303,14 +314,14 @@ def test_broken_pr_fails_naming_exactly_the_two_regressions(scenario: Scenario) 
             "category": "refund",
             "failed_conditions": ['missing required detail: "store credit"'],
             "k_of_n": "0 of 2 passed",
-            "baseline": {"status": "pass", "failed_conditions": []},
+            "baseline": {"status": "pass", "failed_conditions": [], "answer": on_main["refund-07"]},
         },
         {
             "id": "ship-12",
             "category": "ship",
             "failed_conditions": ["judge.grounding 1 < 3: the restocking fee is in no passage"],
             "k_of_n": "0 of 2 passed",
-            "baseline": {"status": "pass", "failed_conditions": []},
+            "baseline": {"status": "pass", "failed_conditions": [], "answer": on_main["ship-12"]},
         },
     ]
     assert rule(broken, "newly_failing") == {
@@ -412,18 +423,27 @@ def test_broken_pr_deltas_carry_intervals_and_p_values(scenario: Scenario) -> No
 
 def test_broken_pr_comment_leads_with_what_changed(scenario: Scenario) -> None:
     lines = visible(scenario.broken.comment).splitlines()
-    assert lines[:2] == [
+    assert lines[2] == "**Blocked by 2 regressions (refund-07, ship-12); this change fixed 1 (refund-04).**"
+    assert lines[6:8] == [
         "> [!CAUTION]",
-        "> 2 regressions against main@abc1234 (less than a day old): refund-07, ship-12",
+        "> Against main@abc1234 (less than a day old): 2 regressions, 1 fixed, 3 flaky, 9 still passing",
     ]
     text = visible(scenario.broken.comment)
-    assert text.index("### Regressions against main@abc1234") < text.index("**Fixed**") < text.index("### Flaky")
-    assert text.index("### Flaky") < text.index("### Against main@abc1234") < text.index("| Suite rule |")
-    assert '| <code>refund-07</code> | pass → fail (0 of 2 passed) | missing required detail: "store credit" |' in lines
+    assert text.index("### Failing cases this change is about") < text.index("**Fixed**") < text.index("### Flaky")
+    assert text.index("### Flaky") < text.index("| Suite rule |") < text.index("| Regression rule |")
     assert (
-        "| <code>ship-12</code> | pass → fail (0 of 2 passed) | judge.grounding 1 &lt; 3: the restocking fee is in "
+        '| <code>refund-07</code> | fail (0 of 2 passed) | regression | missing required detail: "store credit" |'
+        in (lines)
+    )
+    assert (
+        "| <code>ship-12</code> | fail (0 of 2 passed) | regression | judge.grounding 1 &lt; 3: the restocking fee is in "
         "no passage |"
     ) in lines
+    # Each regression: main's answer beside this run's, and how to ask the service the same question.
+    assert "| Status | pass | fail |" in lines
+    repro = [line for line in lines if line.startswith("Reproduce: ")]
+    assert repro[0].startswith("Reproduce: <code>ragjudge probe --config ")  # the config the run read
+    assert repro[0].endswith("/ragjudge.yml --case refund-07</code>")
     assert '| <code>billing-03</code> | 2 of 3 passed | missing required detail: "within 30 days" |' in lines
     assert "**Fixed** (failed on main@abc1234, pass now): <code>refund-04</code>" in lines
     assert "| <code>pass\\_rate</code> | 0.867 | 0.867 | = +0.000 | " in text
@@ -448,9 +468,10 @@ def test_unchanged_pr_passes_despite_the_noise(scenario: Scenario) -> None:
     grounding = delta(same, "judge.grounding")
     assert grounding["delta"] != 0 and grounding["significant"] is False
     lines = visible(same.comment).splitlines()
-    assert lines[0] == "> [!WARNING]"
-    assert lines[1].startswith(
-        "> No regressions against main@abc1234 (less than a day old); 3 flaky cases: refund-01 (2 of 3 passed), "
+    start = lines.index("> [!WARNING]")
+    assert lines[start + 1].startswith(
+        "> Against main@abc1234 (less than a day old): 2 fixed, 3 flaky, 10 still passing; flaky: refund-01 (2 of 3 "
+        "passed), "
     )
 
 

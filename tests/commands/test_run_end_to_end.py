@@ -322,7 +322,10 @@ def test_report_names_the_offline_judge(mixed: MixedRun) -> None:
 
 def test_stdout_summary(mixed: MixedRun) -> None:
     lines = mixed.outcome.out.splitlines()
-    assert lines[0] == "ragjudge: FAIL: 5/12 cases passed, 5 failed, 2 errored (judge: offline-lexical)"
+    assert lines[:2] == [
+        "ragjudge: FAIL: Blocked by pass_rate 0.42 < 0.90; rejection_accuracy 0.70 < 0.90: 6 more cases must pass.",
+        "  5/12 cases passed, 5 failed, 2 errored (judge: offline-lexical)",
+    ]
     assert "  [FAIL] pass_rate 0.42 < 0.90" in lines
     assert "  [FAIL] rejection_accuracy 0.70 < 0.90" in lines
     assert '  missing-detail fail: missing required detail: "order number"' in lines
@@ -335,8 +338,11 @@ def test_stdout_summary(mixed: MixedRun) -> None:
 def test_the_comment(mixed: MixedRun) -> None:
     comment = mixed.comment
     assert comment.splitlines()[0] == "## ❌ ragjudge: FAIL"
-    assert "**5 of 12 cases passed** · 5 failed · 2 errored · judge: offline-lexical" in comment
-    assert "> The judge was the offline lexical judge: " in comment
+    assert comment.splitlines()[2] == (
+        "**Blocked by pass\\_rate 0.42 &lt; 0.90; rejection\\_accuracy 0.70 &lt; 0.90: 6 more cases must pass.**"
+    )
+    assert "5 of 12 cases passed · 5 failed · 2 errored · judge: offline-lexical" in comment
+    assert "<sub>Judge: the offline lexical judge. " in comment
     assert "| <code>rejection\\_accuracy</code> | 0.700 | &gt;= 0.9 | ❌ |" in comment
     assert "| <code>declined</code> | fail | declined a question the corpus covers |" in comment
     assert (
@@ -414,9 +420,10 @@ def test_a_passing_run_exits_0(ws: Path, capsys: pytest.CaptureFixture[str]) -> 
         write_config(ws, rag.url, PASSING_CASES)
         outcome = run(capsys, "run", "--report", "report.json", "--comment-file", "comment.md")
     assert outcome.code == 0
-    assert (
-        outcome.out.splitlines()[0] == "ragjudge: PASS: 2/2 cases passed, 0 failed, 0 errored (judge: offline-lexical)"
-    )
+    assert outcome.out.splitlines()[:2] == [
+        "ragjudge: PASS: 2 of 2 cases pass and every rule holds.",
+        "  2/2 cases passed, 0 failed, 0 errored (judge: offline-lexical)",
+    ]
     report = load(ws / "report.json")
     assert report["verdict"] == "pass"
     assert [r["passed"] for r in report["rules"]] == [True] * 5
@@ -540,9 +547,9 @@ def test_an_unreachable_endpoint_exits_3_and_still_writes_the_outputs(
         assert reason.startswith("endpoint error: ")
         assert f"127.0.0.1:{port}" in reason
         assert reason.endswith(" after 1 attempt")
-    assert (
-        outcome.out.splitlines()[0] == "ragjudge: ERROR: 0/2 cases passed, 0 failed, 2 errored (judge: offline-lexical)"
-    )
+    dominated = f"the error that dominated (2 of 2): {reason}"
+    assert outcome.out.splitlines()[0] == f"ragjudge: ERROR: All 2 cases errored: the verdict is error; {dominated}."
+    assert outcome.out.splitlines()[1] == "  0/2 cases passed, 0 failed, 2 errored (judge: offline-lexical)"
     assert (ws / "c.md").read_text(encoding="utf-8").splitlines()[0] == "## ⚠️ ragjudge: ERROR"
     log = [json.loads(line) for line in (ws / "l.jsonl").read_text(encoding="utf-8").splitlines()]
     assert {line["type"] for line in log} == {"endpoint"}

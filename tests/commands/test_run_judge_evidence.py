@@ -82,9 +82,6 @@ def test_a_text_reference_with_two_points_cannot_pass_on_the_one_point_a_judge_p
         "points as given"
     )
     assert code == 3 and case["status"] == "error"  # its only case errored: never a pass
-    assert case["failed_conditions"] == [
-        f"reference unscored: {invalid}",
-        f"answer_correctness unscored: {invalid}",
-    ]
+    assert case["failed_conditions"] == [f"reference and answer_correctness unscored: {invalid}"]
     assert case["metrics"].get("answer_correctness") is None  # 1.0 before
     assert "reference_points" not in case["judge"]

@@ -47,7 +47,7 @@ def test_note_when_the_baseline_was_not_found() -> None:
         "> [!NOTE]\n> No baseline was compared: artifacts/main.json not found; the gate applied the absolute rules only"
     )
     lines = render_comment(missing).splitlines()
-    assert lines[:3] == ["## ✅ ragjudge: PASS", "", "**Passed: 1 of 1 cases pass and every rule holds.**"]
+    assert lines[:3] == ["## ✅ ragjudge: PASS", "", "**1 of 1 cases pass and every rule holds.**"]
     assert "> [!NOTE]" in lines
 
 

@@ -239,7 +239,7 @@ def test_an_error_report() -> None:
     assert comment.splitlines()[0] == "## ⚠️ ragjudge: ERROR"
     lines = comment.splitlines()
     assert lines[2] == (
-        "**Errored: all 2 cases errored: the verdict is error; the error that dominated (2 of 2): endpoint error: "
+        "**All 2 cases errored: the verdict is error; the error that dominated (2 of 2): endpoint error: "
         "timeout after 30 s (3 attempts).**"
     )
     assert "0 of 2 cases passed · 2 errored · judge: offline-lexical" in lines
@@ -358,7 +358,7 @@ def test_2000_failing_cases_stay_under_60000_characters_and_say_how_many_more() 
     shown = len(rows)
     assert 100 < shown < 2000
     # The rows shown are the first ones, in report order; the one condition they share is said once, above them.
-    assert rows[0] == "| <code>case-0000</code> | fail | [1] \"order number\" |"
+    assert rows[0] == '| <code>case-0000</code> | fail | [1] "order number" |'
     assert rows[-1].startswith(f"| <code>case-{shown - 1:04d}</code> | fail |")
     assert "| 1 | missing required detail | 2000: <code>case-0000</code>" in comment
     assert comment.count("missing required detail") == 1

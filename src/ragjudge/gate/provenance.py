@@ -8,7 +8,6 @@ without credentials, query or fragment (they may hold a token).
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -17,6 +16,7 @@ from typing import Any
 
 from ragjudge import __version__
 from ragjudge.cases.case import Case
+from ragjudge.cases.hashing import canonical, row
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.config.model import Config
 from ragjudge.judge.interface import host_of
@@ -24,12 +24,8 @@ from ragjudge.judge.prompting import prompt_sources
 from ragjudge.transport.urls import public_url
 
 
-def _canonical(data: Any) -> bytes:
-    return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")
-
-
 def _sha256(data: Any) -> str:
-    return hashlib.sha256(_canonical(data)).hexdigest()
+    return hashlib.sha256(canonical(data)).hexdigest()
 
 
 def _git(*args: str, cwd: Path | None = None) -> str | None:
@@ -50,29 +46,12 @@ def git_identity(environ: Mapping[str, str], cwd: Path | None = None) -> tuple[s
     return commit, (None if ref == "HEAD" else ref)  # `HEAD`: a detached checkout has no branch
 
 
-_NOT_HASHED = ("origin", "turns", "turn", "history", "conversation_id")
-"""Where a case was read from, and what a conversation adds (hashed as `turns` only when it has turns, so
-a case set without conversations hashes as it did before they existed)."""
-
-
-def _row(case: Case) -> dict[str, object]:
-    row: dict[str, object] = {k: v for k, v in vars(case).items() if k not in _NOT_HASHED}
-    if case.turns:
-        row["turns"] = [_row(turn) for turn in case.turns]
-    return row
-
-
-def case_hash(case: Case) -> str:
-    """One case as it is asked and checked: the first 16 hex digits of its row's SHA-256 (`CaseBlock.case_hash`)."""
-    return _sha256(_row(case))[:16]
-
-
 def case_set_hash(cases: Sequence[Case]) -> str:
     """The cases as they are asked and checked (not where they were read from), in id order."""
     # The hash of the rows' list as one JSON text, fed a row at a time: 10,000 cases never become one string.
     digest = hashlib.sha256(b"[")
     for i, case in enumerate(sorted(cases, key=lambda c: c.id)):
-        digest.update((b"," if i else b"") + _canonical(_row(case)))
+        digest.update((b"," if i else b"") + canonical(row(case)))
     digest.update(b"]")
     return digest.hexdigest()
 

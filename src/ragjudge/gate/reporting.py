@@ -6,8 +6,8 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from ragjudge.cases.case import Case
+from ragjudge.cases.hashing import case_hash
 from ragjudge.endpoint.trace import Passage
-from ragjudge.gate.provenance import case_hash
 from ragjudge.gate.scoring import CaseResult, not_evaluated_reason
 from ragjudge.gate.suite import RuleOutcome, SuiteResult
 from ragjudge.judge.interface import Judgement

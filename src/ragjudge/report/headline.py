@@ -1,7 +1,7 @@
 """The headline: why the gate blocked, what this change did and how far from green, worked out once.
 
-"Blocked by 2 regressions (r03, r07); pass_rate was already failing on main@abc1234 (0.884 < 0.9): 5 more cases
-must pass." The comment, the job summary, stdout and the HTML report open with the sentence; its figures are in
+"Blocked by 2 regressions (r03, r07); pass_rate was already failing on main@abc1234 (0.88 < 0.90): 5 more cases
+must pass." A passing run's says how many passed and what this change fixed; an errored run's, why it errored. The comment, the job summary, stdout and the HTML report open with the sentence; its figures are in
 the report (`headline`), beside the cases grouped by the condition they failed on (`failure_groups`).
 """
 
@@ -105,14 +105,15 @@ class _Parts:
         report = self.report
         if report.verdict == "error":
             why = report.error_reason or (report.interrupted.reason if report.interrupted else None)
-            return f"Errored: {_clip(why or 'no case could be evaluated')}."
+            text = _clip(why or "no case could be evaluated")
+            return text[:1].upper() + text[1:] + "."
         if report.verdict == "pass":
             return self._passed()
         return self._blocked(failing)
 
     def _passed(self) -> str:
         s = self.report.suite
-        text = f"Passed: {s.passed} of {s.cases} cases pass and every rule holds"
+        text = f"{s.passed} of {s.cases} cases pass and every rule holds"
         if self.fixed:
             text += f"; {_count(len(self.fixed), 'case')} fixed against {self.base} ({_ids(self.fixed)})"
         if s.flaky_cases:
