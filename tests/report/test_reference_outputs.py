@@ -241,9 +241,11 @@ PLAIN_COMMENT = (
     "| <code>pass\\_rate</code> | 0.333 | &gt;= 1 | ❌ |\n"
     "| <code>p95\\_latency\\_ms</code> | 10 | &lt;= 3000 | ✅ |\n"
     "\n"
-    "<sub>ragjudge 0.1.0 · p50 10 ms · p95 10 ms · faithfulness n/a · rejection accuracy n/a · judge error rate 0.000</sub>\n"
+    "<sub>ragjudge 0.1.0 · p50 10 ms · p95 10 ms · faithfulness n/a · rejection accuracy n/a · judge error rate "
+    "0.000</sub>\n"
     "\n"
-    "<sub>Judge: the offline lexical judge. Faithfulness counts shared words (CJK: character bigrams) between each claim and the retrieved passages; it cannot tell a paraphrase from a contradiction.</sub>\n"
+    "<sub>Judge: the offline lexical judge. Faithfulness counts shared words (CJK: character bigrams) between each "
+    "claim and the retrieved passages; it cannot tell a paraphrase from a contradiction.</sub>\n"
 )
 
 

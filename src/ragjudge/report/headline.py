@@ -1,8 +1,9 @@
 """The headline: why the gate blocked, what this change did and how far from green, worked out once.
 
 "Blocked by 2 regressions (r03, r07); pass_rate was already failing on main@abc1234 (0.88 < 0.90): 5 more cases
-must pass." A passing run's says how many passed and what this change fixed; an errored run's, why it errored. The comment, the job summary, stdout and the HTML report open with the sentence; its figures are in
-the report (`headline`), beside the cases grouped by the condition they failed on (`failure_groups`).
+must pass." A passing run's says how many passed and what this change fixed; an errored run's, why it errored.
+The comment, the job summary, stdout and the HTML report open with the sentence; its figures are in the report
+(`headline`), beside the cases grouped by the condition they failed on (`failure_groups`).
 """
 
 from __future__ import annotations
