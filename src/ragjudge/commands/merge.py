@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
+from ragjudge.github.env import run_url_of
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.emit import Outputs, add_report_outputs, emit
 
@@ -46,7 +48,7 @@ def handle(args: argparse.Namespace) -> int:
         from ragjudge.report.markdown import check_template  # imported here: Jinja only for a comment
 
         check_template(template)
-    outputs = Outputs(args.report, args.comment_file, template, args.junit, args.html)
+    outputs = Outputs(args.report, args.comment_file, template, args.junit, args.html, run_url_of(os.environ))
     check_output_paths(outputs.flags())
     parts = [ShardReport(path, load_report(path)) for path in args.reports]
     report = merge_reports(parts, config.gate.max_error_rate)

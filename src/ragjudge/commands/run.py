@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -14,6 +15,7 @@ from ragjudge.config.loader import load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate.evaluation import GateRequest, run_gate
 from ragjudge.gate.shard import parse_shard
+from ragjudge.github.env import run_url_of
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.emit import Outputs, add_report_outputs, emit
 from ragjudge.report.markdown import check_template, compiled
@@ -101,7 +103,7 @@ def handle(args: argparse.Namespace) -> int:
     warm_up: list[Callable[[], object]] = []
     if args.comment_file is not None:
         warm_up.append(functools.partial(compiled, check_template(template)))
-    outputs = Outputs(args.report, args.comment_file, template, args.junit, args.html)
+    outputs = Outputs(args.report, args.comment_file, template, args.junit, args.html, run_url_of(os.environ))
     check_output_paths((*outputs.flags(), ("--log", args.log)))
     request = GateRequest(
         config=config,

@@ -221,9 +221,7 @@ def post_comment(inputs: ActionInputs, runner: RunnerEnv, outcome: RunOutcome, n
     if not inputs.github_token:
         notes.warnings.append("no github-token: the PR comment was not posted")
         return ""
-    body = outcome.comment
-    if runner.run_url:
-        body = body.rstrip("\n") + f"\n\n<sub>[Workflow run and the full job summary]({runner.run_url})</sub>\n"
+    body = outcome.comment  # it links the workflow run beside its verdict (`run_url_of`)
     client = GitHubClient(runner.api_url, inputs.github_token)
     create = inputs.comment is CommentWhen.ALWAYS or failed
     try:
@@ -246,7 +244,7 @@ def post_comment(inputs: ActionInputs, runner: RunnerEnv, outcome: RunOutcome, n
 
 def _summary(inputs: ActionInputs, outcome: RunOutcome, notes: Notes) -> str:
     if outcome.report is not None:
-        return gate_summary(outcome.report, inputs.report, notes.summary)
+        return gate_summary(outcome.report, inputs.report, notes.summary, html=inputs.html is not None)
     if outcome.comment is not None:
         return text_summary(outcome.comment, inputs.report, notes.summary)
     text = f"## ⚠️ ragjudge {inputs.mode.value}: exited with code {outcome.exit_code}\n\n"

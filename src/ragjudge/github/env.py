@@ -49,10 +49,6 @@ class RunnerEnv:
             return value or None
 
         repository = get("GITHUB_REPOSITORY")
-        server, run_id = get("GITHUB_SERVER_URL"), get("GITHUB_RUN_ID")
-        run_url = None
-        if server and repository and run_id:
-            run_url = f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}"
         event_path = get("GITHUB_EVENT_PATH")
         return cls(
             in_actions=get("GITHUB_ACTIONS") == "true",
@@ -62,7 +58,7 @@ class RunnerEnv:
             pr_number=pull_request_number(Path(event_path)) if event_path else None,
             output_file=_path(get("GITHUB_OUTPUT")),
             summary_file=_path(get("GITHUB_STEP_SUMMARY")),
-            run_url=run_url,
+            run_url=run_url_of(environ),
             temp_dir=_path(get("RUNNER_TEMP")),
             workflow_file=workflow_file(get("GITHUB_WORKFLOW_REF")),
             default_branch=default_branch(Path(event_path)) if event_path else None,
@@ -125,3 +121,13 @@ def _dig(node: Any, *keys: str) -> Any:
             return None
         node = node.get(key)
     return node
+
+
+def run_url_of(environ: Mapping[str, str]) -> str | None:
+    """This workflow run's page, from `GITHUB_SERVER_URL`, `GITHUB_REPOSITORY` and `GITHUB_RUN_ID`; None outside
+    Actions."""
+    names = ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    server, repository, run_id = (environ.get(name, "").strip() for name in names)
+    if server and repository and run_id:
+        return f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}"
+    return None

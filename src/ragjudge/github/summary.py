@@ -7,10 +7,13 @@ comment had to stop.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from ragjudge import masking
+from ragjudge.github.env import run_url_of
+from ragjudge.report.comment_view import links
 from ragjudge.report.escape import code_id
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report
@@ -21,13 +24,21 @@ MAX_SUMMARY_BYTES = 1_000_000
 _CUT = "\n\n…summary truncated to fit GitHub's 1 MiB limit: see the JSON report.\n"
 
 
-def gate_summary(report: Report, report_path: str, notes: Sequence[str] = (), budget: int = MAX_SUMMARY_BYTES) -> str:
-    """The report as Markdown within `budget` UTF-8 bytes, footnotes (e.g. where the comment went) last."""
+def gate_summary(
+    report: Report,
+    report_path: str,
+    notes: Sequence[str] = (),
+    budget: int = MAX_SUMMARY_BYTES,
+    html: bool = False,
+) -> str:
+    """The report as Markdown within `budget` UTF-8 bytes, footnotes (e.g. where the comment went) last. It
+    opens with the headline, as the comment does; `html`: an HTML report was written (the artifacts are linked)."""
+    run_links = links(run_url_of(os.environ), html)
     footer = _footer(report_path, notes)
     room = budget - len(footer.encode("utf-8"))
     limit = room  # characters; shrunk until the UTF-8 bytes fit too
     for _ in range(8):
-        body = render_comment(report, None, limit=limit, report_path=report_path)
+        body = render_comment(report, None, limit=limit, report_path=report_path, links=run_links)
         size = len(body.encode("utf-8"))
         if size <= room:
             return body + footer

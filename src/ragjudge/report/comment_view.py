@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ragjudge.metrics import registry
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.comparison_block import DeltaBlock
-from ragjudge.report.failure_groups import group_key, split_condition
+from ragjudge.report.failure_groups import group_key, split_condition, turn_of
 from ragjudge.report.headline_block import FailureGroupBlock
 from ragjudge.report.model import Report
 from ragjudge.report.warning_kinds import WarningKind, by_kind, relative_paths
@@ -66,6 +66,13 @@ def cells(case: CaseBlock, numbers: dict[str, int]) -> list[Cell]:
     out: list[Cell] = []
     for text in case.failed_conditions:
         split = split_condition(text)
+        turn, as_written = turn_of(text)
+        if as_written in numbers:
+            # Its group's text is this condition word for word: the row names the group (and the turn).
+            cell = Cell(numbers[as_written], as_written, turn)
+            if cell not in out:
+                out.append(cell)
+            continue
         key = group_key(split.shared)
         number = numbers.get(split.shared) or numbers.get(key, 0)
         own = split.own

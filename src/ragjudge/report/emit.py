@@ -68,6 +68,8 @@ class Outputs:
     """The comment's Jinja template (None: the built-in one)."""
     junit: Path | None = None
     html: Path | None = None
+    run_url: str | None = None
+    """The workflow run's page, when in GitHub Actions: the comment links it (and its artifacts, with `html`)."""
 
     def flags(self) -> tuple[tuple[str, Path | None], ...]:
         """Each output path with its flag, for `check_output_paths` before any work is done."""
@@ -86,9 +88,15 @@ def emit(report: Report, out: Outputs) -> int:
     """
     texts: list[tuple[Path, str]] = []
     if out.comment is not None:
+        from ragjudge.report.comment_view import links
         from ragjudge.report.markdown import render_comment  # imported late: Jinja is needed only here
 
-        comment = render_comment(report, out.template, report_path=str(out.report) if out.report else None)
+        comment = render_comment(
+            report,
+            out.template,
+            report_path=str(out.report) if out.report else None,
+            links=links(out.run_url, html=out.html is not None),
+        )
         texts.append((out.comment, comment))
     if out.junit is not None:
         from ragjudge.report.junit import render_junit

@@ -2,8 +2,9 @@
 
 A condition is split into what cases share and what is a case's own: `faithfulness 0.50 < 0.80 (1 of 2 claims
 unsupported: "...")` is `faithfulness < 0.80` and `0.50 (1 of 2 claims unsupported: "...")`; `missing required
-detail: "30 minutes"` is `missing required detail` and `"30 minutes"`. A condition with nothing of its own
-(`endpoint error: HTTP 500 after 3 attempts`) is its own group's text, and the case's row only names the group.
+detail: "30 minutes"` is `missing required detail` and `"30 minutes"`. A condition every case of its group says
+alike (`endpoint error: HTTP 500 after 3 attempts`, `missing required detail: "warranty card"`) is the group's
+text as written, and the case's row only names the group.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ _RULE_FAILURE = re.compile(
     re.DOTALL,
 )
 _QUOTE_START = re.compile(r':? "|: \(')
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![\w-])\d+(?:\.\d+)?(?![\w-])")
+"""A number on its own (`after 3 tries`), not one inside a name (`c00`, `doc-12`)."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,12 @@ class Condition:
     """What every case failing on it says alike: the group's text."""
     own: str
     """What is this case's: the measured value, quotes, details in brackets; empty when nothing is."""
+
+
+def turn_of(text: str) -> tuple[str, str]:
+    """(`turn 2`, the rest) of a conversation's condition; ("", text) for a case's."""
+    turn = _TURN.match(text)
+    return (turn.group(0).rstrip(": "), text[turn.end() :]) if turn else ("", text)
 
 
 def split_condition(text: str) -> Condition:
@@ -61,6 +69,7 @@ def failure_groups(cases: Sequence[CaseBlock]) -> list[FailureGroupBlock]:
     group seen first); a case is listed once per group however often it failed on it (a conversation's turns)."""
     members: dict[str, list[str]] = {}
     texts: dict[str, set[str]] = {}
+    whole: dict[str, set[str]] = {}
     for case in cases:
         if case.status == "pass":
             continue
@@ -68,12 +77,17 @@ def failure_groups(cases: Sequence[CaseBlock]) -> list[FailureGroupBlock]:
             shared = split_condition(text).shared
             key = group_key(shared)
             texts.setdefault(key, set()).add(shared)
+            whole.setdefault(key, set()).add(turn_of(text)[1])
             ids = members.setdefault(key, [])
             if not ids or ids[-1] != case.id:
                 ids.append(case.id)
     order = {key: k for k, key in enumerate(members)}
     ranked = sorted(members, key=lambda key: (-len(members[key]), order[key]))
-    return [
-        FailureGroupBlock(condition=next(iter(texts[key])) if len(texts[key]) == 1 else key, cases=members[key])
-        for key in ranked
-    ]
+    return [FailureGroupBlock(condition=_text(texts[key], whole[key], key), cases=members[key]) for key in ranked]
+
+
+def _text(shared: set[str], whole: set[str], key: str) -> str:
+    """The group's text: the condition as written when every case says it alike, else what they share."""
+    if len(whole) == 1:
+        return next(iter(whole))
+    return next(iter(shared)) if len(shared) == 1 else key

@@ -19,6 +19,8 @@ from ragjudge.report.suite_block import RuleBlock
 from ragjudge.rules import Rule, holds
 
 IDS_IN_SENTENCE = 5
+COMMON_CAUSE_AT = 10
+"""With this many failing cases or more, the headline names the condition most of them failed on."""
 REASON_CHARS = 300
 
 
@@ -151,7 +153,17 @@ class _Parts:
             text += f"; this change fixed {len(self.fixed)} ({_ids(self.fixed)})"
         if self.to_pass:
             text += f": {_count(self.to_pass, 'more case')} must pass"
-        return text + "."
+        return text + self._common_cause() + "."
+
+    def _common_cause(self) -> str:
+        """`; all 300 failing cases failed on missing required detail: "order number"`, when one condition explains
+        most of many failing cases: the cause, where the reader starts."""
+        groups = self.report.failure_groups or failure_groups(self.report.cases)
+        failing = sum(c.status != "pass" for c in self.report.cases)
+        if failing < COMMON_CAUSE_AT or not groups or 2 * len(groups[0].cases) < failing:
+            return ""
+        share = f"all {failing}" if len(groups[0].cases) == failing else f"{len(groups[0].cases)} of the {failing}"
+        return f"; {share} failing cases failed on {_clip(groups[0].condition)}"
 
 
 def _failure(rule: RuleBlock) -> str:
