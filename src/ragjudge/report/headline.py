@@ -127,9 +127,12 @@ class _Parts:
         report = self.report
         old = {r.metric for r in self.on_main}
         regression_rules = report.comparison.rules if report.comparison else []
-        causes = (
-            [f"{_count(len(self.new_failures), 'regression')} ({_ids(self.new_failures)})"] if self.new_failures else []
-        )
+        causes = []
+        if self.new_failures:
+            edited = sum(1 for c in report.cases if c.change == "regression" and c.baseline and c.baseline.case_changed)
+            what = f"{_count(len(self.new_failures), 'regression')} ({_ids(self.new_failures)})"
+            # A regression in a case the change edited may be the case's doing, not the service's: said first.
+            causes.append(what + (f", {edited} of them in cases this change edited" if edited else ""))
         new_rules = [r for r in failing if r.metric not in old]
         new_rules += [r for r in regression_rules if r.passed is False and r.metric != NEWLY_FAILING]
         if self.new_failures and any(r.metric == PASS_RATE for r in new_rules):
