@@ -187,6 +187,7 @@ def _changes(report: Report) -> dict[str, Any]:
         "alert": found.markdown() if found else "",
         "cmp": cmp,
         "base_label": inline(label(cmp.baseline), 80) if cmp else "",
+        "base_name": label(cmp.baseline) if cmp else "",  # for raw HTML (`<summary>`), through `html_text`
         "fixed": [c for c in report.cases if c.change == "fixed"],
         "flaky": [c for c in report.cases if c.flaky],
         "baseline_flaky": [c for c in report.cases if c.change == "baseline_flaky"],
