@@ -26,6 +26,8 @@ EDITED = ("cs-003", "cs-007", "cs-026", "cs-031")
 """Each made to require a phrase the service never says: cs-003 and cs-007 passed on main, cs-026 and cs-031 did
 not (a golden passage the service misses; a detail it leaves out)."""
 PHRASE = "warranty card"
+RUN = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "octo/shop", "GITHUB_RUN_ID": "77"}
+"""What a runner tells a step about its workflow run: the comment links it."""
 MAIN_SHA = "abc1234" + "0" * 33
 
 
@@ -74,8 +76,10 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capture
         assert run(capsys, "run", "--config", "ragjudge.yml", "--report", "main.json").code == 1
         monkeypatch.setenv("GITHUB_SHA", "def5678" + "0" * 33)
         monkeypatch.setenv("GITHUB_REF", "refs/pull/9/merge")
+        for name, value in RUN.items():
+            monkeypatch.setenv(name, value)
         argv = ["run", "--config", "ragjudge.yml", "--cases", "cases/pr.yaml", "--baseline", "main.json"]
-        outcome = run(capsys, *argv, "--report", "pr.json", "--comment-file", "pr.md")
+        outcome = run(capsys, *argv, "--report", "pr.json", "--comment-file", "pr.md", "--html", "pr.html")
         assert outcome.code == 1, outcome.err
         yield Runs(
             load(tmp_path / "main.json"),
@@ -110,6 +114,14 @@ def test_the_headline_counts_what_this_change_did_and_how_far_from_green(runs: R
 def test_every_output_opens_with_the_headline(runs: Runs) -> None:
     assert runs.comment.splitlines()[:3] == ["## ❌ ragjudge: FAIL", "", f"**{inline(SENTENCE, 1200)}**"]
     assert runs.out.splitlines()[0] == f"ragjudge: FAIL: {SENTENCE}"
+
+
+def test_the_verdict_links_the_run_and_its_html_report(runs: Runs) -> None:
+    url = "https://github.com/octo/shop/actions/runs/77"
+    assert runs.comment.splitlines()[4] == (
+        f"36 of 43 cases passed · 7 failed · judge: offline-lexical · [workflow run]({url}) · "
+        f"[HTML report (artifacts)]({url}#artifacts)"
+    )
 
 
 def test_four_cases_on_one_condition_are_one_group_said_once(runs: Runs) -> None:
