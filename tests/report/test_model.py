@@ -90,6 +90,7 @@ def test_top_level_keys(report: Report) -> None:
         "interrupted",
         "error_reason",
         "headline",
+        "judge_trust",
         "failure_groups",
     }
     assert data["error_reason"] is None  # 1 of 3 errored: within the error budget

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragjudge.calibrate.fingerprint import calibration_gate
+from ragjudge.calibrate.trust import judge_trust
 from ragjudge.cases.case import Case
 from ragjudge.cases.caseset import load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
@@ -35,7 +36,7 @@ from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
 from ragjudge.report.headline import with_headline
 from ragjudge.report.model import Report, ShardBlock, mark_interrupted
-from ragjudge.report.provenance_block import JudgeInfoBlock, ProvenanceBlock
+from ragjudge.report.provenance_block import JudgeInfoBlock, JudgeTrustBlock, ProvenanceBlock
 from ragjudge.report.writing import redact
 from ragjudge.rules import Rule, criterion_of, parse_rules
 from ragjudge.transport import deadline, urls
@@ -135,7 +136,7 @@ def run_gate(request: GateRequest) -> Report:
             f"shard {request.shard}: {len(cases)} of {shard_block.total_cases} cases; the verdict covers this "
             "shard only: `ragjudge merge` applies the rules to the whole set"
         )
-    # The one thing the gate takes from `calibrate/`: the check of the calibration record.
+    # What the gate takes from `calibrate/`: the check of the calibration record, and the judge's credentials.
     refusal = calibration_gate(config.judge, warnings, config.endpoint.refusal.judge, config.source)
     judge = make_judge(config.judge, case_rules, classify_refusal=config.endpoint.refusal.judge)
     if config.endpoint.refusal.judge and judge.lexical:
@@ -190,7 +191,8 @@ def run_gate(request: GateRequest) -> Report:
     if shard_block is not None:
         report = report.model_copy(update={"shard": shard_block})
     recorded = ProvenanceBlock.model_validate(provenance(config, all_cases, url, os.environ, case_hash()))
-    report = report.model_copy(update={"provenance": recorded})
+    trust = JudgeTrustBlock.model_validate(judge_trust(config.judge, config.endpoint.refusal.judge, config.source))
+    report = report.model_copy(update={"provenance": recorded, "judge_trust": trust})
     if stopped:
         report = mark_interrupted(report, stopped, len(cases))
     elif baseline is not None and shard_block is not None:

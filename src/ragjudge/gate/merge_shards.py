@@ -55,6 +55,7 @@ def merge_reports(parts: Sequence[ShardReport], max_error_rate: float = DEFAULT_
         rules=rule_blocks(result.rules),
         cases=cases,
         judge_info=first.judge_info,
+        judge_trust=first.judge_trust,
         warnings=[*([result.error_reason] if result.error_reason else []), *warnings],
         error_reason=result.error_reason,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),

@@ -17,7 +17,7 @@ from ragjudge.report.block import Block
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.comparison_block import ComparisonBlock
 from ragjudge.report.headline_block import FailureGroupBlock, HeadlineBlock
-from ragjudge.report.provenance_block import JudgeInfoBlock, ProvenanceBlock
+from ragjudge.report.provenance_block import JudgeInfoBlock, JudgeTrustBlock, ProvenanceBlock
 from ragjudge.report.suite_block import RuleBlock, SuiteBlock
 
 
@@ -91,6 +91,10 @@ class Report(Block):
     """Why the gate blocked, what changed against the baseline and how far from green, in one sentence and its
     figures; the first line of the comment, the job summary, stdout and the HTML report. Null only in reports
     written before it was recorded."""
+    judge_trust: JudgeTrustBlock | None = None
+    """The judge's credentials: model, prompt fingerprint, the calibration it is gated on (agreement with people,
+    its interval, labels, date, stale) and this run's flip rate and position consistency when measured. Null in
+    reports written before it was recorded. A merged report has the first shard's."""
     failure_groups: list[FailureGroupBlock] = Field(default_factory=list)
     """The failing and errored cases grouped by the condition they failed on, the largest group first; empty
     when every case passed."""

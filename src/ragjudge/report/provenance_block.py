@@ -81,3 +81,34 @@ class JudgeInfoBlock(GivenKeysBlock):
     def name(self) -> str:
         """The judge's name as the comment shows it: `?` when the report names none."""
         return self.judge if self.judge is not None else "?"
+
+
+class JudgeTrustBlock(GivenKeysBlock):
+    """The judge's credentials: what it is and whether it was ever checked against people. The comment's footer
+    shows it in one line."""
+
+    model: str | None = None
+    """The judge's model (`judge.model`), or `offline-lexical`."""
+    prompt_fingerprint: str | None = None
+    """The first 12 hex digits of the SHA-256 of the judge's prompt templates; null for the offline judge."""
+    calibration: str | None = None
+    """`ok` (a fit calibration of this very judge), `missing`, `stale` (the judge changed since), `unfit`, or
+    `not applicable` (the offline judge compares words: there is nothing to calibrate)."""
+    calibrated: bool = False
+    """True only for `calibration: ok`."""
+    stale: bool = False
+    """True when a calibration record exists but the judge's fingerprint changed since it was made."""
+    agreement: float | None = None
+    """The calibration's agreement with people (0 to 1); null without a record."""
+    agreement_interval: list[float] | None = None
+    """Its 95% Wilson interval `[lo, hi]`; null without one."""
+    labels: int | None = None
+    """How many human labels the calibration was measured on; null without a record."""
+    calibrated_at: str | None = None
+    """When the calibration was made (ISO 8601); null without a record."""
+    config: str | None = None
+    """The config file the run read: the command to calibrate names it."""
+    judge_flip_rate: float | None = None
+    """This run's `suite.judge_flip_rate` when the judge was asked again (`judge.rejudge`); else null."""
+    position_consistency: float | None = None
+    """This run's `comparison.pairwise.position_consistency` when answers were compared pairwise; else null."""
