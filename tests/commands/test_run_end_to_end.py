@@ -342,7 +342,7 @@ def test_the_comment(mixed: MixedRun) -> None:
         "**Blocked by pass\\_rate 0.42 &lt; 0.90; rejection\\_accuracy 0.70 &lt; 0.90: 6 more cases must pass.**"
     )
     assert "5 of 12 cases passed · 5 failed · 2 errored · judge: offline-lexical" in comment
-    assert "<sub>Judge offline-lexical · the offline lexical judge: faithfulness counts shared words" in comment
+    assert "<sub>Judge offline-lexical · compares words, not meaning: faithfulness counts shared words" in comment
     assert "| <code>rejection\\_accuracy</code> | 0.700 | &gt;= 0.9 | ❌ |" in comment
     assert "| <code>declined</code> | fail | declined a question the corpus covers |" in comment
     assert (
