@@ -9,8 +9,7 @@ from typing import Any
 from tests.fakes.rag import make_case, make_trace, ok_result
 from tests.fakes.reports import make_report
 
-from ragjudge.calibrate.fingerprint import fingerprint_of, new_record, write_record
-from ragjudge.calibrate.trust import judge_trust
+from ragjudge.calibrate.fingerprint import fingerprint_of, judge_trust, new_record, write_record
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.gate.scoring import score_case
 from ragjudge.judge.prompting import prompt_sources

@@ -1,8 +1,8 @@
 """The gate's walk: endpoint -> judge -> scoring -> suite -> report, without entering `calibrate/`.
 
-`calibrate/` is the `ragjudge calibrate` command's room. The gate takes one thing from it, the
-check of the calibration record (`calibrate.fingerprint`); these tests keep it so, in a fresh
-interpreter (the test process itself has imported everything by now).
+`calibrate/` is the `ragjudge calibrate` command's room. The gate takes one module from it: the
+check of the calibration record and the judge's credentials (`calibrate.fingerprint`); these tests keep it
+so, in a fresh interpreter (the test process itself has imported everything by now).
 """
 
 from __future__ import annotations

@@ -235,3 +235,27 @@ def calibration_gate(
         return f"not evaluated: {status.reason} (judge.require_calibration: true)"
     warnings.append(f"{status.reason}; {status.tip} (set judge.require_calibration: true to refuse to gate)")
     return None
+
+
+def judge_trust(judge: JudgeConfig, refusal_judge: bool = False, config: str | None = None) -> dict[str, Any]:
+    """The `judge_trust` block's keys for this judge."""
+    if judge.provider != "openai":
+        return {"model": "offline-lexical", "calibration": "not applicable", "config": config}
+    status = check_calibration(judge, refusal_judge, config)
+    trust: dict[str, Any] = {
+        "model": judge.model,
+        "prompt_fingerprint": hashlib.sha256(prompt_sources().encode("utf-8")).hexdigest()[:12],
+        "calibration": status.state,
+        "calibrated": status.state == "ok",
+        "stale": status.state == "stale",
+        "config": config,
+    }
+    record = read_record(record_path(judge))
+    if not isinstance(record, str) and status.state != "missing":
+        trust.update(
+            agreement=record.agreement,
+            agreement_interval=list(record.ci95) if record.ci95 else None,
+            labels=record.n,
+            calibrated_at=record.calibrated_at or None,
+        )
+    return trust

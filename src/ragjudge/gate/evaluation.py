@@ -8,8 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragjudge.calibrate.fingerprint import calibration_gate
-from ragjudge.calibrate.trust import judge_trust
+from ragjudge.calibrate.fingerprint import calibration_gate, judge_trust
 from ragjudge.cases.case import Case
 from ragjudge.cases.caseset import load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
