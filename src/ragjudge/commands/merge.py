@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ragjudge.github.env import run_url_of
 from ragjudge.outpaths import check_output_paths
+from ragjudge.report.comment_view import run_url_of
 from ragjudge.report.emit import Outputs, add_report_outputs, emit
 
 

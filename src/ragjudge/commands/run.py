@@ -15,8 +15,8 @@ from ragjudge.config.loader import load_config
 from ragjudge.errors import UsageError
 from ragjudge.gate.evaluation import GateRequest, run_gate
 from ragjudge.gate.shard import parse_shard
-from ragjudge.github.env import run_url_of
 from ragjudge.outpaths import check_output_paths
+from ragjudge.report.comment_view import run_url_of
 from ragjudge.report.emit import Outputs, add_report_outputs, emit
 from ragjudge.report.markdown import check_template, compiled
 

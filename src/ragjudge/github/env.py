@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragjudge.report.comment_view import run_url_of
+
 DEFAULT_API_URL = "https://api.github.com"
 
 
@@ -121,13 +123,3 @@ def _dig(node: Any, *keys: str) -> Any:
             return None
         node = node.get(key)
     return node
-
-
-def run_url_of(environ: Mapping[str, str]) -> str | None:
-    """This workflow run's page, from `GITHUB_SERVER_URL`, `GITHUB_REPOSITORY` and `GITHUB_RUN_ID`; None outside
-    Actions."""
-    names = ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
-    server, repository, run_id = (environ.get(name, "").strip() for name in names)
-    if server and repository and run_id:
-        return f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}"
-    return None

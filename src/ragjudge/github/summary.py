@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ragjudge import masking
-from ragjudge.github.env import run_url_of
-from ragjudge.report.comment_view import links
+from ragjudge.report.comment_view import links, run_url_of
 from ragjudge.report.escape import code_id
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ragjudge.metrics import registry
@@ -149,3 +149,13 @@ def links(run_url: str | None, html: bool) -> list[tuple[str, str]]:
     if html:
         out.append(("HTML report (artifacts)", run_url + "#artifacts"))
     return out
+
+
+def run_url_of(environ: Mapping[str, str]) -> str | None:
+    """This workflow run's page, from `GITHUB_SERVER_URL`, `GITHUB_REPOSITORY` and `GITHUB_RUN_ID`; None outside
+    Actions."""
+    names = ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")
+    server, repository, run_id = (environ.get(name, "").strip() for name in names)
+    if server and repository and run_id:
+        return f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}"
+    return None
