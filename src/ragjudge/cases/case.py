@@ -52,6 +52,16 @@ class Case:
     """What the service called the conversation in an earlier reply (`response.conversation_id`)."""
 
     @property
+    def place(self) -> tuple[str | None, int | None]:
+        """(the case file, the line its item starts on) from `origin`; (file, None) for an item without a line,
+        (None, None) for a case not read from a file (`--question`, recorded traces)."""
+        where, sep, line = self.origin.rpartition(":")
+        if sep and line.isdigit():
+            return where, int(line)
+        where, sep, _ = self.origin.rpartition("#")
+        return (where, None) if sep and where else (None, None)
+
+    @property
     def is_conversation(self) -> bool:
         return bool(self.turns)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from ragjudge.cases.case import Case
 from ragjudge.cases.hashing import case_hash
@@ -17,6 +18,7 @@ from ragjudge.report.model import Report
 from ragjudge.report.provenance_block import JudgeInfoBlock
 from ragjudge.report.suite_block import RuleBlock, SuiteBlock
 from ragjudge.report.trace_block import PASSAGE_CHARS, PassageBlock, TraceBlock
+from ragjudge.report.warning_kinds import relative_paths
 
 
 def _k_of_n(result: CaseResult) -> str | None:
@@ -140,7 +142,16 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
         k_of_n=_k_of_n(result),
         turns=_turn_blocks(result, judge) if result.case.turns else [],
         case_hash=case_hash(result.case),
+        **_place(result.case),
     )
+
+
+def _place(case: Case) -> dict[str, object]:
+    """`file` (relative to the workspace) and `line` of a case read from a case file; nothing otherwise."""
+    where, line = case.place
+    if where is None:
+        return {}
+    return {"file": relative_paths(str(Path(where).resolve())) if Path(where).is_absolute() else where, "line": line}
 
 
 def rule_blocks(outcomes: Sequence[RuleOutcome]) -> list[RuleBlock]:

@@ -146,6 +146,13 @@ class CaseBlock(Block):
     baseline: CaseBaselineBlock | None = None
     """The baseline's result for this case; null without a baseline and for a case the baseline does not
     have."""
+    file: str | None = None
+    """The case file the case was read from, relative to the workspace when it lies under it (annotations land on
+    it in "Files changed"); for recorded traces (`--traces`), the traces file. Null in reports written before it
+    was recorded."""
+    line: int | None = None
+    """The line of that file the case's item starts on, from 1; null when unknown (a JSON Lines file's cases have
+    theirs)."""
     case_hash: str | None = None
     """The case as asked and checked (question, reference, checks; not where it was read from): 16 hex digits of
     its SHA-256. Two reports' cases with the same id and another hash were not the same case. Null in reports
