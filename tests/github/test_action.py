@@ -64,6 +64,16 @@ def test_failing_gate_fails_the_step_and_sets_outputs_summary_annotations_and_co
     errors = run.commands("error")
     assert errors[0].startswith("::error title=ragjudge%3A suite rule pass_rate failed::pass_rate 0.88")
     assert len(errors) == 1 + len(FAILING_IDS)
+    # Each case's annotation lands on the case in its file ("Files changed"): the line its item starts on.
+    lines = (runner.workspace / "cases" / "all.yaml").read_text(encoding="utf-8").splitlines()
+    at_id = lines.index("  id: cs-014")  # yaml.safe_dump sorts the keys: the item starts a few lines above
+    line = max(n for n in range(at_id + 1) if lines[n].startswith("- ")) + 1
+    [cs014] = [e for e in errors if "case cs-014" in e]
+    assert cs014.startswith(f"::error file=cases/all.yaml,line={line},title=ragjudge%3A case cs-014 failed::")
+    # The comment opens with the headline, links the run, and holds no path of the runner.
+    assert report["headline"]["sentence"] == "Blocked by pass_rate 0.88 < 1.00: 5 more cases must pass."
+    assert body.splitlines()[3] == "**Blocked by pass\\_rate 0.88 &lt; 1.00: 5 more cases must pass.**"
+    assert str(runner.workspace) not in body
     assert run.commands("group") == ["::group::ragjudge run"] and run.commands("endgroup") == ["::endgroup::"]
 
 
@@ -288,7 +298,10 @@ def test_untrusted_text_cannot_issue_workflow_commands(runner: ActionRunner, wor
     outside = lines[:stop] + lines[resume + 1 :]
     assert not any(line.startswith(("::set-output", "::warning::forged")) for line in outside)
     [case_error] = [e for e in run.commands("error") if "case evil" in e]
-    assert case_error.startswith("::error title=ragjudge%3A case evil failed::evil failed: ")
+    # It lands on the case in its file (line 1: the file holds that case alone).
+    assert case_error.startswith(
+        "::error file=cases/evil.yaml,line=1,title=ragjudge%3A case evil failed::evil failed: "
+    )
     assert "50%25 off%0D%0A::set-output name=verdict::pass%0A::warning::forged, really: yes" in case_error
 
 

@@ -39,16 +39,37 @@ def test_a_passing_gate_warns_about_the_cases_it_tolerated() -> None:
     cases = [case("ok", "pass"), case("tolerated")]
     notes = gate_annotations(gate_report(cases, verdict="pass"), warnings=("comment not posted",))
 
+    # The tolerated case first: GitHub keeps 10 warnings a step, and this change's cases come before the run's notes.
     assert [(n.kind, n.message) for n in notes] == [
-        ("warning", "comment not posted"),
         ("warning", "tolerated failed: tolerated broke"),
+        ("warning", "comment not posted"),
     ]
 
 
 def test_warnings_are_capped_too() -> None:
-    notes = gate_annotations(gate_report([case("bad")], warnings=tuple(f"w{i}" for i in range(14))))
+    words = ("alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu")
+    notes = gate_annotations(gate_report([case("bad")], warnings=tuple(f"{w} went wrong" for w in words)))
 
     assert sum(n.kind == "warning" for n in notes) == 10 and sum(n.kind == "error" for n in notes) == 2
+
+
+def test_warnings_of_one_kind_are_one_annotation_with_a_count() -> None:
+    warnings = tuple(f"case 'c{i}' (/w/cases/a.yaml:{i}): category 'oos' looks like out-of-scope" for i in range(58))
+    notes = gate_annotations(gate_report([case("ok", "pass")], verdict="pass", warnings=warnings))
+
+    assert [n.message for n in notes if n.kind == "warning"] == [
+        "case 'c0' (/w/cases/a.yaml:0): category 'oos' looks like out-of-scope (and 57 more like it)"
+    ]
+
+
+def test_a_case_annotation_carries_its_file_and_line() -> None:
+    block = {**case("bad"), "file": "cases/refunds.yaml", "line": 42}
+    [note] = [n for n in gate_annotations(gate_report([block])) if "case bad" in n.title]
+    assert (note.file, note.line, note.properties()) == (
+        "cases/refunds.yaml",
+        42,
+        {"file": "cases/refunds.yaml", "line": "42"},
+    )
 
 
 def test_an_error_verdict_says_nothing_could_be_evaluated() -> None:

@@ -256,7 +256,7 @@ def _summary(inputs: ActionInputs, outcome: RunOutcome, notes: Notes) -> str:
 def _annotate(inputs: ActionInputs, outcome: RunOutcome, log: WorkflowLog) -> None:
     if outcome.report is not None:
         for note in gate_annotations(outcome.report):
-            log.issue(note.kind, note.message, note.title)
+            log.issue(note.kind, note.message, note.title, note.properties())
         return
     if outcome.exit_code == ExitCode.PASSED:
         return

@@ -4,7 +4,9 @@ GitHub shows at most 10 of each kind per step, so the list is ranked and cut,
 and the last slot says how many more there are. When the gate fails, the failed
 suite rules and regression rules come first (they are why the step is red), then
 the regressions against the baseline and the worst other cases as errors; when it
-passes, the cases it tolerated are warnings.
+passes, the cases it tolerated are warnings, before the run's warnings. A case's
+annotation carries its case file and line, so it lands on the case in "Files changed";
+the run's warnings are one annotation per kind, with a count.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ragjudge.github.workflow_commands import MAX_ANNOTATIONS
 from ragjudge.metrics.names import CONTEXT_RECALL, FAITHFULNESS
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.model import Report
+from ragjudge.report.warning_kinds import by_kind
 
 Kind = Literal["error", "warning"]
 
@@ -29,6 +32,17 @@ class Annotation:
     """`error` or `warning`."""
     title: str
     message: str
+    file: str | None = None
+    """The case file, relative to the workspace, for a case's annotation."""
+    line: int | None = None
+    """The line of the case in `file`."""
+
+    def properties(self) -> dict[str, str]:
+        """The workflow command's properties: `file` and `line` when the annotation is about a case."""
+        where = {"file": self.file} if self.file else {}
+        if self.file and self.line:
+            where["line"] = str(self.line)
+        return where
 
 
 def severity(case: CaseBlock) -> tuple[int, int, float, float, str]:
@@ -50,11 +64,10 @@ def severity(case: CaseBlock) -> tuple[int, int, float, float, str]:
 def case_annotation(kind: Kind, case: CaseBlock) -> Annotation:
     reasons = "; ".join(case.failed_conditions) or "no reason recorded"
     if case.change == "regression":
-        return Annotation(
-            kind, f"ragjudge: case {case.id} regressed", f"{case.id} passed on the baseline, fails now: {reasons}"
-        )
+        title = f"ragjudge: case {case.id} regressed"
+        return Annotation(kind, title, f"{case.id} passed on the baseline, fails now: {reasons}", case.file, case.line)
     verb = "errored" if case.status == "error" else "failed"
-    return Annotation(kind, f"ragjudge: case {case.id} {verb}", f"{case.id} {verb}: {reasons}")
+    return Annotation(kind, f"ragjudge: case {case.id} {verb}", f"{case.id} {verb}: {reasons}", case.file, case.line)
 
 
 def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annotation]:
@@ -63,9 +76,11 @@ def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annot
     bad = sorted((c for c in report.cases if c.status != "pass"), key=lambda c: (c.change != "regression", severity(c)))
     gate_failed = report.verdict != "pass"
     # The error budget's reason opens the report's warnings; shown once, as the error it is.
-    notes = [Annotation("warning", "ragjudge", w) for w in (*warnings, *report.warnings) if w != report.error_reason]
+    kinds = by_kind([w for w in (*warnings, *report.warnings) if w != report.error_reason])
+    notes = [Annotation("warning", "ragjudge", kind.text()) for kind in kinds]
     if not gate_failed:
-        return _fill(notes, bad, "warning")[:MAX_ANNOTATIONS]
+        # The cases the gate tolerated take the slots first: they are about this change's cases.
+        return (_fill([], bad, "warning") + notes)[:MAX_ANNOTATIONS]
     failed_rules = [r for r in report.rules if r.scope == "suite" and r.passed is False]
     if report.comparison is not None:
         failed_rules += [r for r in report.comparison.rules if r.passed is False]

@@ -52,10 +52,11 @@ class WorkflowLog:
     def err(self) -> TextIO:
         return self._err or sys.stderr
 
-    def issue(self, kind: str, message: str, title: str | None = None) -> None:
-        """An `::error::`, `::warning::` or `::notice::` annotation."""
+    def issue(self, kind: str, message: str, title: str | None = None, where: Mapping[str, str] | None = None) -> None:
+        """An `::error::`, `::warning::` or `::notice::` annotation; `where`: its `file` and `line`."""
         if self.in_actions:
-            print(command(kind, message, {"title": title} if title else None), file=self.out, flush=True)
+            properties = {**(where or {}), **({"title": title} if title else {})}
+            print(command(kind, message, properties or None), file=self.out, flush=True)
         else:
             print(f"ragjudge: {kind}: {message}", file=self.err, flush=True)
 
