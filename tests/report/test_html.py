@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html as htmllib
 import re
+from html.parser import HTMLParser
 
 import pytest
 from tests.report.samples import HOSTILE, sample_report, tolerant_pass_report
@@ -40,12 +41,27 @@ def test_histogram_marks_p50_p95_and_the_threshold() -> None:
     assert h.marks[0].x == 340 * scale and h.marks[1].x == 2500 * scale
 
 
-def test_a_threshold_far_above_the_data_is_marked_at_the_edge() -> None:
+def test_a_threshold_far_above_the_data_is_said_not_drawn() -> None:
+    # A line at the axis' end would sit on the last tick's value (250 ms), not at 60000: it is not drawn.
     report = sample_report()
     report.rules[2].threshold = 60000
     h = histogram(report)
     assert h is not None
-    assert h.marks[2].label == "threshold 60000 ms (off scale →)" and h.marks[2].x == 560
+    assert [m.kind for m in h.marks] == ["p50", "p95"]
+    assert h.off_scale == "threshold 60000 ms: beyond this axis (it ends at 2750 ms)"
+    assert h.ticks[-1] == (560.0, "2750")
+
+
+@pytest.mark.parametrize("threshold", [300.0, 1500.0, 2000.0])
+def test_a_threshold_on_the_axis_is_drawn_where_its_value_is(threshold: float) -> None:
+    report = sample_report()
+    report.rules[2].threshold = threshold
+    h = histogram(report)
+    assert h is not None and h.off_scale == ""
+    [mark] = [m for m in h.marks if m.kind == "threshold"]
+    # The axis is linear from the first tick (0 at x 0) through the last: the mark's x reads back as its value.
+    (x_last, last) = h.ticks[-1]
+    assert mark.x == pytest.approx(threshold * x_last / float(last))
 
 
 def test_pass_rates_by_category_and_difficulty() -> None:
@@ -123,13 +139,14 @@ def test_a_case_rule_every_case_met_is_counted_too() -> None:
 
 def test_case_ids_sit_in_cells_that_do_not_wrap() -> None:
     page = render_html(sample_report())
+    # Failing and errored cases first, in report order; then the passing ones.
     assert re.findall(r'<td class="case-id"><code>([^<]*)</code></td>', page) == [
+        "refund-07",
+        "ship-12",
         "refund-01",
         "refund-02",
-        "refund-07",
         "ship-01",
         "ship-02",
-        "ship-12",
     ]
     assert ".case-id { white-space: nowrap; }" in page
 
@@ -150,3 +167,46 @@ def test_passages_a_service_does_not_expose_read_as_unknown_not_none() -> None:
         == 1
     )
     assert page.count('<div class="muted">none</div>') >= 1
+
+
+class _Text(HTMLParser):
+    """Every text node of a page, outside <script> and <style>."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        self._skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._skip -= tag in ("script", "style")
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip and data.strip():
+            self.texts.append(data)
+
+
+def test_no_python_words_reach_the_page() -> None:
+    # refused True, False and None; a confidence of None; a case without a category or a difficulty.
+    report = sample_report(comparison=True)
+    cases = [c.model_copy(update={"trace": c.trace.model_copy(update={"confidence": None})}) for c in report.cases]
+    cases[0] = cases[0].model_copy(update={"trace": cases[0].trace.model_copy(update={"refused": True})})
+    parser = _Text()
+    parser.feed(render_html(report.model_copy(update={"cases": cases})))
+    words = {w for text in parser.texts for w in re.findall(r"\b(?:True|False|None)\b", text)}
+    assert words == set(), [t for t in parser.texts if re.search(r"\b(?:True|False|None)\b", t)]
+    assert any(t.strip().startswith("answered") for t in parser.texts)
+    assert any(t.strip().startswith("declined") for t in parser.texts)
+
+
+def test_warnings_are_one_box_a_kind_and_fold_when_there_are_many() -> None:
+    same = [f"case 'c{i}' (cases/a.yaml:{i}): category 'oos' looks like out-of-scope" for i in range(258)]
+    page = render_html(sample_report().model_copy(update={"warnings": same}))
+    assert page.count('<div class="warn">') == 1
+    assert "category &#39;oos&#39; looks like out-of-scope (and 257 more like it)" in page
+    kinds = [f"{word} went wrong" for word in ("one", "two", "three", "four", "five")]
+    page = render_html(sample_report().model_copy(update={"warnings": kinds}))
+    assert '<details id="warnings" class="warn"><summary>5 warnings of 5 kinds</summary>' in page
+    assert page.count('<div class="warn">') == 0

@@ -117,7 +117,7 @@ def test_filters_hide_and_show_the_right_rows(opened: Opened) -> None:
     assert opened.visible_ids() == ["ship-02"]
     page.select_option("#filter-change", "")
     page.select_option("#filter-category", "shipping")
-    assert opened.visible_ids() == ["ship-01", "ship-02", "ship-12"]
+    assert opened.visible_ids() == ["ship-12", "ship-01", "ship-02"]  # failing first
     page.fill("#search", "SHIP-1")  # case-insensitive, over id, question, answer and reasons
     assert opened.visible_ids() == ["ship-12"]
     page.fill("#search", "http 500")
@@ -195,3 +195,38 @@ def test_a_real_run_report_renders(browser: Any, example_rag_url: str, tmp_path:
         page.page.screenshot(path=str(tmp_path / "run.png"), full_page=False)
     finally:
         page.page.close()
+
+
+def _many_dimensions_report() -> Any:
+    """Twelve judge dimensions and six criteria on every case: the charts that once ran past the page."""
+    report = sample_report()
+    cases = []
+    for c in report.cases:
+        judge = c.judge.model_copy(update={"scores": {f"dimension_{k:02d}": 1 + k % 5 for k in range(12)}})
+        metrics = {**c.metrics, **{f"criteria.rule_{k}": 1.0 + k % 5 for k in range(6)}, "answer_correctness": 0.5}
+        cases.append(c.model_copy(update={"judge": judge, "metrics": metrics}))
+    return report.model_copy(update={"cases": cases})
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_every_chart_fits_the_page(browser: Any, tmp_path: Path, width: int) -> None:
+    path = tmp_path / "report.html"
+    path.write_text(render_html(_many_dimensions_report()), encoding="utf-8")
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(path.resolve().as_uri())
+    right = page.eval_on_selector("main", "m => m.getBoundingClientRect().right")
+    edges = page.eval_on_selector_all("main svg", "svgs => svgs.map(s => s.getBoundingClientRect().right)")
+    assert len(edges) >= 12 + 6  # a chart per dimension and per criterion, at least
+    assert max(edges) <= right + 0.5, (max(edges), right)
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    page.close()
+
+
+def test_the_page_opens_with_the_headline(browser: Any, tmp_path: Path) -> None:
+    path = tmp_path / "report.html"
+    path.write_text(render_html(sample_report()), encoding="utf-8")
+    opened = Opened(browser, path)
+    headline = opened.page.locator("#headline")
+    assert headline.inner_text() == "Blocked by pass_rate 0.67 < 0.90: 2 more cases must pass."
+    # Right under the verdict: the first text a reader meets after it.
+    assert headline.bounding_box()["y"] < opened.page.locator("h2").first.bounding_box()["y"]

@@ -196,6 +196,8 @@ def test_case_entries(report: Report) -> None:
             "baseline",
             "turns",
             "case_hash",
+            "file",
+            "line",
         }
         assert set(case["trace"]) == TRACE_KEYS | {
             "attempts",

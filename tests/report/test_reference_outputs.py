@@ -356,7 +356,7 @@ def test_an_html_report_without_references_draws_nothing_new() -> None:
     view = build_view(plain_report())
     assert view.reference_charts == [] and view.criteria_means == []
     page = render_html(plain_report())
-    assert "reference-chart" not in page and "Reference points" not in page and "criterion" not in page
+    assert 'class="reference-chart"' not in page and "Reference points" not in page and "criterion" not in page
 
 
 # --- JUnit ---------------------------------------------------------------------------------------

@@ -18,10 +18,12 @@ from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
 from ragjudge.metrics.names import ANSWER_CORRECTNESS, FAITHFULNESS, P95_LATENCY_MS
+from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.comparison_block import ComparisonBlock
 from ragjudge.report.figures import score as score_text
 from ragjudge.report.model import Report
 from ragjudge.report.suite_block import RuleBlock
+from ragjudge.report.warning_kinds import by_kind
 
 CHART_WIDTH = 560
 """Width of the plotting area of every chart, in SVG units."""
@@ -59,6 +61,9 @@ class Histogram:
     marks: list[Mark]
     ticks: list[tuple[float, str]]
     count: int
+    off_scale: str = ""
+    """A threshold beyond the axis, in words: no line is drawn for it, where a line would claim a value it is
+    not."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,8 @@ class View:
     changes: list[str]
     categories: list[str]
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """The run's warnings by kind (`warning_kinds.by_kind`): one line a kind, with its count."""
     reference_charts: list[Distribution] = field(default_factory=list)
     """Answer correctness and the criteria; empty (and nothing drawn) when no case was judged against either."""
     criteria_means: list[tuple[str, str]] = field(default_factory=list)
@@ -179,13 +186,14 @@ def histogram(report: Report, height: float = 150.0) -> Histogram | None:
     for kind, value in (("p50", report.suite.p50_latency_ms), ("p95", report.suite.p95_latency_ms)):
         if value is not None:
             marks.append(Mark(min(value * scale, CHART_WIDTH), f"{kind} {value:.0f} ms", kind))
-    if threshold is not None:
-        off_scale = threshold * scale > CHART_WIDTH
-        label = f"threshold {threshold:.0f} ms" + (" (off scale →)" if off_scale else "")
-        x = min(threshold * scale, CHART_WIDTH)
-        marks.append(Mark(x, label, "threshold", "end" if x > CHART_WIDTH * 0.7 else "start"))
+    off_scale = ""
+    if threshold is not None and threshold * scale > CHART_WIDTH:
+        off_scale = f"threshold {threshold:.0f} ms: beyond this axis (it ends at {_num(bins * step, 4)} ms)"
+    elif threshold is not None:
+        x = threshold * scale
+        marks.append(Mark(x, f"threshold {threshold:.0f} ms", "threshold", "end" if x > CHART_WIDTH * 0.7 else "start"))
     ticks = [(k * width, _num(k * step, 4)) for k in range(0, bins + 1, max(1, bins // 6))]
-    return Histogram(bars, marks, ticks, len(latencies))
+    return Histogram(bars, marks, ticks, len(latencies), off_scale)
 
 
 def rates(report: Report, key: str) -> list[RateRow]:
@@ -285,9 +293,19 @@ def delta_rows(comparison: ComparisonBlock | None, width: float = 240.0) -> list
     return rows
 
 
+_ORDER = {"regression": 0, "new": 1, "still_failing": 3}
+
+
+def _first_to_read(case: CaseBlock) -> tuple[int, int]:
+    """Failing and errored cases before passing ones; among them this change's (regressions, new) first."""
+    if case.status == "pass":
+        return (1, 0)
+    return (0, _ORDER.get(str(case.change), 2))
+
+
 def case_rows(report: Report) -> list[dict[str, Any]]:
     rows = []
-    for case in report.cases:
+    for case in sorted(report.cases, key=_first_to_read):
         change = case.change or ""
         judge = case.judge
         text = " ".join([case.id, case.question, case.trace.answer or "", *case.failed_conditions, case.category or ""])
@@ -352,6 +370,7 @@ def build_view(report: Report) -> View:
         changes=sorted({r["change"] for r in rows if r["change"]}),
         categories=sorted({r["category"] for r in rows}),
         notes=notes,
+        warnings=[kind.text() for kind in by_kind(report.warnings)],
         reference_charts=reference_distributions(report),
         criteria_means=[
             (key.removesuffix("_mean"), _num(value))
@@ -362,6 +381,10 @@ def build_view(report: Report) -> View:
 
 
 def render_html(report: Report) -> str:
+    if report.headline is None:
+        from ragjudge.report.headline import with_headline  # a report saved before the headline was recorded
+
+        report = with_headline(report)
     source = resources.files("ragjudge.report").joinpath("templates", "report.html.j2").read_text(encoding="utf-8")
     # Autoescape on: every value is escaped for HTML (text and attributes) unless the template says otherwise,
     # and it never does for report data.
