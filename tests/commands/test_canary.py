@@ -188,7 +188,59 @@ def test_too_little_data_is_inconclusive(canary: Canary, healthy: tuple[ArmServe
     )
     assert len(run.report["reasons"]) == 4
     assert run.comment is not None and run.comment.startswith("## ⚠️ ragjudge canary: INCONCLUSIVE")
-    assert "Do not promote" in run.comment
+    assert "do not promote on this run" in run.comment
+    # Each undecided rule says what would decide it.
+    metrics = run.report["metrics"]
+    assert metrics["dislike_rate_ratio"]["advice"] == (
+        "120 rated responses on an arm < 200 needed (canary.min_responses): wait for at least 80 more, or lower "
+        "canary.min_responses"
+    )
+    assert metrics["p95_latency_ms"]["advice"] == (
+        "20 questions < 50 needed (canary.min_requests): add at least 30 questions to canary.sample, or decide on "
+        "point estimates (canary.decision: point)"
+    )
+    assert "**To decide:**" in run.comment
+
+
+def test_an_undecided_p95_says_how_many_questions_would_decide_it(
+    canary: Canary, healthy: tuple[ArmServer, ArmServer]
+) -> None:
+    # The bundled sample's size: 43 questions, past canary.min_requests, short of the 72 a p95 bound needs.
+    config = canary.config(n=43, rules={"p95_latency_ms": "<= 3000"}, min_requests=30)
+    run = canary.run(*arms(*healthy), config=config)
+
+    assert run.code == 4, run.out + run.err
+    assert run.report is not None
+    advice = run.report["metrics"]["p95_latency_ms"]["advice"]
+    assert advice == (
+        "43 questions < 72 needed for an upper bound on the p95 at 95% confidence: add at least 29 questions to "
+        "canary.sample, or decide on point estimates (canary.decision: point)"
+    )
+    assert run.comment is not None
+    assert "- <code>p95\\_latency\\_ms</code>: 43 questions &lt; 72 needed for an upper bound" in run.comment
+
+
+def test_the_comment_names_both_versions_and_the_rule_that_decided(
+    canary: Canary, healthy: tuple[ArmServer, ArmServer]
+) -> None:
+    run = canary.run(*arms(*healthy), config=canary.config(feedback=((60, 1000), (108, 3600))))
+
+    assert run.code == 1 and run.comment is not None
+    lines = run.comment.splitlines()
+    assert lines[2].startswith("**Roll the canary back**: <code>dislike\\_rate\\_ratio</code> decided it (1 of ")
+    t_url, c_url = (a.url.replace("_", "\\_") for a in healthy)
+    assert any(line.startswith(f"Compared: the treatment <code>{t_url}") and c_url in line for line in lines)
+
+
+def test_no_path_of_the_runner_in_the_comment(
+    canary: Canary, healthy: tuple[ArmServer, ArmServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(canary.dir)  # the workspace, as on a runner
+    run = canary.run(*arms(*healthy), config=canary.config(feedback=EQUAL_FEEDBACK))
+
+    assert run.comment is not None
+    assert str(canary.dir) not in run.comment
+    assert "feedback: feedback file feedback.json" in run.comment and "report: report.json" in run.comment
 
 
 def test_wide_interval_is_inconclusive_not_promote(canary: Canary, healthy: tuple[ArmServer, ArmServer]) -> None:

@@ -204,6 +204,7 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
         judge_info,
         warnings,
         extra,
+        settings,
     )
     register_secrets(config)
     return CanaryOutcome(redact(report), exit_code)

@@ -13,14 +13,16 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge import __version__, stats
+from ragjudge.canary.advice import advice
 from ragjudge.canary.feedback import ArmFeedback
 from ragjudge.canary.sample import ArmRun
 from ragjudge.canary.statistical import percent
 from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, LIMIT_MS_METRICS, RATIO_METRICS, TIMING_METRICS
-from ragjudge.canary.values import Decision, MetricResult
+from ragjudge.canary.values import Decision, MetricResult, Settings
 from ragjudge.metrics import registry
 from ragjudge.report.markdown import COMMENT_LIMIT, environment, load_template
 from ragjudge.report.provenance_block import JudgeInfoBlock
+from ragjudge.report.warning_kinds import by_kind, relative_paths
 from ragjudge.transport.urls import public_url
 
 
@@ -51,6 +53,10 @@ class MetricBlock(_Model):
     """The control's figure, as `treatment`."""
     n: dict[str, int]
     """`{"treatment": n, "control": n}`: responses, successful requests, streamed replies or scored answers."""
+    advice: str | None = None
+    """For an `inconclusive` rule, what would decide it, as something to do (`43 questions < 72 needed for an
+    upper bound on the p95 at 95% confidence: add at least 29 questions to canary.sample, ...`); null when
+    decided, or when nothing more of the same would."""
 
 
 class CaseObservation(_Model):
@@ -154,7 +160,7 @@ def _finite(x: float | None) -> float | None:
     return x if x is not None and math.isfinite(x) else None
 
 
-def _metric_block(m: MetricResult) -> MetricBlock:
+def _metric_block(m: MetricResult, settings: Settings | None) -> MetricBlock:
     return MetricBlock(
         value=_finite(m.value),
         ci=[_finite(m.ci[0]), _finite(m.ci[1])] if m.ci is not None else None,
@@ -165,6 +171,7 @@ def _metric_block(m: MetricResult) -> MetricBlock:
         treatment=_finite(m.treatment),
         control=_finite(m.control),
         n={"treatment": m.n_treatment, "control": m.n_control},
+        advice=advice(m, settings) if settings is not None else None,
     )
 
 
@@ -209,11 +216,12 @@ def build_report(
     judge_info: JudgeInfoBlock,
     warnings: Sequence[str],
     extra_reasons: Sequence[str] = (),
+    settings: Settings | None = None,
 ) -> CanaryReport:
     return CanaryReport(
         verdict=decision.verdict,
         reasons=[*extra_reasons, *decision.reasons],
-        metrics={m.metric: _metric_block(m) for m in decision.metrics},
+        metrics={m.metric: _metric_block(m, settings) for m in decision.metrics},
         arms=ArmsBlock(
             treatment=_arm_block(runs["treatment"] if runs else None, feedback.get("treatment")),
             control=_arm_block(runs["control"] if runs else None, feedback.get("control")),
@@ -270,14 +278,18 @@ def threshold(metric: str, block: MetricBlock) -> str:
 
 
 def render_comment(report: CanaryReport, report_path: str | None = None) -> str:
-    """The canary comment from the built-in template (`report/templates/canary.md.j2`)."""
+    """The canary comment from the built-in template (`report/templates/canary.md.j2`): the verdict, the two
+    versions compared, the rule(s) that decided it, what to do when undecided, warnings by kind; no path of the
+    runner."""
     template = environment().from_string(load_template(None, "canary.md.j2"))
     text = template.render(
         report=report,
         figure=figure,
         interval=interval,
         threshold=threshold,
-        report_path=report_path,
+        report_path=relative_paths(report_path) if report_path else None,
+        feedback=relative_paths(report.feedback_source) if report.feedback_source else None,
+        warning_kinds=by_kind(report.warnings),
     )
     if len(text) > COMMENT_LIMIT:  # only a pathological number of warnings gets here
         note = "\n\n…comment truncated: see the JSON report.\n"
