@@ -144,7 +144,7 @@ def test_a_signal_stops_the_run_keeps_what_was_done_and_a_rerun_pays_nothing_twi
     assert [c["id"] for c in report["cases"]] == ["c0", "c1", "c2"]
     assert all(c["status"] == "pass" for c in report["cases"])
     assert "interrupted after 3 of 10 cases" in (out / "comment.md").read_text(encoding="utf-8")
-    assert "ragjudge: ERROR: 3/3 cases passed" in stdout
+    assert "ragjudge: ERROR: Interrupted after 3 of 10 cases.\n  3/3 cases passed, 0 failed, 0 errored" in stdout
     log_text = (out / "eval.jsonl").read_text(encoding="utf-8")
     assert log_text.endswith("\n")
     assert all(json.loads(line) for line in log_text.splitlines())  # whole lines only

@@ -438,7 +438,7 @@ def test_broken_pr_comment_leads_with_what_changed(scenario: Scenario) -> None:
     assert "| Status | pass | fail |" in lines
     repro = [line for line in lines if line.startswith("Reproduce: ")]
     assert repro[0].startswith("Reproduce: <code>ragjudge probe --config ")  # the config the run read
-    assert repro[0].endswith("/ragjudge.yml --case refund-07</code>")
+    assert repro[0].endswith("/cases.yaml --case refund-07</code>")  # and the case file it read
     assert '| <code>billing-03</code> | 2 of 3 passed | missing required detail: "within 30 days" |' in lines
     assert "**Fixed** (failed on main@abc1234, pass now): <code>refund-04</code>" in lines
     assert "| <code>pass\\_rate</code> | 0.867 | 0.867 | = +0.000 | " in text

@@ -92,7 +92,10 @@ def test_run_reads_answers_doc_ids_and_declines_from_the_real_server(
     hayhooks_server.openai.reset()
     code, out, err = run(capsys, "run", "--report", "r.json", "--comment-file", "c.md")
     assert (code, err) == (0, "")
-    assert out.startswith("ragjudge: PASS: 5/5 cases passed, 0 failed, 0 errored (judge: offline-lexical)")
+    assert out.startswith(
+        "ragjudge: PASS: 5 of 5 cases pass and every rule holds.\n"
+        "  5/5 cases passed, 0 failed, 0 errored (judge: offline-lexical)\n"
+    )
     data = json.loads((ws / "r.json").read_text(encoding="utf-8"))
     cases = {c["id"]: c for c in data["cases"]}
     got = {cid: (c["status"], c["trace"]["refused_by"], c["trace"]["retrieved_ids"]) for cid, c in cases.items()}
