@@ -198,6 +198,8 @@ def test_case_entries(report: Report) -> None:
             "case_hash",
             "file",
             "line",
+            "judge_runs",
+            "judge_split",
         }
         assert set(case["trace"]) == TRACE_KEYS | {
             "attempts",

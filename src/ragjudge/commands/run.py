@@ -64,6 +64,13 @@ def add_parser(sub: Any) -> None:
         metavar="MAX/PASS_AT",
         help="re-run a failing case up to MAX runs until PASS_AT of them pass (overrides `repeat`; e.g. 3/2)",
     )
+    p.add_argument(
+        "--rejudge",
+        type=int,
+        metavar="N",
+        help="judge the reply of a case failing on a judge-decided condition N more times, no endpoint call "
+        "(overrides judge.rejudge; 0 to 10)",
+    )
     p.add_argument("--judge-model", metavar="MODEL", help="judge model (overrides judge.model)")
     p.add_argument("--judge-base-url", metavar="URL", help="OpenAI-compatible base URL (overrides judge.base_url)")
     p.add_argument(
@@ -98,6 +105,10 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError("--log-bodies needs --log FILE")
     if args.bias_check < 0:
         raise UsageError("--bias-check N needs N >= 0")
+    if args.rejudge is not None:
+        if not 0 <= args.rejudge <= 10:
+            raise UsageError(f"--rejudge {args.rejudge}: N must be 0 to 10")
+        config = config.model_copy(update={"judge": config.judge.model_copy(update={"rejudge": args.rejudge})})
     shard = parse_shard(args.shard) if args.shard is not None else None
     template = args.template or config.template
     warm_up: list[Callable[[], object]] = []

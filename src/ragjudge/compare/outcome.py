@@ -15,6 +15,7 @@ CHANGES = (
     "still_passing",
     "flaky",
     "baseline_flaky",
+    "judge_split",
     "new",
     "removed",
     "not_comparable",
@@ -33,7 +34,10 @@ def change_of(now: CaseBlock, base: CaseBlock | None) -> str:
         return "still_passing" if base.status == "pass" else "fixed"
     if base.status == "pass":
         # The baseline needed repeats for this case: one failure now is not a regression.
-        return "baseline_flaky" if base.flaky else "regression"
+        if base.flaky:
+            return "baseline_flaky"
+        # The judgements of this very reply disagreed: the judge's noise alone never makes a regression.
+        return "judge_split" if now.judge_split else "regression"
     return "still_failing"
 
 

@@ -160,6 +160,14 @@ class JudgeConfig(Section):
         description="The calibration record `ragjudge calibrate` writes and `run` checks (relative to the config "
         "file's folder); unset: `.ragjudge/calibration.json` in the working directory.",
     )
+    rejudge: int = Field(
+        0,
+        ge=0,
+        le=10,
+        description="Judge the reply of a case that fails on a condition the judge decides this many more times "
+        "(0 to 10; no endpoint call, fresh samples past the cache); the case takes the majority's outcome, and a "
+        "split is `judge_split`, never a regression alone. `--rejudge N` overrides.",
+    )
     require_calibration: bool = Field(
         False,
         description="`openai` judge: a missing, unfit or stale calibration refuses to gate (every case errors, "

@@ -25,6 +25,7 @@ from ragjudge.gate.misread import passage_answers_as_errors
 from ragjudge.gate.pipeline import ReplySource, RunPlan
 from ragjudge.gate.provenance import case_set_hash, provenance
 from ragjudge.gate.recorded import latency_rules, load_traces
+from ragjudge.gate.rejudge import flip_rate, rejudge
 from ragjudge.gate.repeat import run_repeated
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult
@@ -36,6 +37,7 @@ from ragjudge.judge.interface import Judge, host_of
 from ragjudge.report.headline import with_headline
 from ragjudge.report.model import Report, ShardBlock, mark_interrupted
 from ragjudge.report.provenance_block import JudgeInfoBlock, JudgeTrustBlock, ProvenanceBlock
+from ragjudge.report.suite_block import SuiteBlock
 from ragjudge.report.writing import redact
 from ragjudge.rules import Rule, criterion_of, parse_rules
 from ragjudge.transport import deadline, urls
@@ -163,7 +165,8 @@ def run_gate(request: GateRequest) -> Report:
             # The model judge's calls in flight are capped by its adaptive limit (judge.concurrency at most); the
             # extra workers wait out a 429's backoff without taking a place from the calls that can go.
             config.judge.concurrency * (2 if config.judge.provider == "openai" else 1),
-            keep_passage_text=request.bias_check > 0,  # the bias check re-reads sampled cases' passages
+            # The bias check re-reads sampled cases' passages; a rejudge judges a failing reply again.
+            keep_passage_text=request.bias_check > 0 or config.judge.rejudge > 0,
             warm_up=warm_up,
         )
         max_runs, pass_at = request.repeat or (config.repeat.max, config.repeat.pass_at)
@@ -171,6 +174,7 @@ def run_gate(request: GateRequest) -> Report:
             results = not_evaluated(cases, refusal)
         else:
             results = run_repeated(plan, source, judge, log, max_runs, pass_at)
+            results = rejudge(results, case_rules, judge, log, config.judge.rejudge, config.judge.concurrency)
         stopped = deadline.stop_reason()
         if bias is not None and not refusal and not stopped:
             bias.run(results, log, warnings)
@@ -184,13 +188,22 @@ def run_gate(request: GateRequest) -> Report:
     suite = evaluate_suite(results, case_rules, suite_rules, config.gate.max_error_rate)
     judge_info = judge_summary(config, judge)
     # Each result is let go as its record is built: a large run never holds every result and every record.
+    flips = flip_rate(results)
     report = build_report(_handed_over(results), suite, judge_info, warnings)
+    if flips is not None:
+        # Beside the suite's figures, as the bias check's are: what the judge's own noise was in this run.
+        report = report.model_copy(update={"suite": SuiteBlock.model_validate({**report.suite.model_dump(), **flips})})
     if bias is not None:
         report = bias.attach(report)
     if shard_block is not None:
         report = report.model_copy(update={"shard": shard_block})
     recorded = ProvenanceBlock.model_validate(provenance(config, all_cases, url, os.environ, case_hash()))
-    trust = JudgeTrustBlock.model_validate(judge_trust(config.judge, config.endpoint.refusal.judge, config.source))
+    trust = JudgeTrustBlock.model_validate(
+        {
+            **judge_trust(config.judge, config.endpoint.refusal.judge, config.source),
+            **({"judge_flip_rate": flips["judge_flip_rate"]} if flips else {}),
+        }
+    )
     report = report.model_copy(update={"provenance": recorded, "judge_trust": trust})
     if stopped:
         report = mark_interrupted(report, stopped, len(cases))

@@ -48,7 +48,7 @@ class RunPlan:
     while the first endpoint calls wait for their replies, in this order."""
 
 
-def _judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLog) -> Judgement | None:
+def judge_safely(judge: Judge, case: Case, result: EndpointResult, log: EventLog) -> Judgement | None:
     """The judgement; None when the run was stopped before it was made (an unfinished case is not scored).
 
     A judgement finished just as the stop came is kept; one with a call cut off by the stop is not.
@@ -189,7 +189,7 @@ def run_cases(plan: RunPlan, client: ReplySource, judge: Judge | None, log: Even
                 return None  # cut off, or finished as the stop came: either way not kept
             if result.trace is not None and judge is not None:
                 judged[case.id] = judges.submit(
-                    _when_ready, ready, functools.partial(_judge_safely, judge, case, result, log)
+                    _when_ready, ready, functools.partial(judge_safely, judge, case, result, log)
                 )
                 judging.append(judged[case.id])
             return result if plan.keep_passage_text else _without_passage_text(result)

@@ -142,6 +142,8 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
         k_of_n=_k_of_n(result),
         turns=_turn_blocks(result, judge) if result.case.turns else [],
         case_hash=case_hash(result.case),
+        judge_runs=result.judge_runs.as_dict() if result.judge_runs else None,
+        judge_split=bool(result.judge_runs and result.judge_runs.split),
         **_place(result.case),
     )
 

@@ -11,6 +11,7 @@ from ragjudge.cases.case import Case
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.trace import Trace
 from ragjudge.gate.checks import mechanical_failures
+from ragjudge.gate.judge_runs import JudgeRuns
 from ragjudge.gate.retrieval import context_precision, context_recall, unknown_passages
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.precision import judged_precision, precision_missing
@@ -93,6 +94,8 @@ class CaseResult:
     turns: tuple[CaseResult, ...] = ()
     """A conversation's turns that were asked, in order (a turn with no reply ends the conversation: the
     turns after it were not evaluated); empty for one question. `endpoint` is then the last asked turn's."""
+    judge_runs: JudgeRuns | None = None
+    """How the judgements of its reply went, when it was judged more than once (`judge.rejudge`)."""
 
     def record(self) -> RunRecord:
         """This result as one run among several (a conversation's run: its turns' latency and costs summed)."""

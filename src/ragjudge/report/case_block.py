@@ -95,6 +95,21 @@ class TurnBlock(Block):
     """Phrases this turn's answer must not contain; empty when none."""
 
 
+class JudgeRunsBlock(GivenKeysBlock):
+    """How the judgements of a case's one reply went, when it was judged more than once (`judge.rejudge`)."""
+
+    runs: int
+    """Judgements of the reply: the first and each rejudge."""
+    agreeing: int
+    """Of those, how many gave the case the outcome it took (the majority's; a tie keeps the failure)."""
+    flipped: list[str] = Field(default_factory=list)
+    """The conditions some judgements failed the case on and others did not, as their groups name them
+    (`judge.grounding < 3`)."""
+    passed_on_rejudge: bool = False
+    """True when the first judgement failed the case and most judgements passed it: the rejudge, not a repeat,
+    passed it."""
+
+
 class CaseBlock(Block):
     """One case's result. A case run more than once shows its first passing run (a flaky pass) or its first run;
     `runs` lists them all."""
@@ -135,8 +150,9 @@ class CaseBlock(Block):
     must_not_mention: list[str] = Field(default_factory=list)
     """Phrases the answer must not contain (case-insensitive); empty when none."""
     change: str | None = None
-    """Against the baseline: regression, fixed, still_failing, still_passing, flaky, baseline_flaky, new,
-    removed or not_comparable; None without a baseline."""
+    """Against the baseline: regression, fixed, still_failing, still_passing, flaky, baseline_flaky,
+    judge_split (failing now, passing on the baseline, but the judgements of its reply split: not a regression),
+    new, removed or not_comparable; None without a baseline."""
     flaky: bool = False
     """Passed, but only after repeats."""
     runs: list[RunBlock] = Field(default_factory=list)
@@ -153,6 +169,12 @@ class CaseBlock(Block):
     line: int | None = None
     """The line of that file the case's item starts on, from 1; null when unknown (a JSON Lines file's cases have
     theirs)."""
+    judge_runs: JudgeRunsBlock | None = None
+    """Set when the case failed on a condition the judge decides and `judge.rejudge` judged its reply again;
+    null otherwise."""
+    judge_split: bool = False
+    """True when the judgements of its reply did not all agree (`judge_runs.agreeing < judge_runs.runs`): the
+    comment lists it as "judge undecided", and a split alone never makes it a regression."""
     case_hash: str | None = None
     """The case as asked and checked (question, reference, checks; not where it was read from): 16 hex digits of
     its SHA-256. Two reports' cases with the same id and another hash were not the same case. Null in reports

@@ -61,6 +61,7 @@ _COUNTED = (
     ("removed", "removed", "removed"),
     ("flaky", "flaky", "flaky"),
     ("baseline_flaky", "flaky on the baseline", "flaky on the baseline"),
+    ("judge_split", "judge undecided", "judge undecided"),
     ("not_comparable", "not compared", "not compared"),
     ("still_passing", "still passing", "still passing"),
 )

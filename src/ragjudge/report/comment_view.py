@@ -30,6 +30,7 @@ CHANGE_WORDS = {
     "new": "new case",
     "not_comparable": "not compared",
     "baseline_flaky": "flaky on main",
+    "judge_split": "judge undecided",
 }
 _SAFE_URL = re.compile(r"^https?://[^\s()<>\[\]`]+$")
 
@@ -105,6 +106,11 @@ def ordered(cases: Sequence[CaseBlock]) -> tuple[list[CaseBlock], list[CaseBlock
 
 def change_words(case: CaseBlock) -> str:
     words = CHANGE_WORDS.get(str(case.change), "")
+    runs = case.judge_runs
+    if case.judge_split and runs is not None:
+        # The votes, so a reviewer sees how undecided: `judge undecided (2 of 3 judgements fail it)`.
+        verb = "pass" if case.status == "pass" else "fail"
+        words = (words or "judge undecided") + f" ({runs.agreeing} of {runs.runs} judgements {verb} it)"
     if case.baseline is not None and case.baseline.case_changed:
         words += " · case changed"
     return words

@@ -149,6 +149,9 @@ class _Parts:
             text = "Blocked by a rule already failing: " + "; ".join(before)
         else:
             text = "Blocked"
+        undecided = [c.id for c in report.cases if c.change == "judge_split"]
+        if undecided:
+            text += f"; {_count(len(undecided), 'case')} judge undecided ({_ids(undecided)}): not regressions"
         new_cases = [c.id for c in report.cases if c.change == "new" and c.status != "pass"]
         if new_cases:
             text += f"; {_count(len(new_cases), 'new case')} failing ({_ids(new_cases)})"

@@ -1,0 +1,32 @@
+"""How the judgements of one reply went, when it was judged more than once (`judge.rejudge`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class JudgeRuns:
+    """How a rejudged case's judgements went."""
+
+    runs: int
+    """Judgements of the one reply: the first and the rejudges."""
+    agreeing: int
+    """Of those, how many gave the outcome the case took."""
+    flipped: tuple[str, ...]
+    """The conditions some judgements failed the case on and others did not (their shared text)."""
+    passed_on_rejudge: bool
+    """The first judgement failed the case and most judgements passed it: a rejudge, not a repeat, passed it."""
+
+    @property
+    def split(self) -> bool:
+        return self.agreeing < self.runs
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "agreeing": self.agreeing,
+            "flipped": list(self.flipped),
+            "passed_on_rejudge": self.passed_on_rejudge,
+        }

@@ -1,0 +1,123 @@
+"""Judge the same reply again (`judge.rejudge: N`): the judge's noise, apart from the service's.
+
+`repeat` re-runs a failing case, a fresh endpoint call and a fresh judgement together, so it cannot tell a
+service that answers differently from a judge that scores one answer differently. A rejudge asks the judge
+again about the very reply it already judged (no endpoint call; fresh samples that bypass the judge cache), N
+more times, for each case that fails on a condition the judge decides (a `judge.<dimension>`, faithfulness, the
+reference, a criterion). The case takes the outcome most of its N+1 judgements give; when they do not all agree
+it is `judge_split`, and a split never makes a regression on its own (`compare.outcome`). A tie keeps the
+failure. A conversation is not rejudged (its turns' judgements depend on one another's replies).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.judge_runs import JudgeRuns
+from ragjudge.gate.pipeline import judge_safely
+from ragjudge.gate.repeat import FreshJudge
+from ragjudge.gate.scoring import CaseResult, score_case
+from ragjudge.judge.interface import Judge, Judgement
+from ragjudge.metrics import registry
+from ragjudge.report.failure_groups import split_condition
+from ragjudge.rules import Rule
+from ragjudge.stats.intervals import wilson_interval
+from ragjudge.transport import deadline
+
+REJUDGE_ROUND = 1000
+"""Fresh-sample rounds of a rejudge start here, apart from `repeat`'s rounds (1, 2, ...)."""
+_CONTRADICTED = "contradicts the reference"
+
+
+def judge_decided(result: CaseResult, rules: Sequence[Rule]) -> bool:
+    """Whether the case fails on a condition only the judge decides (and is one question with a reply)."""
+    if result.status != "fail" or result.turns or result.endpoint.trace is None or result.judgement is None:
+        return False
+    judged = [r.metric for r in rules if registry.needs_judge(r.metric)]
+    return any(
+        cond.startswith(_CONTRADICTED) or any(cond.startswith(metric + " ") for metric in judged)
+        for cond in result.failed_conditions
+    )
+
+
+def _summed(kept: Judgement, every: Sequence[Judgement]) -> Judgement:
+    """The kept judgement, carrying what every judgement of the reply cost (the suite counts usage from it)."""
+    return replace(
+        kept,
+        calls=sum(j.calls for j in every),
+        tokens=sum(j.tokens for j in every),
+        cost_usd=sum(j.cost_usd for j in every),
+        cache_hits=sum(j.cache_hits for j in every),
+    )
+
+
+def majority_passes(statuses: Sequence[str]) -> bool:
+    """Whether most judgements pass the case: a tie keeps the failure (the bench's simulation reads this too)."""
+    return 2 * sum(s == "pass" for s in statuses) > len(statuses)
+
+
+def decide(first: CaseResult, again: Sequence[CaseResult]) -> CaseResult:
+    """The case's outcome from its first judgement's result and its rejudges' (see the module docstring)."""
+    every = [first, *again]
+    passes = [r for r in every if r.status == "pass"]
+    kept = passes[0] if majority_passes([r.status for r in every]) else first
+    conditions = [frozenset(split_condition(c).shared for c in r.failed_conditions) for r in every]
+    always = frozenset.intersection(*conditions)
+    flipped = sorted({c for found in conditions for c in found} - always)
+    runs = JudgeRuns(
+        runs=len(every),
+        agreeing=sum(r.status == kept.status for r in every),
+        flipped=tuple(flipped),
+        passed_on_rejudge=kept is not first,
+    )
+    judgements = [r.judgement for r in every if r.judgement is not None]
+    judgement = _summed(kept.judgement, judgements) if kept.judgement is not None else None
+    return replace(kept, judgement=judgement, judge_runs=runs, runs=first.runs, flaky=first.flaky)
+
+
+def rejudge(
+    results: Sequence[CaseResult], rules: Sequence[Rule], judge: Judge | None, log: EventLog, times: int, workers: int
+) -> list[CaseResult]:
+    """Every result, the judge-decided failures judged `times` more times each; in the same order."""
+    if judge is None or times <= 0:
+        return list(results)
+    pending = [k for k, r in enumerate(results) if judge_decided(r, rules)]
+
+    def again(index: int) -> CaseResult:
+        first = results[index]
+        rescored = []
+        for k in range(1, times + 1):
+            if deadline.stopped():
+                break
+            log.write("rejudge", first.case.id, {"judgement": k + 1, "of": times + 1})
+            judgement = judge_safely(FreshJudge(judge, REJUDGE_ROUND + k), first.case, first.endpoint, log)
+            if judgement is None:
+                break
+            rescored.append(score_case(first.case, first.endpoint, judgement, rules))
+        return decide(first, rescored) if rescored else first
+
+    out = list(results)
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="rejudge") as pool:
+        for index, result in zip(pending, pool.map(again, pending), strict=True):
+            out[index] = result
+    return out
+
+
+def flip_rate(results: Sequence[CaseResult]) -> dict[str, Any] | None:
+    """`judge_flip_rate` (rejudged cases whose judgements did not all agree, over the rejudged cases) and its
+    95% Wilson interval; None when no case was rejudged."""
+    rejudged = [r.judge_runs for r in results if r.judge_runs is not None]
+    if not rejudged:
+        return None
+    flips = sum(r.split for r in rejudged)
+    ci = wilson_interval(flips, len(rejudged), 0.95)
+    return {
+        "judge_flip_rate": flips / len(rejudged),
+        "judge_flip_rate_interval": [round(ci.lo, 4), round(ci.hi, 4)] if math.isfinite(ci.hi) else None,
+        "rejudged_cases": len(rejudged),
+    }

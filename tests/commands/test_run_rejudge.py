@@ -1,0 +1,156 @@
+"""`judge.rejudge`: the same reply judged again, through the real `openai` SDK against a loopback judge that
+flips its verdict; the endpoint is asked once per case, the case takes the majority, a split is counted."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragjudge.cli import main
+from tests.commands.test_run_openai import (
+    ENV_KEY,
+    Q_GOOD,
+    Q_GROUND,
+    RAG_REPLIES,
+    claims_responder,
+    write_config,
+)
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.rag import RagServer
+from tests.judge.openai_helpers import KEY, kind_of, merged, rubric_json, user_text
+
+Q_MAJORITY = "Can I return a gift card?"
+A_MAJORITY = "Refunds take 5 working days."  # judged like A_GOOD's claims
+CASES = [
+    {"id": "good", "question": Q_GOOD, "category": "refund"},
+    {"id": "flip", "question": Q_GROUND, "category": "refund"},
+    {"id": "majority", "question": Q_MAJORITY, "category": "refund"},
+]
+GROUNDING = {
+    # The judge flips `flip` on every third call (fails, fails, passes) and `majority` on all but its first.
+    Q_GROUND: lambda k: 4 if k % 3 == 2 else 2,
+    Q_MAJORITY: lambda k: 2 if k == 0 else 4,
+}
+
+
+class FlippingJudge:
+    """A rubric that gives each question's k-th call the grounding `GROUNDING[question](k)`."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    def rubric(self, body: dict[str, Any], call_index: int) -> Reply:
+        text = user_text(body)
+        for question, score_of in GROUNDING.items():
+            if f"## Question\n{question}\n" in text:
+                with self.lock:
+                    k = self.calls[question]
+                    self.calls[question] += 1
+                return Reply(content=rubric_json({"grounding": score_of(k)}, {"grounding": f"call {k}"}))
+        return Reply(content=rubric_json())
+
+    def responder(self, body: dict[str, Any], call_index: int) -> Reply:
+        if kind_of(body) == "combined":
+            return merged(self.rubric, claims_responder)(body, call_index)
+        return self.rubric(body, call_index) if kind_of(body) != "faithfulness" else claims_responder(body, call_index)
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_KEY, KEY)
+
+
+@pytest.fixture
+def rag() -> Iterator[RagServer]:
+    replies = {**RAG_REPLIES, Q_MAJORITY: RAG_REPLIES[Q_GOOD]}
+    with RagServer(replies) as server:
+        yield server
+
+
+def _run(tmp_path: Path, rag: RagServer, judge: FakeOpenAI, *extra: str, rejudge: int) -> dict[str, Any]:
+    config = write_config(tmp_path, rag.url, judge.base_url, judge={"rejudge": rejudge, "cache": None}, cases=CASES)
+    main(["run", "--config", str(config), "--report", str(tmp_path / "r.json"), *extra])
+    report: dict[str, Any] = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    return report
+
+
+def test_a_flipping_judge_is_outvoted_and_counted(tmp_path: Path, rag: RagServer) -> None:
+    flipping = FlippingJudge()
+    with FakeOpenAI(flipping.responder) as judge:
+        report = _run(tmp_path, rag, judge, rejudge=2)
+        calls = judge.call_count
+    cases = {c["id"]: c for c in report["cases"]}
+    # The endpoint was asked once per case: a rejudge judges the reply it already has.
+    assert Counter(s.question for s in rag.seen) == {Q_GOOD: 1, Q_GROUND: 1, Q_MAJORITY: 1}
+    # `flip`: fail, fail, pass: the majority fails it, and the judgements split.
+    assert cases["flip"]["status"] == "fail"
+    assert cases["flip"]["judge_runs"] == {
+        "runs": 3,
+        "agreeing": 2,
+        "flipped": ["judge.grounding < 3"],
+        "passed_on_rejudge": False,
+    }
+    assert cases["flip"]["judge_split"] is True
+    # `majority`: fail, pass, pass: the rejudge passed it, and says so.
+    assert cases["majority"]["status"] == "pass"
+    assert cases["majority"]["judge_runs"]["passed_on_rejudge"] is True
+    assert cases["majority"]["failed_conditions"] == []
+    assert cases["good"]["judge_runs"] is None  # it passed: never rejudged
+    # Both rejudged cases split: the flip rate is 2 of 2, with its Wilson interval.
+    assert report["suite"]["judge_flip_rate"] == 1.0
+    assert report["suite"]["rejudged_cases"] == 2
+    assert report["suite"]["judge_flip_rate_interval"] == [0.3424, 1.0]
+    assert report["judge_trust"]["judge_flip_rate"] == 1.0
+    # Every judge call is counted: one combined call per case, two more per rejudged case.
+    assert calls == 3 + 2 * 2 and report["suite"]["judge_calls"] == calls
+    assert flipping.calls == {Q_GROUND: 3, Q_MAJORITY: 3}
+
+
+def test_without_rejudge_nothing_more_is_asked(tmp_path: Path, rag: RagServer) -> None:
+    flipping = FlippingJudge()
+    with FakeOpenAI(flipping.responder) as judge:
+        report = _run(tmp_path, rag, judge, rejudge=0)
+        assert judge.call_count == 3
+    assert all(c["judge_runs"] is None and c["judge_split"] is False for c in report["cases"])
+    assert "judge_flip_rate" not in report["suite"]
+
+
+def test_a_split_that_passed_on_main_is_not_a_regression(tmp_path: Path, rag: RagServer) -> None:
+    (tmp_path / "main").mkdir()
+    with FakeOpenAI(lambda body, i: merged(lambda b, k: Reply(content=rubric_json()), claims_responder)(body, i)) as ok:
+        _run(tmp_path / "main", rag, ok, rejudge=0)
+    flipping = FlippingJudge()
+    with FakeOpenAI(flipping.responder) as judge:
+        report = _run(
+            tmp_path,
+            rag,
+            judge,
+            "--baseline",
+            str(tmp_path / "main" / "r.json"),
+            "--comment-file",
+            str(tmp_path / "c.md"),
+            rejudge=2,
+        )
+    cases = {c["id"]: c for c in report["cases"]}
+    assert cases["flip"]["change"] == "judge_split"
+    assert report["comparison"]["counts"]["regression"] == 0
+    assert report["verdict"] == "fail"  # pass_rate still fails: the split is not a pass
+    assert report["headline"]["new_failures"] == []
+    assert "1 case judge undecided (flip): not regressions" in report["headline"]["sentence"]
+    rows = (tmp_path / "c.md").read_text(encoding="utf-8").splitlines()
+    assert any(
+        row.startswith("| <code>flip</code> | fail | judge undecided (2 of 3 judgements fail it) |") for row in rows
+    )
+
+
+def test_rejudge_is_bounded(tmp_path: Path, rag: RagServer, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(tmp_path, rag.url, "http://127.0.0.1:9/v1", cases=CASES)
+    assert main(["run", "--config", str(config), "--rejudge", "11"]) == 2
+    assert "--rejudge 11: N must be 0 to 10" in capsys.readouterr().err
