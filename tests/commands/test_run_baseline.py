@@ -160,6 +160,7 @@ def _config(folder: Path) -> Path:
             "max_retries": 1,
             "timeout_s": 10,
             "concurrency": 8,
+            "pairwise": False,  # this scenario is about regressions; pairwise has tests/commands/test_run_pairwise.py
         },
         "repeat": {"max": 3, "pass_at": 2},
         "gate": {
@@ -384,6 +385,7 @@ def test_flaky_case_is_reported_and_does_not_block(scenario: Scenario) -> None:
         "still_passing": 9,
         "flaky": 3,  # ship-11 failed on main, and passes now after a repeat
         "baseline_flaky": 0,
+        "judge_split": 0,
         "new": 0,
         "removed": 0,
         "not_comparable": 0,

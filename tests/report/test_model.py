@@ -200,6 +200,7 @@ def test_case_entries(report: Report) -> None:
             "line",
             "judge_runs",
             "judge_split",
+            "pairwise",
         }
         assert set(case["trace"]) == TRACE_KEYS | {
             "attempts",

@@ -15,6 +15,7 @@ from typing import Any
 from ragjudge.compare.baseline import created_at, from_the_future, identity
 from ragjudge.compare.deltas import Pair, Settings, all_deltas
 from ragjudge.compare.outcome import CHANGES, baseline_view, change_of
+from ragjudge.compare.pairwise_summary import summary as pairwise_summary
 from ragjudge.compare.regression import decide, figure_of, regression_rules, verdict_with
 from ragjudge.config.model import Config
 from ragjudge.report.comparison_block import ComparisonBlock, RegressionBlock
@@ -129,7 +130,9 @@ def compare_with_baseline(
     wanted = [f for f in (figure_of(r.metric) for r in rules) if f is not None]
     deltas = all_deltas(pairs, settings, wanted)
     regressions = [c.id for c in cases if c.change == "regression"]
-    outcomes = [decide(rule, regressions, deltas, config.gate.significance) for rule in rules]
+    pairwise = pairwise_summary(cases)
+    worse = [c.id for c in cases if c.pairwise is not None and c.pairwise.verdict == "worse"]
+    outcomes = [decide(rule, regressions, deltas, config.gate.significance, pairwise, worse) for rule in rules]
     comparison = ComparisonBlock(
         baseline=block,
         judge_comparable=judge_reason is None,
@@ -150,6 +153,7 @@ def compare_with_baseline(
         counts=counts,
         deltas=deltas,
         rules=outcomes,
+        pairwise=pairwise,
         baseline_rules=[r for r in baseline.rules if r.scope == "suite"],
         notices=notices,
         confidence=settings.confidence,

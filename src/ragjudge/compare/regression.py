@@ -13,14 +13,11 @@ from collections.abc import Sequence
 from ragjudge.compare.deltas import p_words
 from ragjudge.config.model import Config
 from ragjudge.metrics import registry
-from ragjudge.metrics.names import (
-    NEWLY_FAILING,
-)
-from ragjudge.report.comparison_block import DeltaBlock
+from ragjudge.metrics.names import NEWLY_FAILING, PAIRWISE_LOSS_RATE, PAIRWISE_WORSE
+from ragjudge.report.comparison_block import DeltaBlock, PairwiseBlock
 from ragjudge.report.suite_block import RuleBlock
 from ragjudge.rules import Rule, format_value, parse_rules
 
-NEWLY_FAILING = NEWLY_FAILING
 DEFAULT_RULES = {NEWLY_FAILING: "<= 0"}
 """With a baseline and no `gate.regression`: block any case that passed on the baseline and fails now."""
 
@@ -54,7 +51,32 @@ def _listed(ids: Sequence[str], limit: int = 5) -> str:
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
-def decide(rule: Rule, regressions: Sequence[str], deltas: Sequence[DeltaBlock], alpha: float) -> RuleBlock:
+def _pairwise(rule: Rule, pairs: PairwiseBlock | None, worse: Sequence[str]) -> RuleBlock:
+    """`pairwise_loss_rate` / `pairwise_worse`: the changed answers judged worse than main's in both orders."""
+    if pairs is None or not pairs.compared:
+        why = "no changed answer was judged pairwise (it needs judge.provider: openai and judge.pairwise)"
+        return _block(rule, None, None, f"{rule.metric} not gated: {why}")
+    value = float(pairs.worse) if rule.metric == PAIRWISE_WORSE else float(pairs.loss_rate or 0.0)
+    of = f" ({pairs.worse} of {pairs.compared} changed answers worse"
+    of += f": {_listed(worse)})" if worse else ")"
+    if rule.holds(value):
+        return _block(
+            rule, value, True, f"{rule.metric} {format_value(rule.metric, value)} {rule.op} {rule.threshold:g}{of}"
+        )
+    return _block(rule, value, False, f"{rule.failure(value)}{of}")
+
+
+def decide(
+    rule: Rule,
+    regressions: Sequence[str],
+    deltas: Sequence[DeltaBlock],
+    alpha: float,
+    pairs: PairwiseBlock | None = None,
+    worse: Sequence[str] = (),
+) -> RuleBlock:
+    """A regression rule's outcome; `pairs` and `worse` (the ids judged worse) for the pairwise rules."""
+    if rule.metric in (PAIRWISE_LOSS_RATE, PAIRWISE_WORSE):
+        return _pairwise(rule, pairs, worse)
     if rule.metric == NEWLY_FAILING:
         n = float(len(regressions))
         if rule.holds(n):
@@ -72,7 +94,7 @@ def decide(rule: Rule, regressions: Sequence[str], deltas: Sequence[DeltaBlock],
         return _block(rule, value, True, f"{rule.metric} {shown} {rule.op} {rule.threshold:g}")
     upper = rule.op in ("<=", "<")
     null = 1.0 if delta.kind == "ratio" else 0.0
-    worse = value > null if upper else value < null
+    went_worse = value > null if upper else value < null
     if delta.kind == "ratio":
         significant = (delta.ci_low or 0.0) > null if upper else (delta.ci_high or 0.0) < null
         evidence = (
@@ -83,9 +105,9 @@ def decide(rule: Rule, regressions: Sequence[str], deltas: Sequence[DeltaBlock],
         p = delta.p_value if delta.p_value is not None else 1.0
         significant = p < alpha
         evidence = f"{p_words(p)}, {'below' if significant else 'not below'} {alpha:g}"
-    if worse and significant:
+    if went_worse and significant:
         return _block(rule, value, False, f"{rule.failure(value)}, significant ({evidence})")
-    if not worse:
+    if not went_worse:
         # A rule that demands an improvement and did not get one: no worse than the baseline is never a block.
         return _block(rule, value, True, f"{rule.failure(value)} but no worse than the baseline: not blocking")
     return _block(rule, value, True, f"{rule.failure(value)} but not significant ({evidence}): not blocking")

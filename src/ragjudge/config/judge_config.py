@@ -168,6 +168,12 @@ class JudgeConfig(Section):
         "(0 to 10; no endpoint call, fresh samples past the cache); the case takes the majority's outcome, and a "
         "split is `judge_split`, never a regression alone. `--rejudge N` overrides.",
     )
+    pairwise: bool = Field(
+        True,
+        description="With a baseline and the `openai` judge: judge each answer whose text changed since main "
+        "against main's, in both orders (`better`, `worse` or `tie`; the regression rules `pairwise_loss_rate` "
+        "and `pairwise_worse` read it). Two calls per changed answer; off: none.",
+    )
     require_calibration: bool = Field(
         False,
         description="`openai` judge: a missing, unfit or stale calibration refuses to gate (every case errors, "

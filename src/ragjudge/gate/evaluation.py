@@ -7,11 +7,13 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ragjudge.calibrate.fingerprint import calibration_gate, judge_trust
 from ragjudge.cases.case import Case
 from ragjudge.cases.caseset import load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
+from ragjudge.compare.pairwise_summary import with_pairs
 from ragjudge.config.loader import register_secrets
 from ragjudge.config.model import Config
 from ragjudge.endpoint.client import EndpointClient
@@ -34,6 +36,7 @@ from ragjudge.gate.suite import evaluate_suite
 from ragjudge.judge.criteria import check_case_criteria, every_name, undefined
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
+from ragjudge.metrics.names import PAIRWISE_LOSS_RATE, PAIRWISE_WORSE
 from ragjudge.report.headline import with_headline
 from ragjudge.report.model import Report, ShardBlock, mark_interrupted
 from ragjudge.report.provenance_block import JudgeInfoBlock, JudgeTrustBlock, ProvenanceBlock
@@ -41,6 +44,9 @@ from ragjudge.report.suite_block import SuiteBlock
 from ragjudge.report.writing import redact
 from ragjudge.rules import Rule, criterion_of, parse_rules
 from ragjudge.transport import deadline, urls
+
+if TYPE_CHECKING:
+    from ragjudge.judge.pairwise import PairVerdict
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,7 @@ def run_gate(request: GateRequest) -> Report:
     case_hash = functools.cache(lambda: case_set_hash(all_cases))
     warm_up: tuple[Callable[[], object], ...] = (*request.warm_up, case_hash)
     log = EventLog(request.log)
+    pairs: dict[str, PairVerdict] | None = None
     try:
         plan = RunPlan(
             cases,
@@ -165,8 +172,9 @@ def run_gate(request: GateRequest) -> Report:
             # The model judge's calls in flight are capped by its adaptive limit (judge.concurrency at most); the
             # extra workers wait out a 429's backoff without taking a place from the calls that can go.
             config.judge.concurrency * (2 if config.judge.provider == "openai" else 1),
-            # The bias check re-reads sampled cases' passages; a rejudge judges a failing reply again.
-            keep_passage_text=request.bias_check > 0 or config.judge.rejudge > 0,
+            # The bias check re-reads sampled cases' passages; a rejudge judges a failing reply again; the pairwise
+            # judge shows each answer beside its passages (and main's report keeps them for the next PR).
+            keep_passage_text=request.bias_check > 0 or config.judge.rejudge > 0 or pairwise_on(config),
             warm_up=warm_up,
         )
         max_runs, pass_at = request.repeat or (config.repeat.max, config.repeat.pass_at)
@@ -175,6 +183,11 @@ def run_gate(request: GateRequest) -> Report:
         else:
             results = run_repeated(plan, source, judge, log, max_runs, pass_at)
             results = rejudge(results, case_rules, judge, log, config.judge.rejudge, config.judge.concurrency)
+        if baseline is not None and shard_block is None and pairwise_on(config) and not deadline.stopped():
+            from ragjudge.gate.pairs import judge_pairs  # the pairwise judge: only with a baseline
+            from ragjudge.judge.pairwise import PairwiseJudge
+
+            pairs = judge_pairs(results, baseline.report, PairwiseJudge(config.judge), log, config.judge.concurrency)
         stopped = deadline.stop_reason()
         if bias is not None and not refusal and not stopped:
             bias.run(results, log, warnings)
@@ -187,9 +200,14 @@ def run_gate(request: GateRequest) -> Report:
     warnings.extend(undeclared_protocol_warning(replies))
     suite = evaluate_suite(results, case_rules, suite_rules, config.gate.max_error_rate)
     judge_info = judge_summary(config, judge)
+    if pairs is None and baseline is not None and _pairwise_rules(config):
+        warnings.append(
+            "the pairwise regression rules need the model judge (judge.provider: openai and judge.pairwise: true): "
+            "no answer was compared pairwise, so they are not gated"
+        )
     # Each result is let go as its record is built: a large run never holds every result and every record.
     flips = flip_rate(results)
-    report = build_report(_handed_over(results), suite, judge_info, warnings)
+    report = with_pairs(build_report(_handed_over(results), suite, judge_info, warnings), pairs or {})
     if flips is not None:
         # Beside the suite's figures, as the bias check's are: what the judge's own noise was in this run.
         report = report.model_copy(update={"suite": SuiteBlock.model_validate({**report.suite.model_dump(), **flips})})
@@ -218,6 +236,15 @@ def run_gate(request: GateRequest) -> Report:
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(with_headline(report))
+
+
+def pairwise_on(config: Config) -> bool:
+    """Whether changed answers are judged pairwise against main's: the model judge, with `judge.pairwise`."""
+    return config.judge.provider == "openai" and config.judge.pairwise
+
+
+def _pairwise_rules(config: Config) -> bool:
+    return any(r.metric in (PAIRWISE_LOSS_RATE, PAIRWISE_WORSE) for r in regression_rules(config))
 
 
 def _handed_over(results: list[CaseResult]) -> Iterator[CaseResult]:

@@ -18,6 +18,22 @@ SPECS: tuple[MetricSpec, ...] = (
         needs=("baseline",),
     ),
     MetricSpec(
+        n.PAIRWISE_LOSS_RATE,
+        ("regression",),
+        "fraction",
+        "lower",
+        "Share of the changed answers the judge found worse than main's in both orders (Wilson interval).",
+        needs=("baseline", "judge"),
+    ),
+    MetricSpec(
+        n.PAIRWISE_WORSE,
+        ("regression",),
+        "count",
+        "lower",
+        "Changed answers the judge found worse than main's in both orders.",
+        needs=("baseline", "judge"),
+    ),
+    MetricSpec(
         n.PASS_RATE_DELTA,
         ("regression",),
         "delta",

@@ -29,6 +29,8 @@ ENDPOINT_ERROR_RATE = "endpoint_error_rate"
 
 # Against the baseline.
 NEWLY_FAILING = "newly_failing"
+PAIRWISE_LOSS_RATE = "pairwise_loss_rate"
+PAIRWISE_WORSE = "pairwise_worse"
 PASS_RATE_DELTA = "pass_rate_delta"
 FAITHFULNESS_DELTA = "faithfulness_delta"
 ANSWER_CORRECTNESS_DELTA = "answer_correctness_delta"

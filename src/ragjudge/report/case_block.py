@@ -110,6 +110,20 @@ class JudgeRunsBlock(GivenKeysBlock):
     passed it."""
 
 
+class PairwiseCaseBlock(GivenKeysBlock):
+    """This run's answer against main's, judged pairwise in both orders (`judge.pairwise`)."""
+
+    verdict: Literal["better", "worse", "tie"] | None
+    """This run's answer `better`, `worse` or `tie` against main's; a winner that changed with the order is
+    `tie`. Null when the judge could not say (`unscored` says why)."""
+    consistent: bool
+    """Both orders gave the same verdict."""
+    reasons: list[str] = Field(default_factory=list)
+    """The judge's one-line reason in each order (`main first: B: ...`, `this run first: A: ...`)."""
+    unscored: str | None = None
+    """Present when the judge's reply could not be used, with why."""
+
+
 class CaseBlock(Block):
     """One case's result. A case run more than once shows its first passing run (a flaky pass) or its first run;
     `runs` lists them all."""
@@ -169,6 +183,9 @@ class CaseBlock(Block):
     line: int | None = None
     """The line of that file the case's item starts on, from 1; null when unknown (a JSON Lines file's cases have
     theirs)."""
+    pairwise: PairwiseCaseBlock | None = None
+    """With a baseline and a model judge: this run's answer against main's, when its text changed; null
+    otherwise."""
     judge_runs: JudgeRunsBlock | None = None
     """Set when the case failed on a condition the judge decides and `judge.rejudge` judged its reply again;
     null otherwise."""

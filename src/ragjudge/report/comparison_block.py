@@ -83,6 +83,28 @@ class RegressionBlock(GivenKeysBlock):
     """What the baseline said of the case."""
 
 
+class PairwiseBlock(Block):
+    """This run's changed answers against main's, judged pairwise (`comparison.pairwise`)."""
+
+    compared: int
+    """Cases whose changed answer the judge compared with main's and gave a verdict."""
+    better: int
+    """Of those, judged better than main's in both orders."""
+    worse: int
+    """Judged worse than main's in both orders."""
+    tie: int
+    """Judged a tie, or a winner that changed with the order."""
+    unscored: int = 0
+    """Pairs the judge could not compare (an invalid reply twice, a failed call)."""
+    loss_rate: float | None = None
+    """`worse / compared`; null when none was compared. The `pairwise_loss_rate` regression rule reads it."""
+    loss_rate_interval: list[float] | None = None
+    """Its 95% Wilson interval `[lo, hi]`; null when none was compared."""
+    position_consistency: float | None = None
+    """Share of the compared pairs whose verdict did not change with the order the answers were shown in: 0 for a
+    judge that always prefers the first (or the second) answer."""
+
+
 class ComparisonBlock(Block):
     """The run against the baseline (`--baseline`)."""
 
@@ -107,6 +129,9 @@ class ComparisonBlock(Block):
     and cost_usd (when a case reports a cost or a rule reads it)."""
     rules: list[RuleBlock] = Field(default_factory=list)
     """The regression rules' outcomes (scope `regression`)."""
+    pairwise: PairwiseBlock | None = None
+    """This run's changed answers against main's, judged pairwise; null without a model judge or when no answer
+    changed."""
     baseline_rules: list[RuleBlock] = Field(default_factory=list)
     """The baseline's suite rules with their outcomes, as the baseline recorded them: which rules were already
     failing on main (`headline.rules_failing_on_main`)."""
