@@ -166,5 +166,10 @@ def test_a_judge_that_prefers_the_first_answer_gives_ties_not_verdicts(tmp_path:
     }
     pairwise = report["comparison"]["pairwise"]
     assert (pairwise["worse"], pairwise["tie"], pairwise["position_consistency"]) == (0, 3, 0.0)
+    assert report["judge_trust"]["position_consistency"] == 0.0
+    footer = (tmp_path / "pr.md").read_text(encoding="utf-8").rstrip().splitlines()[-1]
+    assert footer.startswith("<sub>Judge gpt-4o-mini · prompt ") and footer.endswith(
+        " · position consistency 0.000</sub>"
+    )
     assert all(c["pairwise"]["consistent"] is False for c in report["cases"] if c["pairwise"])
     assert code == 0
