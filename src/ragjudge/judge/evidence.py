@@ -16,14 +16,13 @@ position and length.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.asking import Asker, Tally
@@ -31,8 +30,7 @@ from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.interface import LogFn
 from ragjudge.judge.openai_judge import CallFailed, ChatCaller, Target
 from ragjudge.judge.prompting import Message, template
-from ragjudge.judge.replies import ReplyError, strict_schema, strip_fence
-from ragjudge.safetext import clean_data
+from ragjudge.judge.replies import ReplyError, schema_format, validated
 
 MAX_BATCH = 6
 """Passages per judge call: more than 5-7 in one list invites position and length effects."""
@@ -104,38 +102,12 @@ class EvidenceReply(BaseModel):
 
 def response_format() -> dict[str, Any]:
     """The `json_schema` response_format, generated from the model the reply is checked against."""
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": "ragjudge_evidence",
-            "schema": strict_schema(EvidenceReply.model_json_schema()),
-            "strict": True,
-        },
-    }
-
-
-def _explain(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors(include_url=False, include_input=False):
-        loc = ".".join(str(p) for p in err["loc"]) or "reply"
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}")
-    return "; ".join(parts)
+    return schema_format("ragjudge_evidence", EvidenceReply)
 
 
 def parse_evidence(text: str, count: int) -> list[PassageReply]:
     """The reply's per-passage verdicts in passage order; ReplyError says what is wrong."""
-    cleaned = strip_fence(text)
-    if not cleaned:
-        raise ReplyError("the reply was empty")
-    try:
-        data = clean_data(json.loads(cleaned))
-    except json.JSONDecodeError as exc:
-        raise ReplyError(f"the reply is not a JSON object ({exc.msg} at character {exc.pos})") from None
-    try:
-        reply = EvidenceReply.model_validate(data)
-    except ValidationError as exc:
-        raise ReplyError(_explain(exc)) from None
+    reply = validated(text, EvidenceReply)
     for i, item in enumerate(reply.scores):
         if not 0 <= item.passage_index < count:
             raise ReplyError(

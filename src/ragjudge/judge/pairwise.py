@@ -10,13 +10,12 @@ consistency. A judge that always prefers the first answer shown thus produces ti
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.asking import Asker, Tally
@@ -24,8 +23,7 @@ from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import CallFailed, ChatCaller, Target
 from ragjudge.judge.interface import LogFn
 from ragjudge.judge.prompting import Message, template
-from ragjudge.judge.replies import ReplyError, strict_schema, strip_fence
-from ragjudge.safetext import clean_data
+from ragjudge.judge.replies import schema_format, validated
 
 KIND = "pairwise"
 REASON_CHARS = 300
@@ -52,31 +50,12 @@ class PairwiseReply(BaseModel):
 
 
 def response_format() -> dict[str, Any]:
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": "ragjudge_pairwise",
-            "schema": strict_schema(PairwiseReply.model_json_schema()),
-            "strict": True,
-        },
-    }
+    return schema_format("ragjudge_pairwise", PairwiseReply)
 
 
 def parse_pairwise(text: str) -> PairwiseReply:
     """The reply, validated; ReplyError says what is wrong."""
-    cleaned = strip_fence(text)
-    if not cleaned:
-        raise ReplyError("the reply was empty")
-    try:
-        data = clean_data(json.loads(cleaned))
-    except json.JSONDecodeError as exc:
-        raise ReplyError(f"the reply is not a JSON object ({exc.msg} at character {exc.pos})") from None
-    try:
-        return PairwiseReply.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors(include_url=False, include_input=False)[0]
-        loc = ".".join(str(p) for p in first["loc"]) or "reply"
-        raise ReplyError(f"{loc}: {str(first['msg']).removeprefix('Value error, ')}") from None
+    return validated(text, PairwiseReply)
 
 
 _TAG = re.compile(r"<(\s*/?\s*(?:question|point|passage|answer_a|answer_b)\b[^<>]*)>", re.IGNORECASE)

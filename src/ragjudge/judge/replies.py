@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, create_model, field_validator
 
@@ -49,6 +49,31 @@ def _explain(exc: ValidationError) -> str:
         loc = ".".join(str(p) for p in err["loc"]) or "reply"
         parts.append(f"{loc}: {err['msg']}")
     return "; ".join(parts)
+
+
+_Reply = TypeVar("_Reply", bound=BaseModel)
+
+
+def validated(text: str, model: type[_Reply]) -> _Reply:
+    """A judge's reply read as `model` (fences stripped, odd text made safe); ReplyError says what is wrong, each
+    field in its place, for the corrective retry."""
+    data = _decode(text)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        parts = [
+            f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {str(err['msg']).removeprefix('Value error, ')}"
+            for err in exc.errors(include_url=False, include_input=False)
+        ]
+        raise ReplyError("; ".join(parts)) from None
+
+
+def schema_format(name: str, model: type[BaseModel]) -> dict[str, Any]:
+    """The strict `json_schema` response_format for a reply checked against `model`."""
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": name, "schema": strict_schema(model.model_json_schema()), "strict": True},
+    }
 
 
 _NonBlank = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
