@@ -140,6 +140,12 @@ def test_a_fair_judge_names_the_worse_answers_with_its_reasons(tmp_path: Path, b
         "position_consistency": 1.0,
     }
     assert code == 0  # the pairwise rules are not on by default
+    # The headline says it even so: a pass whose answers got worse is not a clean pass to a reviewer.
+    assert report["headline"]["sentence"].endswith(
+        "; 2 of 3 changed answers judged worse than main@"
+        + report["comparison"]["baseline"]["commit"][:7]
+        + " (dropped, false)."
+    )
     comment = (tmp_path / "pr.md").read_text(encoding="utf-8")
     assert "3 changed answer(s) compared in both orders: 2 worse, 0 better, 1 tie" in comment
     assert f"- <code>dropped</code> worse: main first: A: answer A keeps the {DETAIL}" in comment

@@ -121,7 +121,18 @@ class _Parts:
             text += f"; {_count(len(self.fixed), 'case')} fixed against {self.base} ({_ids(self.fixed)})"
         if s.flaky_cases:
             text += f"; {_count(s.flaky_cases, 'case')} passed only after repeats"
-        return text + "."
+        return text + self._worse_pairwise() + "."
+
+    def _worse_pairwise(self) -> str:
+        """`; 2 of 3 changed answers judged worse than main@abc1234 (r03, r07)`: what thresholds do not see."""
+        cmp = self.report.comparison
+        if cmp is None or cmp.pairwise is None or not cmp.pairwise.worse:
+            return ""
+        worse = [c.id for c in self.report.cases if c.pairwise is not None and c.pairwise.verdict == "worse"]
+        return (
+            f"; {cmp.pairwise.worse} of {cmp.pairwise.compared} changed answers judged worse than {self.base} "
+            f"({_ids(worse)})"
+        )
 
     def _blocked(self, failing: Sequence[RuleBlock]) -> str:
         report = self.report
@@ -159,7 +170,7 @@ class _Parts:
             text += f"; this change fixed {len(self.fixed)} ({_ids(self.fixed)})"
         if self.to_pass:
             text += f": {_count(self.to_pass, 'more case')} must pass"
-        return text + self._common_cause() + "."
+        return text + self._common_cause() + self._worse_pairwise() + "."
 
     def _common_cause(self) -> str:
         """`; all 300 failing cases failed on missing required detail: "order number"`, when one condition explains
