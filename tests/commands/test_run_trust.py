@@ -1,0 +1,120 @@
+"""Issue 30's scenario end to end: main's report, then a PR that makes two answers worse, judged by a noisy judge.
+
+The judge's flips do not block (a rejudge outvotes them) and are counted; the two worse answers are named
+pairwise with the judge's reasons; a position-biased judge gives ties and a position consistency of 0 instead of
+verdicts; and the comment's footer shows the judge's model, prompt fingerprint and calibration status, naming the
+config that ran."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragjudge.cli import main
+from ragjudge.judge.prompting import prompt_sources
+from tests.commands.test_run_openai import ENV_KEY, write_config
+from tests.commands.test_run_pairwise import CASES, MAIN, PR, Judge, _service, fair, first_shown
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.judge.openai_helpers import KEY, claim, claims_json, merged, rubric_json
+
+NOISY_QUESTION = "How do I reset my password?"  # its answer does not change: any failure is the judge's noise
+
+
+class Noisy(Judge):
+    """`Judge`, but the unchanged `same` case's grounding fails on its first judgement (a flip), passes after."""
+
+    def __init__(self, decide: Callable[[str, str], dict[str, str]]) -> None:
+        super().__init__(decide)
+        self.seen = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any], call_index: int) -> Reply:
+        system, user = body["messages"][0]["content"], body["messages"][-1]["content"]
+        if system.startswith("You judge one answer") and f"## Question\n{NOISY_QUESTION}\n" in user:
+            with self.lock:
+                first, self.seen = self.seen == 0, self.seen + 1
+            rubric = rubric_json({"grounding": 2 if first else 4}, {"grounding": "a flip" if first else "fine"})
+            claims = Reply(content=claims_json(claim("It says so.", True, "p1")))
+            return merged(lambda _b, _i: Reply(content=rubric), lambda _b, _i: claims)(body, call_index)
+        return super().__call__(body, call_index)
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_KEY, KEY)
+
+
+def _run(folder: Path, answers: dict[str, str], judge_of: Judge, *extra: str) -> tuple[int, dict[str, Any], str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    with _service(answers) as rag, FakeOpenAI(judge_of) as judge:
+        config = write_config(
+            folder,
+            rag.url,
+            judge.base_url,
+            judge={"rejudge": 2, "cache": None, "calibration": "calibration.json"},
+            cases=CASES,
+            case={"judge.grounding": ">= 3"},
+            suite={"pass_rate": ">= 1.0"},
+        )
+        argv = [
+            "run",
+            "--config",
+            str(config),
+            "--report",
+            str(folder / "r.json"),
+            "--comment-file",
+            str(folder / "c.md"),
+        ]
+        code = main([*argv, *extra])
+    return (
+        code,
+        json.loads((folder / "r.json").read_text(encoding="utf-8")),
+        (folder / "c.md").read_text(encoding="utf-8"),
+    )
+
+
+def test_a_noisy_judge_and_two_worse_answers(tmp_path: Path) -> None:
+    code, _, _ = _run(tmp_path / "main", MAIN, Judge(fair))
+    assert code == 0
+    baseline = str(tmp_path / "main" / "r.json")
+    code, report, comment = _run(tmp_path / "pr", PR, Noisy(fair), "--baseline", baseline)
+    cases = {c["id"]: c for c in report["cases"]}
+
+    # The flip on the unchanged answer did not block: outvoted 2 to 1, and counted.
+    assert cases["same"]["status"] == "pass" and cases["same"]["judge_runs"]["passed_on_rejudge"] is True
+    assert report["suite"]["judge_flip_rate"] == 1.0 and report["suite"]["rejudged_cases"] == 1
+    assert code == 0 and report["comparison"]["counts"]["regression"] == 0
+    # The two worse answers, named pairwise with the judge's reasons.
+    assert [c for c in cases if (cases[c]["pairwise"] or {}).get("verdict") == "worse"] == ["dropped", "false"]
+    assert "- <code>dropped</code> worse: main first: A: answer A keeps the 5 working days" in comment
+    assert report["headline"]["sentence"].endswith(
+        "changed answers judged worse than main@"
+        + report["comparison"]["baseline"]["commit"][:7]
+        + " (dropped, false)."
+    )
+    # The footer: model, prompt fingerprint, calibration status naming the config that ran, the measured flips.
+    prompt = hashlib.sha256(prompt_sources().encode("utf-8")).hexdigest()[:6]
+    footer = comment.rstrip().splitlines()[-1]
+    assert footer.startswith(f"<sub>Judge gpt-4o-mini · prompt {prompt} · judge calibration missing: ")
+    config = str(tmp_path / "pr" / "ragjudge.yml").replace("_", "\\_")  # Markdown-escaped, as every text
+    assert f"ragjudge calibrate --config {config} --labels LABELS.jsonl" in footer
+    assert footer.endswith(" · flips 100% on rejudge · position consistency 1.000</sub>")
+
+
+def test_a_position_biased_judge_gives_ties_not_verdicts(tmp_path: Path) -> None:
+    _run(tmp_path / "main", MAIN, Judge(fair))
+    code, report, _ = _run(tmp_path / "pr", PR, Noisy(first_shown), "--baseline", str(tmp_path / "main" / "r.json"))
+    pairwise = report["comparison"]["pairwise"]
+    assert (pairwise["compared"], pairwise["worse"], pairwise["tie"], pairwise["position_consistency"]) == (
+        3,
+        0,
+        3,
+        0.0,
+    )
+    assert code == 0
