@@ -118,3 +118,49 @@ def test_a_position_biased_judge_gives_ties_not_verdicts(tmp_path: Path) -> None
         0.0,
     )
     assert code == 0
+
+
+def test_an_uncalibrated_judge_reports_without_blocking_when_told(tmp_path: Path) -> None:
+    from tests.commands.test_run_openai import CASES as OPENAI_CASES
+    from tests.commands.test_run_openai import GROUND_REASON, RAG_REPLIES, judge_responder
+    from tests.fakes.rag import RagServer
+
+    cases = [c for c in OPENAI_CASES if c["id"] in ("good", "ground", "faith")]
+
+    def run(uncalibrated: str) -> tuple[int, dict[str, Any], str]:
+        folder = tmp_path / uncalibrated
+        folder.mkdir()
+        with RagServer(RAG_REPLIES) as rag, FakeOpenAI(judge_responder) as judge:
+            judge_keys = {"uncalibrated": uncalibrated, "calibration": "none.json", "pairwise": False}
+            config = write_config(folder, rag.url, judge.base_url, judge=judge_keys, cases=cases)
+            argv = [
+                "run",
+                "--config",
+                str(config),
+                "--report",
+                str(folder / "r.json"),
+                "--comment-file",
+                str(folder / "c.md"),
+            ]
+            code = main(argv)
+        report = json.loads((folder / "r.json").read_text(encoding="utf-8"))
+        return code, report, (folder / "c.md").read_text(encoding="utf-8")
+
+    code, report, _ = run("gate")  # the default: the judge's findings block, calibrated or not
+    assert code == 1 and {c["id"]: c["status"] for c in report["cases"]} == {
+        "good": "pass",
+        "ground": "fail",
+        "faith": "fail",
+    }
+
+    code, report, comment = run("report")
+    by_id = {c["id"]: c for c in report["cases"]}
+    assert code == 0 and report["verdict"] == "pass"
+    assert by_id["ground"]["status"] == "pass" and by_id["ground"]["failed_conditions"] == []
+    assert by_id["ground"]["advisory_conditions"] == [f"judge.grounding 2 < 3: {GROUND_REASON}"]
+    assert by_id["faith"]["advisory_conditions"][0].startswith("faithfulness 0.50 < 0.80")
+    assert (
+        "the judge is not calibrated (missing): 2 condition(s) only it decided, on 2 case(s), are reported as "
+        "advisory, not blocking (judge.uncalibrated: report); calibrate it to gate on them"
+    ) in report["warnings"]
+    assert "**Not blocking: what only the uncalibrated judge found** (`judge.uncalibrated: report`):" in comment

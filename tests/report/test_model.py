@@ -201,6 +201,7 @@ def test_case_entries(report: Report) -> None:
             "judge_runs",
             "judge_split",
             "pairwise",
+            "advisory_conditions",
         }
         assert set(case["trace"]) == TRACE_KEYS | {
             "attempts",

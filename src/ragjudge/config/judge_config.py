@@ -174,6 +174,12 @@ class JudgeConfig(Section):
         "against main's, in both orders (`better`, `worse` or `tie`; the regression rules `pairwise_loss_rate` "
         "and `pairwise_worse` read it). Two calls per changed answer; off: none.",
     )
+    uncalibrated: Literal["gate", "report"] = Field(
+        "gate",
+        description="`openai` judge without a fit calibration of itself (missing, stale or unfit) and "
+        "`require_calibration` off: `gate` blocks on the conditions only it decides, as a calibrated judge's; "
+        "`report` reports them as `advisory_conditions` and does not block on them.",
+    )
     require_calibration: bool = Field(
         False,
         description="`openai` judge: a missing, unfit or stale calibration refuses to gate (every case errors, "

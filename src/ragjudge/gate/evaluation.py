@@ -21,6 +21,7 @@ from ragjudge.endpoint.coverage import mapping_warnings, unknown_passages_warnin
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.wiring import history_warning, undeclared_protocol_warning
 from ragjudge.errors import ConfigError
+from ragjudge.gate.advisory import advisory
 from ragjudge.gate.bias_probe import BiasCheck
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.misread import passage_answers_as_errors
@@ -145,6 +146,7 @@ def run_gate(request: GateRequest) -> Report:
         )
     # What the gate takes from `calibrate/`: the check of the calibration record, and the judge's credentials.
     refusal = calibration_gate(config.judge, warnings, config.endpoint.refusal.judge, config.source)
+    trust_fields = judge_trust(config.judge, config.endpoint.refusal.judge, config.source)
     judge = make_judge(config.judge, case_rules, classify_refusal=config.endpoint.refusal.judge)
     if config.endpoint.refusal.judge and judge.lexical:
         warnings.append(
@@ -183,6 +185,9 @@ def run_gate(request: GateRequest) -> Report:
         else:
             results = run_repeated(plan, source, judge, log, max_runs, pass_at)
             results = rejudge(results, case_rules, judge, log, config.judge.rejudge, config.judge.concurrency)
+            if _advisory_on(config, str(trust_fields.get("calibration"))):
+                results, said = advisory(results, case_rules, str(trust_fields.get("calibration")))
+                warnings.extend([said] if said else [])
         if baseline is not None and shard_block is None and pairwise_on(config) and not deadline.stopped():
             from ragjudge.gate.pairs import judge_pairs  # the pairwise judge: only with a baseline
             from ragjudge.judge.pairwise import PairwiseJudge
@@ -218,7 +223,7 @@ def run_gate(request: GateRequest) -> Report:
     recorded = ProvenanceBlock.model_validate(provenance(config, all_cases, url, os.environ, case_hash()))
     trust = JudgeTrustBlock.model_validate(
         {
-            **judge_trust(config.judge, config.endpoint.refusal.judge, config.source),
+            **trust_fields,
             **({"judge_flip_rate": flips["judge_flip_rate"]} if flips else {}),
         }
     )
@@ -241,6 +246,17 @@ def run_gate(request: GateRequest) -> Report:
             report = report.model_copy(update={"judge_trust": trust})
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(with_headline(report))
+
+
+def _advisory_on(config: Config, calibration: str) -> bool:
+    """`judge.uncalibrated: report` applies: a model judge without a fit calibration, not required to have one."""
+    judge = config.judge
+    return (
+        judge.provider == "openai"
+        and judge.uncalibrated == "report"
+        and not judge.require_calibration
+        and calibration in ("missing", "stale", "unfit")
+    )
 
 
 def pairwise_on(config: Config) -> bool:

@@ -18,12 +18,12 @@ from dataclasses import replace
 from typing import Any
 
 from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.judge_decided import by_the_judge, judge_metrics
 from ragjudge.gate.judge_runs import JudgeRuns
 from ragjudge.gate.pipeline import judge_safely
 from ragjudge.gate.repeat import FreshJudge
 from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.interface import Judge, Judgement
-from ragjudge.metrics import registry
 from ragjudge.report.failure_groups import split_condition
 from ragjudge.rules import Rule
 from ragjudge.stats.intervals import wilson_interval
@@ -31,18 +31,14 @@ from ragjudge.transport import deadline
 
 REJUDGE_ROUND = 1000
 """Fresh-sample rounds of a rejudge start here, apart from `repeat`'s rounds (1, 2, ...)."""
-_CONTRADICTED = "contradicts the reference"
 
 
 def judge_decided(result: CaseResult, rules: Sequence[Rule]) -> bool:
     """Whether the case fails on a condition only the judge decides (and is one question with a reply)."""
     if result.status != "fail" or result.turns or result.endpoint.trace is None or result.judgement is None:
         return False
-    judged = [r.metric for r in rules if registry.needs_judge(r.metric)]
-    return any(
-        cond.startswith(_CONTRADICTED) or any(cond.startswith(metric + " ") for metric in judged)
-        for cond in result.failed_conditions
-    )
+    judged = judge_metrics(rules)
+    return any(by_the_judge(cond, judged) for cond in result.failed_conditions)
 
 
 def _summed(kept: Judgement, every: Sequence[Judgement]) -> Judgement:

@@ -144,6 +144,7 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
         case_hash=case_hash(result.case),
         judge_runs=result.judge_runs.as_dict() if result.judge_runs else None,
         judge_split=bool(result.judge_runs and result.judge_runs.split),
+        advisory_conditions=list(result.advisory),
         **_place(result.case),
     )
 

@@ -96,6 +96,8 @@ class CaseResult:
     turns after it were not evaluated); empty for one question. `endpoint` is then the last asked turn's."""
     judge_runs: JudgeRuns | None = None
     """How the judgements of its reply went, when it was judged more than once (`judge.rejudge`)."""
+    advisory: tuple[str, ...] = ()
+    """Conditions only an uncalibrated judge decided, reported and not blocking (`judge.uncalibrated: report`)."""
 
     def record(self) -> RunRecord:
         """This result as one run among several (a conversation's run: its turns' latency and costs summed)."""

@@ -183,6 +183,9 @@ class CaseBlock(Block):
     line: int | None = None
     """The line of that file the case's item starts on, from 1; null when unknown (a JSON Lines file's cases have
     theirs)."""
+    advisory_conditions: list[str] = Field(default_factory=list)
+    """Conditions only an uncalibrated judge decided, reported and not blocking (`judge.uncalibrated: report`):
+    a case that failed on nothing else is `pass`. Empty otherwise."""
     pairwise: PairwiseCaseBlock | None = None
     """With a baseline and a model judge: this run's answer against main's, when its text changed; null
     otherwise."""

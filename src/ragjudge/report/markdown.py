@@ -191,6 +191,7 @@ def _changes(report: Report) -> dict[str, Any]:
         "fixed": [c for c in report.cases if c.change == "fixed"],
         "flaky": [c for c in report.cases if c.flaky],
         "baseline_flaky": [c for c in report.cases if c.change == "baseline_flaky"],
+        "advisory": [c for c in report.cases if c.advisory_conditions],
         "worse_pairwise": [c for c in report.cases if c.pairwise is not None and c.pairwise.verdict == "worse"],
         "list_cap": LIST_CAP,
     }
