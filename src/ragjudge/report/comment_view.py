@@ -104,6 +104,13 @@ def ordered(cases: Sequence[CaseBlock]) -> tuple[list[CaseBlock], list[CaseBlock
     return lead, [c for c in bad if c.change == "still_failing"]
 
 
+def reading_order(cases: Sequence[CaseBlock]) -> list[CaseBlock]:
+    """Every case as a reviewer reads them: this change's failing cases, those failing on the baseline too, then
+    the passing ones (each in report order)."""
+    lead, old = ordered(cases)
+    return [*lead, *old, *(c for c in cases if c.status == "pass")]
+
+
 def change_words(case: CaseBlock) -> str:
     words = CHANGE_WORDS.get(str(case.change), "")
     runs = case.judge_runs
@@ -122,9 +129,8 @@ def probe_line(report: Report, case: CaseBlock) -> str:
     config = report.provenance.config
     if config and config != "(defaults)":
         parts += ["--config", relative_paths(config)]
-    case_file = getattr(case, "file", None)
-    if isinstance(case_file, str) and case_file:
-        parts += ["--cases", case_file]
+    if case.file:
+        parts += ["--cases", case.file]
     parts += ["--case", case.id]
     return " ".join(shlex.quote(p) for p in parts)
 

@@ -28,6 +28,7 @@ def add_report_outputs(p: argparse.ArgumentParser) -> None:
 def print_summary(report: Report, out: TextIO) -> None:
     """The headline first, then the counts, the warnings by kind, the rules and the failing cases (this change's
     first, those already failing on the baseline last)."""
+    from ragjudge.report.comment_view import reading_order
     from ragjudge.report.headline import headline_of
     from ragjudge.report.warning_kinds import by_kind
 
@@ -49,8 +50,7 @@ def print_summary(report: Report, out: TextIO) -> None:
     for rule in rules:
         mark = "n/a " if rule.passed is None and rule.scope == "regression" else ("ok  " if rule.passed else "FAIL")
         print(f"  [{mark}] {rule.reason}", file=out)
-    order = {"regression": 0, "new": 1, "still_failing": 3}
-    for case in sorted(report.cases, key=lambda c: order.get(str(c.change), 2)):
+    for case in reading_order(report.cases):
         if case.status != "pass" or case.flaky:
             change = f" [{case.change}]" if case.change else ""
             runs = f" ({case.k_of_n})" if case.k_of_n else ""

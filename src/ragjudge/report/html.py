@@ -18,7 +18,7 @@ from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
 from ragjudge.metrics.names import ANSWER_CORRECTNESS, FAITHFULNESS, P95_LATENCY_MS
-from ragjudge.report.case_block import CaseBlock
+from ragjudge.report.comment_view import reading_order
 from ragjudge.report.comparison_block import ComparisonBlock
 from ragjudge.report.figures import score as score_text
 from ragjudge.report.model import Report
@@ -293,19 +293,9 @@ def delta_rows(comparison: ComparisonBlock | None, width: float = 240.0) -> list
     return rows
 
 
-_ORDER = {"regression": 0, "new": 1, "still_failing": 3}
-
-
-def _first_to_read(case: CaseBlock) -> tuple[int, int]:
-    """Failing and errored cases before passing ones; among them this change's (regressions, new) first."""
-    if case.status == "pass":
-        return (1, 0)
-    return (0, _ORDER.get(str(case.change), 2))
-
-
 def case_rows(report: Report) -> list[dict[str, Any]]:
     rows = []
-    for case in sorted(report.cases, key=_first_to_read):
+    for case in reading_order(report.cases):
         change = case.change or ""
         judge = case.judge
         text = " ".join([case.id, case.question, case.trace.answer or "", *case.failed_conditions, case.category or ""])
