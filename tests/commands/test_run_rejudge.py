@@ -42,13 +42,14 @@ GROUNDING = {
 class FlippingJudge:
     """A rubric that gives each question's k-th call the grounding `GROUNDING[question](k)`."""
 
-    def __init__(self) -> None:
+    def __init__(self, grounding: dict[str, Any] | None = None) -> None:
+        self.grounding = GROUNDING if grounding is None else grounding
         self.calls: Counter[str] = Counter()
         self.lock = threading.Lock()
 
     def rubric(self, body: dict[str, Any], call_index: int) -> Reply:
         text = user_text(body)
-        for question, score_of in GROUNDING.items():
+        for question, score_of in self.grounding.items():
             if f"## Question\n{question}\n" in text:
                 with self.lock:
                     k = self.calls[question]
@@ -154,3 +155,23 @@ def test_rejudge_is_bounded(tmp_path: Path, rag: RagServer, capsys: pytest.Captu
     config = write_config(tmp_path, rag.url, "http://127.0.0.1:9/v1", cases=CASES)
     assert main(["run", "--config", str(config), "--rejudge", "11"]) == 2
     assert "--rejudge 11: N must be 0 to 10" in capsys.readouterr().err
+
+
+def test_a_pass_where_main_failed_on_the_judge_is_judged_again(tmp_path: Path, rag: RagServer) -> None:
+    # Main failed `flip` on grounding; now its first judgement passes it, and the next two fail it again.
+    (tmp_path / "main").mkdir()
+    with FakeOpenAI(FlippingJudge({Q_GROUND: lambda k: 2}).responder) as judge:
+        _run(tmp_path / "main", rag, judge, rejudge=0)
+    flipping = FlippingJudge({Q_GROUND: lambda k: 4 if k == 0 else 2})
+    with FakeOpenAI(flipping.responder) as judge:
+        report = _run(tmp_path, rag, judge, "--baseline", str(tmp_path / "main" / "r.json"), rejudge=2)
+    flip = next(c for c in report["cases"] if c["id"] == "flip")
+    # Not "fixed" on the strength of one lucky judgement: the majority still fails it, and the split is said.
+    assert (flip["status"], flip["change"], flip["judge_split"]) == ("fail", "still_failing", True)
+    assert flip["judge_runs"] == {
+        "runs": 3,
+        "agreeing": 2,
+        "flipped": ["judge.grounding < 3"],
+        "passed_on_rejudge": False,
+    }
+    assert flipping.calls[Q_GROUND] == 3

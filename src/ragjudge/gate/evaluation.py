@@ -184,7 +184,14 @@ def run_gate(request: GateRequest) -> Report:
             results = not_evaluated(cases, refusal)
         else:
             results = run_repeated(plan, source, judge, log, max_runs, pass_at)
-            results = rejudge(results, case_rules, judge, log, config.judge.rejudge, config.judge.concurrency)
+            main_failures = (
+                {c.id: c.failed_conditions for c in baseline.report.cases if c.status == "fail"}
+                if baseline is not None and shard_block is None
+                else None
+            )
+            results = rejudge(
+                results, case_rules, judge, log, config.judge.rejudge, config.judge.concurrency, main_failures
+            )
             if _advisory_on(config, str(trust_fields.get("calibration"))):
                 results, said = advisory(results, case_rules, str(trust_fields.get("calibration")))
                 warnings.extend([said] if said else [])

@@ -3,16 +3,17 @@
 `repeat` re-runs a failing case, a fresh endpoint call and a fresh judgement together, so it cannot tell a
 service that answers differently from a judge that scores one answer differently. A rejudge asks the judge
 again about the very reply it already judged (no endpoint call; fresh samples that bypass the judge cache), N
-more times, for each case that fails on a condition the judge decides (a `judge.<dimension>`, faithfulness, the
-reference, a criterion). The case takes the outcome most of its N+1 judgements give; when they do not all agree
-it is `judge_split`, and a split never makes a regression on its own (`compare.outcome`). A tie keeps the
-failure. A conversation is not rejudged (its turns' judgements depend on one another's replies).
+more times, for each case whose outcome hangs on the judge: it fails on a condition the judge decides (a
+`judge.<dimension>`, faithfulness, the reference, a criterion), or it passes where main failed it on one. The
+case takes the outcome most of its N+1 judgements give; when they do not all agree it is `judge_split`, and a
+split never makes a regression on its own (`compare.outcome`). A tie keeps the failure. A conversation is not
+rejudged (its turns' judgements depend on one another's replies).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
@@ -33,12 +34,15 @@ REJUDGE_ROUND = 1000
 """Fresh-sample rounds of a rejudge start here, apart from `repeat`'s rounds (1, 2, ...)."""
 
 
-def judge_decided(result: CaseResult, rules: Sequence[Rule]) -> bool:
-    """Whether the case fails on a condition only the judge decides (and is one question with a reply)."""
-    if result.status != "fail" or result.turns or result.endpoint.trace is None or result.judgement is None:
+def judge_decided(result: CaseResult, rules: Sequence[Rule], on_main: Sequence[str] | None = None) -> bool:
+    """Whether the case's outcome hangs on the judge (a one-question case with a reply): it fails on a condition
+    only the judge decides, or it passes where main failed it on one (`on_main`: main's failed conditions)."""
+    if result.turns or result.endpoint.trace is None or result.judgement is None:
         return False
     judged = judge_metrics(rules)
-    return any(by_the_judge(cond, judged) for cond in result.failed_conditions)
+    if result.status == "fail":
+        return any(by_the_judge(cond, judged) for cond in result.failed_conditions)
+    return result.status == "pass" and any(by_the_judge(cond, judged) for cond in on_main or ())
 
 
 def _summed(kept: Judgement, every: Sequence[Judgement]) -> Judgement:
@@ -61,7 +65,8 @@ def decide(first: CaseResult, again: Sequence[CaseResult]) -> CaseResult:
     """The case's outcome from its first judgement's result and its rejudges' (see the module docstring)."""
     every = [first, *again]
     passes = [r for r in every if r.status == "pass"]
-    kept = passes[0] if majority_passes([r.status for r in every]) else first
+    failures = [r for r in every if r.status != "pass"]
+    kept = passes[0] if majority_passes([r.status for r in every]) else failures[0]
     conditions = [frozenset(split_condition(c).shared for c in r.failed_conditions) for r in every]
     always = frozenset.intersection(*conditions)
     flipped = sorted({c for found in conditions for c in found} - always)
@@ -69,7 +74,7 @@ def decide(first: CaseResult, again: Sequence[CaseResult]) -> CaseResult:
         runs=len(every),
         agreeing=sum(r.status == kept.status for r in every),
         flipped=tuple(flipped),
-        passed_on_rejudge=kept is not first,
+        passed_on_rejudge=kept is not first and kept.status == "pass",
     )
     judgements = [r.judgement for r in every if r.judgement is not None]
     judgement = _summed(kept.judgement, judgements) if kept.judgement is not None else None
@@ -77,12 +82,20 @@ def decide(first: CaseResult, again: Sequence[CaseResult]) -> CaseResult:
 
 
 def rejudge(
-    results: Sequence[CaseResult], rules: Sequence[Rule], judge: Judge | None, log: EventLog, times: int, workers: int
+    results: Sequence[CaseResult],
+    rules: Sequence[Rule],
+    judge: Judge | None,
+    log: EventLog,
+    times: int,
+    workers: int,
+    main_failures: Mapping[str, Sequence[str]] | None = None,
 ) -> list[CaseResult]:
-    """Every result, the judge-decided failures judged `times` more times each; in the same order."""
+    """Every result, those whose outcome hangs on the judge judged `times` more times each; in the same order.
+    `main_failures`: the baseline's failed conditions by case id, for a case that passes now where main failed."""
     if judge is None or times <= 0:
         return list(results)
-    pending = [k for k, r in enumerate(results) if judge_decided(r, rules)]
+    on_main = main_failures or {}
+    pending = [k for k, r in enumerate(results) if judge_decided(r, rules, on_main.get(r.case.id))]
 
     def again(index: int) -> CaseResult:
         first = results[index]
