@@ -38,6 +38,10 @@ CRITERION_METRICS = ("agreement", "kappa", *ORDINAL_ONLY)
 REFERENCE_METRICS = ("agreement", "kappa")
 
 
+PAIRWISE_BARS = ("pairwise.agreement", "pairwise.position_consistency")
+"""Floors on the pairwise judge against people's preferences (`calibrate --pairwise`)."""
+
+
 @dataclass(frozen=True)
 class Bar:
     """`metric >= threshold`, from `--fail-under metric=value`."""
@@ -46,10 +50,13 @@ class Bar:
     threshold: float
 
     @property
-    def scope(self) -> Literal["labels", "criteria", "reference"]:
-        """What the bar measures: the labels (`kappa`), a criterion (`criteria.NAME.kappa`), the points."""
+    def scope(self) -> Literal["labels", "criteria", "reference", "pairwise"]:
+        """What the bar measures: the labels (`kappa`), a criterion (`criteria.NAME.kappa`), the points, or the
+        pairwise judge against people's preferences (`pairwise.agreement`)."""
         head = self.metric.partition(".")[0]
-        return "criteria" if head == "criteria" else "reference" if head == "reference" else "labels"
+        if head in ("criteria", "reference", "pairwise"):
+            return head  # type: ignore[return-value]
+        return "labels"
 
     @property
     def criterion(self) -> str | None:
@@ -83,7 +90,10 @@ def parse_fail_under(texts: Sequence[str]) -> list[Bar]:
         metric = metric.strip()
         if not sep:
             raise UsageError(f"--fail-under {text!r}: write metric=value, e.g. weighted_kappa=0.6")
-        if metric.partition(".")[0] in ("criteria", "reference"):
+        if metric.partition(".")[0] == "pairwise":
+            if metric not in PAIRWISE_BARS:
+                raise UsageError(f"--fail-under {metric}: unknown metric", tip=f"pairwise: {', '.join(PAIRWISE_BARS)}")
+        elif metric.partition(".")[0] in ("criteria", "reference"):
             _check_scoped_name(metric)
         elif metric in LOWER_IS_BETTER:
             raise UsageError(

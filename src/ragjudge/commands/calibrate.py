@@ -102,6 +102,13 @@ def add_parser(sub: Any) -> None:
     p.add_argument(
         "--max-rise-rate", type=_rate, default=MAX_FLIP_RATE, metavar="P", help="length bias bar (default 0.10)"
     )
+    p.add_argument(
+        "--pairwise",
+        type=Path,
+        metavar="FILE",
+        help='people\'s preferences, JSONL {"id", "question", "answer_a", "answer_b", "preferred": "A"|"B"|"tie"}: '
+        "the pairwise judge's agreement with them and its position consistency",
+    )
     p.add_argument("--log", type=Path, metavar="FILE", help="JSONL log of every judge call")
     p.set_defaults(handler=handle)
 
@@ -126,11 +133,14 @@ class _Judges:
 
 
 def handle(args: argparse.Namespace) -> int:
-    if not (args.labels or args.position_bias or args.length_bias):
+    if not (args.labels or args.position_bias or args.length_bias or args.pairwise):
         raise UsageError(
-            "nothing to calibrate", tip="pass --labels FILE, and/or --position-bias ITEMS or --length-bias ITEMS"
+            "nothing to calibrate",
+            tip="pass --labels FILE, and/or --position-bias ITEMS, --length-bias ITEMS or --pairwise FILE",
         )
     bars = parse_fail_under(args.fail_under)
+    if args.pairwise is None and any(b.scope == "pairwise" for b in bars):
+        raise UsageError("--fail-under pairwise.*: needs --pairwise FILE (people's preferences between two answers)")
     config = load_config(args.config)
     fingerprint = fingerprint_of(config.judge, config.endpoint.refusal.judge)
     judges = _Judges(config)
@@ -145,6 +155,10 @@ def handle(args: argparse.Namespace) -> int:
             report.update(agreement)
             report.update(extra)
             fit = all(r.passed for r in results)
+            reasons.extend(r.reason for r in results if not r.passed)
+        if args.pairwise:
+            results = _pairwise(args.pairwise, config, bars, log, report)
+            fit = fit and all(r.passed for r in results)
             reasons.extend(r.reason for r in results if not r.passed)
         for kind, path, bar in (
             ("position", args.position_bias, args.max_flip_rate),
@@ -192,6 +206,30 @@ def handle(args: argparse.Namespace) -> int:
     where = f"; record written to {report['record']}" if "record" in report else ""
     print(f"verdict: {verdict} (judge {judge_desc['model']}, fingerprint {fingerprint.digest[:12]}{where})")
     return int(ExitCode.PASSED if fit else ExitCode.GATE_FAILED)
+
+
+def _pairwise(path: Path, config: Config, bars: list[Bar], log: EventLog, report: dict[str, Any]) -> list[BarResult]:
+    """The pairwise judge against people's preferences: the report's `pairwise` block, printed; its bars."""
+    from ragjudge.calibrate.preferences import bar_results, measure, read_preferences
+    from ragjudge.judge.pairwise import PairwiseJudge  # imports the SDK: only for the model judge
+
+    labels = read_preferences(path, config.max_case_file_bytes)
+    if config.judge.provider != "openai":
+        raise ConfigError(
+            f"--pairwise: judging pairs needs judge.provider: openai (the config has {config.judge.provider!r})",
+            tip="point --config at a ragjudge.yml with judge.provider: openai",
+        )
+    result = measure(labels, PairwiseJudge(config.judge), lambda fields: log.write("judge", "pairwise", fields))
+    results = bar_results(result, bars)
+    report["pairwise"] = {**result.as_dict(), "bars": [r.as_dict() for r in results]}
+    figures = report["pairwise"]
+    agreement = "n/a" if figures["agreement"] is None else f"{figures['agreement']:.3f}"
+    consistency = "n/a" if figures["position_consistency"] is None else f"{figures['position_consistency']:.3f}"
+    print(
+        f"pairwise: agrees with people on {result.agreed} of {result.n} pairs ({agreement}), position consistency "
+        f"{consistency}" + (f"; {result.unscored} pair(s) unscored" if result.unscored else "")
+    )
+    return results
 
 
 def _judge_desc(config: Config) -> dict[str, Any]:
