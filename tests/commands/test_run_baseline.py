@@ -386,6 +386,7 @@ def test_flaky_case_is_reported_and_does_not_block(scenario: Scenario) -> None:
         "flaky": 3,  # ship-11 failed on main, and passes now after a repeat
         "baseline_flaky": 0,
         "judge_split": 0,
+        "pending_review": 0,
         "new": 0,
         "removed": 0,
         "not_comparable": 0,

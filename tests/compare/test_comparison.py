@@ -84,6 +84,7 @@ def test_changes_counts_and_the_baseline_block() -> None:
         "flaky": 0,
         "baseline_flaky": 1,
         "judge_split": 0,
+        "pending_review": 0,
         "new": 1,
         "removed": 0,
         "not_comparable": 1,

@@ -202,6 +202,7 @@ def test_case_entries(report: Report) -> None:
             "judge_split",
             "pairwise",
             "advisory_conditions",
+            "review",
         }
         assert set(case["trace"]) == TRACE_KEYS | {
             "attempts",

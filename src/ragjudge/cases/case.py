@@ -50,6 +50,13 @@ class Case:
     """The conversation so far, as this run asked and answered it (set when the turn is asked)."""
     conversation_id: str | None = None
     """What the service called the conversation in an earlier reply (`response.conversation_id`)."""
+    review: str | None = None
+    """`pending` (reported, gates nothing), `rejected` (skipped), `approved` or None (gates)."""
+
+    @property
+    def gates(self) -> bool:
+        """Whether the case counts toward the rules: not pending review."""
+        return self.review != "pending"
 
     @property
     def place(self) -> tuple[str | None, int | None]:

@@ -129,6 +129,7 @@ def to_case(path: Path, item: RawItem) -> Case:
         origin=origin,
         criteria=tuple(model.criteria) if isinstance(model.criteria, list) else (),
         inline_criteria=tuple(model.criteria.items()) if isinstance(model.criteria, dict) else (),
+        review=model.review,
     )
 
 
@@ -158,6 +159,6 @@ def _invalid(path: Path, item: RawItem, case_id: Any, data: dict[str, Any], exc:
         f"{_where(path, item, case_id)}: " + "; ".join(problems),
         tip=tip
         or "fields are id, question, expected, golden_context_ids, category, should_answer, "
-        "must_mention, must_not_mention, source, difficulty, tags, criteria; a conversation has turns "
+        "must_mention, must_not_mention, source, difficulty, tags, criteria, review; a conversation has turns "
         "(a list, each turn with question, expected, golden_context_ids, must_mention, ...) for question",
     )

@@ -63,6 +63,7 @@ def conversation(model: CaseModel, turns: Sequence[TurnModel], case_id: str, ori
         tags=tuple(model.tags),
         origin=origin,
         turns=tuple(built),
+        review=model.review,
     )
 
 

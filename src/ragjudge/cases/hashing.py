@@ -13,9 +13,9 @@ from typing import Any
 
 from ragjudge.cases.case import Case
 
-NOT_HASHED = ("origin", "file", "line", "turns", "turn", "history", "conversation_id")
-"""Where a case was read from, and what a conversation adds (hashed as `turns` only when it has turns, so
-a case set without conversations hashes as it did before they existed)."""
+NOT_HASHED = ("origin", "file", "line", "turns", "turn", "history", "conversation_id", "review")
+"""Where a case was read from, whether a person approved it yet, and what a conversation adds (hashed as `turns`
+only when it has turns, so a case set without conversations hashes as it did before they existed)."""
 
 
 def canonical(data: Any) -> bytes:

@@ -87,6 +87,9 @@ class CaseModel(_Asked):
     source: Literal["public", "human", "reflow", "synthetic"] | None = None
     difficulty: Literal["easy", "medium", "hard"] | None = None
     tags: list[str] = Field(default_factory=list)
+    review: Literal["pending", "approved", "rejected"] | None = None
+    """A case waiting for a person: `pending` runs and is reported but gates nothing; `rejected` is skipped;
+    `approved` (or none) gates."""
 
     @field_validator("id", mode="before")
     @classmethod

@@ -16,6 +16,7 @@ CHANGES = (
     "flaky",
     "baseline_flaky",
     "judge_split",
+    "pending_review",
     "new",
     "removed",
     "not_comparable",
@@ -24,6 +25,8 @@ CHANGES = (
 
 
 def change_of(now: CaseBlock, base: CaseBlock | None) -> str:
+    if now.review == "pending":
+        return "pending_review"  # reported, gates nothing: neither a regression nor a fix
     if base is None:
         return "new"
     if now.status == "error" or base.status == "error":

@@ -132,6 +132,17 @@ def run_gate(request: GateRequest) -> Report:
             warnings.append(unheard)
         source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)
     check_criteria(cases, config, (*case_rules, *suite_rules, *regression_rules(config)))
+    rejected = [c.id for c in cases if c.review == "rejected"]
+    if rejected:
+        cases = [c for c in cases if c.review != "rejected"]
+        shown = ", ".join(rejected[:10]) + (f" and {len(rejected) - 10} more" if len(rejected) > 10 else "")
+        warnings.append(f"{len(rejected)} case(s) rejected in review were skipped: {shown}")
+    pending = sum(not c.gates for c in cases)
+    if pending:
+        warnings.append(
+            f"{pending} case(s) pending review ran and are reported, but no rule counts them (review: pending; "
+            "approve them with `ragjudge cases review`)"
+        )
     all_cases = cases  # provenance hashes the whole set, so every shard (and their merge) names the same one
     shard_block = None
     if request.shard is not None:
@@ -210,7 +221,8 @@ def run_gate(request: GateRequest) -> Report:
     results = passage_answers_as_errors(results)
     warnings.extend(unknown_passages_warning(replies))
     warnings.extend(undeclared_protocol_warning(replies))
-    suite = evaluate_suite(results, case_rules, suite_rules, config.gate.max_error_rate)
+    # Cases pending review ran and are reported; no rule counts them.
+    suite = evaluate_suite([r for r in results if r.case.gates], case_rules, suite_rules, config.gate.max_error_rate)
     judge_info = judge_summary(config, judge)
     if pairs is None and baseline is not None and _pairwise_rules(config):
         warnings.append(

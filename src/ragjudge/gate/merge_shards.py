@@ -45,7 +45,8 @@ def merge_reports(parts: Sequence[ShardReport], max_error_rate: float = DEFAULT_
     cases = _union(parts)
     case_rules = [r for r in rules if r.scope == "case"]
     suite_rules = [r for r in rules if r.scope == "suite"]
-    result = evaluate_cases([SuiteCase.of_block(c) for c in cases], case_rules, suite_rules, max_error_rate)
+    gating = [SuiteCase.of_block(c) for c in cases if c.review != "pending"]  # pending review: reported, not counted
+    result = evaluate_cases(gating, case_rules, suite_rules, max_error_rate)
     metrics = with_run_usage(result.metrics, sum((_run_usage(p.report) for p in parts), RunUsage()))
     warnings = _warnings(parts)
     first = parts[0].report

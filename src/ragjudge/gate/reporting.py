@@ -145,6 +145,7 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
         judge_runs=result.judge_runs.as_dict() if result.judge_runs else None,
         judge_split=bool(result.judge_runs and result.judge_runs.split),
         advisory_conditions=list(result.advisory),
+        review=result.case.review,
         **_place(result.case),
     )
 

@@ -73,7 +73,9 @@ def case_annotation(kind: Kind, case: CaseBlock) -> Annotation:
 def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annotation]:
     """The annotations for a gate report; `warnings` (e.g. a comment that could not be posted) go first."""
     # Regressions against the baseline first: they are what this change broke.
-    bad = sorted((c for c in report.cases if c.status != "pass"), key=lambda c: (c.change != "regression", severity(c)))
+    # Cases pending review gate nothing: the comment shows them, the annotations do not.
+    failing = (c for c in report.cases if c.status != "pass" and c.review != "pending")
+    bad = sorted(failing, key=lambda c: (c.change != "regression", severity(c)))
     gate_failed = report.verdict != "pass"
     # The error budget's reason opens the report's warnings; shown once, as the error it is.
     kinds = by_kind([w for w in (*warnings, *report.warnings) if w != report.error_reason])

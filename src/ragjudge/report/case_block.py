@@ -166,7 +166,8 @@ class CaseBlock(Block):
     change: str | None = None
     """Against the baseline: regression, fixed, still_failing, still_passing, flaky, baseline_flaky,
     judge_split (failing now, passing on the baseline, but the judgements of its reply split: not a regression),
-    new, removed or not_comparable; None without a baseline."""
+    pending_review (the case waits for a person: it gates nothing), new, removed or not_comparable; None without
+    a baseline."""
     flaky: bool = False
     """Passed, but only after repeats."""
     runs: list[RunBlock] = Field(default_factory=list)
@@ -183,6 +184,9 @@ class CaseBlock(Block):
     line: int | None = None
     """The line of that file the case's item starts on, from 1; null when unknown (a JSON Lines file's cases have
     theirs)."""
+    review: str | None = None
+    """The case file's `review`: `pending` when the case waits for a person (it ran and is reported, but no case,
+    suite or regression rule counts it), `approved`; null when the file says nothing (the case gates)."""
     advisory_conditions: list[str] = Field(default_factory=list)
     """Conditions only an uncalibrated judge decided, reported and not blocking (`judge.uncalibrated: report`):
     a case that failed on nothing else is `pass`. Empty otherwise."""

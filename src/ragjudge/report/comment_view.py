@@ -93,7 +93,7 @@ def ordered(cases: Sequence[CaseBlock]) -> tuple[list[CaseBlock], list[CaseBlock
     Regressions first, then new cases, then the rest (not compared, flaky on main, or no baseline); within each,
     the cases whose definition changed first, then report order. Still-failing cases go in the second list.
     """
-    bad = [c for c in cases if c.status != "pass"]
+    bad = [c for c in cases if c.status != "pass" and c.review != "pending"]  # pending review: its own section
     rank = {"regression": 0, "new": 1}
 
     def key(c: CaseBlock) -> tuple[int, int]:
@@ -108,7 +108,8 @@ def reading_order(cases: Sequence[CaseBlock]) -> list[CaseBlock]:
     """Every case as a reviewer reads them: this change's failing cases, those failing on the baseline too, then
     the passing ones (each in report order)."""
     lead, old = ordered(cases)
-    return [*lead, *old, *(c for c in cases if c.status == "pass")]
+    pending = [c for c in cases if c.status != "pass" and c.review == "pending"]
+    return [*lead, *old, *pending, *(c for c in cases if c.status == "pass")]
 
 
 def change_words(case: CaseBlock) -> str:

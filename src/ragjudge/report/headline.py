@@ -116,12 +116,20 @@ class _Parts:
 
     def _passed(self) -> str:
         s = self.report.suite
-        text = f"{s.passed} of {s.cases} cases pass and every rule holds"
+        text = (
+            f"{s.passed} of {s.cases} gating cases pass" if self._pending() else f"{s.passed} of {s.cases} cases pass"
+        )
+        text += " and every rule holds"
         if self.fixed:
             text += f"; {_count(len(self.fixed), 'case')} fixed against {self.base} ({_ids(self.fixed)})"
         if s.flaky_cases:
             text += f"; {_count(s.flaky_cases, 'case')} passed only after repeats"
-        return text + self._worse_pairwise() + "."
+        return text + self._worse_pairwise() + self._pending() + "."
+
+    def _pending(self) -> str:
+        """`; 4 cases pending review, not gating`: cases that ran but count toward no rule."""
+        n = sum(c.review == "pending" for c in self.report.cases)
+        return f"; {_count(n, 'case')} pending review, not gating" if n else ""
 
     def _worse_pairwise(self) -> str:
         """`; 2 of 3 changed answers judged worse than main@abc1234 (r03, r07)`: what thresholds do not see."""
@@ -170,7 +178,7 @@ class _Parts:
             text += f"; this change fixed {len(self.fixed)} ({_ids(self.fixed)})"
         if self.to_pass:
             text += f": {_count(self.to_pass, 'more case')} must pass"
-        return text + self._common_cause() + self._worse_pairwise() + "."
+        return text + self._common_cause() + self._worse_pairwise() + self._pending() + "."
 
     def _common_cause(self) -> str:
         """`; all 300 failing cases failed on missing required detail: "order number"`, when one condition explains

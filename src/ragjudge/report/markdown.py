@@ -192,6 +192,7 @@ def _changes(report: Report) -> dict[str, Any]:
         "flaky": [c for c in report.cases if c.flaky],
         "baseline_flaky": [c for c in report.cases if c.change == "baseline_flaky"],
         "advisory": [c for c in report.cases if c.advisory_conditions],
+        "pending": [c for c in report.cases if c.review == "pending"],
         "worse_pairwise": [c for c in report.cases if c.pairwise is not None and c.pairwise.verdict == "worse"],
         "list_cap": LIST_CAP,
     }
