@@ -82,6 +82,7 @@ def test_stats_prints_a_readable_summary(cases_file: Path, capsys: pytest.Captur
         "by category: 退款 3 · 超纲 1 · refunds 1",
         "by source: human 2 · public 1 · synthetic 1 · (unset) 1",
         "by difficulty: (unset) 2 · easy 1 · medium 1 · hard 1",
+        "by review: (unset) 5",
         "duplicates: 1 (same question as an earlier case after normalisation)",
         "  r3 duplicates r2:   how long do refunds take ",
         "out of scope: 2 of 5 (40.0%)",

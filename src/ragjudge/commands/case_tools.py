@@ -28,6 +28,7 @@ from ragjudge.cases.duplicates import duplicates, normalize_question
 from ragjudge.cases.files import read_items
 from ragjudge.cases.saving import Addition, Target, append, open_target
 from ragjudge.cases.schema import CaseModel
+from ragjudge.commands import case_review
 from ragjudge.errors import CaseFileError
 from ragjudge.outpaths import check_output_paths
 
@@ -36,7 +37,7 @@ BAD_TIP = 'one JSON object a line: {"question": "...", "answer": "...", "expecte
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("cases", help="test-set tools: stats, import production's bad cases")
+    p = sub.add_parser("cases", help="test-set tools: stats, import production's bad cases, review pending cases")
     tools = p.add_subparsers(dest="cases_command", metavar="TOOL", required=True)
     s = tools.add_parser("stats", help="counts by category, source, difficulty; duplicates; out-of-scope share")
     s.add_argument("files", type=Path, nargs="+", metavar="FILE", help="case files (YAML list or JSONL)")
@@ -47,6 +48,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--into", type=Path, required=True, metavar="CASES", help="case file to append the stubs to")
     b.add_argument("--date", type=date.fromisoformat, metavar="YYYY-MM-DD", help="import date (default: today)")
     b.set_defaults(handler=handle_import)
+    case_review.add_parser(tools)
 
 
 # ------------------------------------------------------------------------------------------ stats
@@ -65,6 +67,7 @@ def stats(cases: Sequence[Case]) -> dict[str, Any]:
         "by_category": count([c.category for c in cases]),
         "by_source": count([c.source for c in cases]),
         "by_difficulty": count([c.difficulty for c in cases]),
+        "by_review": count([c.review for c in cases]),
         "duplicates": [{"id": d.case.id, "duplicates": d.first.id, "question": d.case.question} for d in dups],
         "out_of_scope": out_of_scope,
         "out_of_scope_share": out_of_scope / n if n else None,
@@ -78,7 +81,12 @@ def handle_stats(args: argparse.Namespace) -> int:
         print(json.dumps(figures, ensure_ascii=False, indent=2))
         return 0
     print(f"cases: {figures['cases']} in {len(args.files)} file(s)")
-    for key, title in (("by_category", "category"), ("by_source", "source"), ("by_difficulty", "difficulty")):
+    for key, title in (
+        ("by_category", "category"),
+        ("by_source", "source"),
+        ("by_difficulty", "difficulty"),
+        ("by_review", "review"),
+    ):
         row = " · ".join(f"{name} {count}" for name, count in figures[key].items())
         print(f"by {title}: {row}")
     dups = figures["duplicates"]

@@ -1,0 +1,113 @@
+"""`ragjudge cases review`, driven through a pseudo-terminal as a person would: the decision is written back to
+that case's line alone, and an approved case gates."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ragjudge.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+PROMPT = b"[a]pprove / [r]eject / [s]kip / [q]uit: "
+YAML = """# Cases generated from the knowledge base; a person reviews each before it gates.
+- id: refund-time
+  question: How long do refunds take?
+  expected: [5 working days]
+  golden_context_ids: [doc-refund-2]
+  review: pending  # synthetic, 2026-12-05
+
+# kept as it is
+- id: parcel
+  question: Where is my parcel?
+  review: pending
+- id: invoice
+  question: Can I get an invoice?
+"""
+
+
+def review(path: Path, answers: list[str]) -> tuple[int, str]:
+    """Run `ragjudge cases review PATH` on a pseudo-terminal, answering each prompt in turn."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragjudge", "cases", "review", path.name],  # from the folder, as a person would
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        cwd=path.parent,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+    )
+    os.close(follower)
+    seen, pending = b"", list(answers)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if seen.rstrip().endswith(PROMPT.rstrip()) and pending:
+                os.write(leader, (pending.pop(0) + "\n").encode())
+        elif proc.poll() is not None:
+            break
+    code = proc.wait(timeout=10)
+    os.close(leader)
+    return code, seen.decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def test_approve_one_and_skip_the_other_through_a_terminal(tmp_path: Path) -> None:
+    path = tmp_path / "generated.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    code, screen = review(path, ["a", "s"])
+    assert code == 0, screen
+    assert "[1 of 2] refund-time (generated.yaml:2)" in screen
+    assert "  expected: 5 working days" in screen and "  golden: doc-refund-2" in screen
+    assert "generated.yaml: 1 approved, 0 rejected, 1 left pending" in screen
+    # Only that case's review line changed: its spacing and comment, the other cases and comments stay.
+    assert path.read_text(encoding="utf-8") == YAML.replace(
+        "  review: pending  # synthetic", "  review: approved  # synthetic"
+    )
+
+
+def test_jsonl_lines_are_rewritten_one_by_one(tmp_path: Path) -> None:
+    rows = [
+        {"id": "a", "question": "q1?", "review": "pending"},
+        {"id": "b", "question": "q2?", "review": "pending"},
+    ]
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code, _ = review(path, ["r", "q"])
+    assert code == 0
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["review"] for line in lines] == ["rejected", "pending"]
+    assert lines[1] == json.dumps(rows[1])
+
+
+def test_nothing_pending_or_nothing_decided_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("- id: x\n  question: q?\n", encoding="utf-8")
+    assert main(["cases", "review", str(path)]) == 0
+    assert capsys.readouterr().out == f"{path}: no case is pending review\n"
+    path.write_text(YAML, encoding="utf-8")
+    code, screen = review(path, ["s", "s"])
+    assert code == 0 and "nothing decided: the file is unchanged" in screen
+    assert path.read_text(encoding="utf-8") == YAML
+
+
+def test_stats_count_review_states(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    assert main(["cases", "stats", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["by_review"] == {"pending": 2, "(unset)": 1}
