@@ -132,7 +132,9 @@ def test_import_appends_stubs_and_drops_duplicates(
     )
     code, out, _ = _run(capsys, "cases", "import-bad", str(bad), "--into", str(cases_file), "--date", "2026-11-29")
     assert code == 0
-    assert out.splitlines()[0] == f"imported=2 dropped=2 (duplicates of existing questions) into {cases_file}"
+    assert out.splitlines()[0] == (
+        f"imported=2 from 2 question(s) in 2 cluster(s) dropped=2 (duplicates of existing questions) into {cases_file}"
+    )
     text = cases_file.read_text(encoding="utf-8")
     assert text.startswith("# Our anchors. This comment must survive an import.\n")
     assert "# production answer (bad): No, never.\n" in text and "# production answer (bad): 不知道\n" in text
@@ -145,6 +147,7 @@ def test_import_appends_stubs_and_drops_duplicates(
         "退款",
     )
     assert gift.source == invoice.source == "reflow"
+    assert gift.review == invoice.review == "pending"  # a person confirms each before it gates
     assert gift.tags == invoice.tags == ("reflow-2026-11-29",)
     assert invoice.expected is None and invoice.question == "发票怎么开？"
 
@@ -156,7 +159,7 @@ def test_a_second_import_gets_fresh_ids_and_skips_what_it_already_added(
     _run(capsys, "cases", "import-bad", str(first), "--into", str(cases_file), "--date", "2026-11-29")
     again = _bad(tmp_path, {"question": "where is my parcel", "answer": "x"}, {"question": "New one?", "answer": "y"})
     code, out, _ = _run(capsys, "cases", "import-bad", str(again), "--into", str(cases_file), "--date", "2026-11-29")
-    assert code == 0 and "imported=1 dropped=1" in out
+    assert code == 0 and "imported=1 from 1 question(s) in 1 cluster(s) dropped=1" in out
     ids = [c.id for c in load_cases([cases_file]).cases]
     assert ids[-2:] == ["reflow-20261129-001", "reflow-20261129-002"]
 
@@ -171,7 +174,7 @@ def test_import_into_a_new_yaml_or_jsonl_file(tmp_path: Path, capsys: pytest.Cap
         assert all(c.source == "reflow" and c.tags == ("reflow-2026-01-02",) for c in cases)
     lines = (tmp_path / "sub" / "new.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[0]) == {"id": "reflow-20260102-001", "question": "Q one?", "source": "reflow",
-                                    "tags": ["reflow-2026-01-02"]}  # fmt: skip
+                                    "tags": ["reflow-2026-01-02"], "review": "pending"}  # fmt: skip
 
 
 def test_the_date_defaults_to_today(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -227,9 +230,15 @@ def test_an_import_keeps_the_old_part_byte_for_byte_and_its_yaml_1_2_texts(
         {"question": "Can I pay later?", "answer": "no", "expected": "yes", "category": "off"},
     )
     code, out, _ = _run(capsys, "cases", "import-bad", str(bad), "--into", str(target), "--date", "2026-11-29")
-    assert (code, out.splitlines()[0]) == (0, f"imported=2 dropped=0 (duplicates of existing questions) into {target}")
+    imported = (
+        f"imported=2 from 2 question(s) in 2 cluster(s) dropped=0 (duplicates of existing questions) into {target}"
+    )
+    assert (code, out.splitlines()[0]) == (0, imported)
     assert target.read_bytes().startswith((written + then).encode())
-    assert target.read_bytes().endswith(b"- reflow-2026-11-29\n" + end.encode())
+    indent = b"  " if layout == "indented" else b""
+    assert target.read_bytes().endswith(
+        indent + b"  - reflow-2026-11-29\n" + indent + b"  review: pending\n" + end.encode()
+    )
     one, two, on, later = load_cases([target]).cases
     assert (one.id, one.expected, one.category, one.tags) == ("ship-1", "No", "on", ("x", "y"))
     assert (two.question, two.expected) == ("Yes?", "yes")
@@ -317,3 +326,36 @@ def test_a_mapping_target_is_refused(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_a_bad_date_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = _bad(tmp_path, {"question": "Q?", "answer": "a"})
     assert _run(capsys, "cases", "import-bad", str(bad), "--into", str(tmp_path / "c.yaml"), "--date", "29/11")[0] == 2
+
+
+def test_similar_bad_questions_are_one_candidate_with_its_members(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = _bad(
+        tmp_path,
+        {"question": "How long do refunds take?", "answer": "Forever."},
+        {"question": "Where is my parcel?", "answer": "Lost."},
+        {"question": "how long does a refund take", "answer": "Ages."},
+        {"question": "退款要多久？", "answer": "不知道"},
+        {"question": "Refund: how long?", "answer": "Hm."},
+        {"question": "退款需要多久", "answer": "很久"},
+        {"question": "How do I reset my password?", "answer": "No idea."},
+    )
+    target = tmp_path / "reflow.yaml"
+    code, out, _ = _run(capsys, "cases", "import-bad", str(bad), "--into", str(target), "--date", "2026-12-05")
+    assert code == 0
+    assert out.splitlines()[0].startswith("imported=4 from 7 question(s) in 4 cluster(s) dropped=0")
+    cases = load_cases([target]).cases
+    assert [c.question for c in cases] == [
+        "How long do refunds take?",
+        "Where is my parcel?",
+        "退款要多久？",
+        "How do I reset my password?",
+    ]
+    assert all(c.source == "reflow" and c.review == "pending" for c in cases)
+    text = target.read_text(encoding="utf-8")
+    assert (
+        "# cluster of 3 similar production questions: How long do refunds take? | how long does a refund take | "
+        "Refund: how long?\n# production answer (bad): Forever.\n"
+    ) in text
+    assert "# cluster of 2 similar production questions: 退款要多久？ | 退款需要多久\n" in text

@@ -135,7 +135,7 @@ def _into_block(
     head, tail = _ended(text[:at], newline), text[at:]
     lines: list[str] = []
     for addition in additions:
-        lines.append(f"# {addition.note}")
+        lines.extend(f"# {part}" for part in addition.note.split("\n"))  # a note of several lines, each a comment
         dumped = yaml.safe_dump([addition.data], allow_unicode=True, sort_keys=False, width=1000)
         lines.extend(dumped.removesuffix("\n").split("\n"))
     block = "".join((" " * indent + line if line else line) + newline for line in lines)
@@ -149,7 +149,10 @@ def _into_flow(
     between = text[node.value[-1].end_mark.index : close] if node.value else ""
     written_comma = any("," in line.split("#", 1)[0] for line in between.split("\n"))
     comma = "," if node.value and not written_comma else ""
-    entries = [f"# {a.note}{newline}{json.dumps(a.data, ensure_ascii=ascii_only)}" for a in additions]
+    entries = [
+        "".join(f"# {part}{newline}" for part in a.note.split("\n")) + json.dumps(a.data, ensure_ascii=ascii_only)
+        for a in additions
+    ]
     return text[:close] + comma + newline + ("," + newline).join(entries) + newline + text[close:]
 
 

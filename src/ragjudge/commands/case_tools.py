@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ragjudge.cases.case import Case
 from ragjudge.cases.caseset import load_cases, validate
+from ragjudge.cases.clustering import clusters
 from ragjudge.cases.duplicates import duplicates, normalize_question
 from ragjudge.cases.files import read_items
 from ragjudge.cases.saving import Addition, Target, append, open_target
@@ -156,30 +157,41 @@ def handle_import(args: argparse.Namespace) -> int:
     tag = f"reflow-{when.isoformat()}"
     seen = {normalize_question(c.question) for c in existing}
     ids = {c.id for c in existing}
-    stubs: list[Addition] = []
-    dropped = 0
+    fresh: list[BadCase] = []
     for item in bad:
         key = normalize_question(item.question)
-        if key in seen:
-            dropped += 1
-            continue
-        seen.add(key)
+        if key not in seen:
+            seen.add(key)
+            fresh.append(item)
+    dropped = len(bad) - len(fresh)
+    # The playbook's weekly clustering: one candidate per group of similar questions, its members above it.
+    groups = clusters([item.question for item in fresh])
+    stubs: list[Addition] = []
+    for group in groups:
+        first = fresh[group[0]]
         k = len(stubs) + 1
         while f"reflow-{when:%Y%m%d}-{k:03d}" in ids:
             k += 1
         case_id = f"reflow-{when:%Y%m%d}-{k:03d}"
         ids.add(case_id)
-        stub: dict[str, Any] = {"id": case_id, "question": item.question}
-        if item.expected:
-            stub["expected"] = item.expected
-        if item.category:
-            stub["category"] = item.category
-        stub.update(source="reflow", tags=[tag])
+        stub: dict[str, Any] = {"id": case_id, "question": first.question}
+        if first.expected:
+            stub["expected"] = first.expected
+        if first.category:
+            stub["category"] = first.category
+        stub.update(source="reflow", tags=[tag], review="pending")
         CaseModel.model_validate(stub)  # a stub must be a valid case
-        stubs.append(Addition(stub, f"production answer (bad): {_comment(item.answer)}"))
+        note = f"production answer (bad): {_comment(first.answer)}"
+        if len(group) > 1:
+            members = " | ".join(_comment(fresh[m].question) for m in group)
+            note = f"cluster of {len(group)} similar production questions: {members}\n{note}"
+        stubs.append(Addition(stub, note))
     if stubs:
         append(target, stubs)
-    print(f"imported={len(stubs)} dropped={dropped} (duplicates of existing questions) into {args.into}")
+    print(
+        f"imported={len(stubs)} from {len(fresh)} question(s) in {len(groups)} cluster(s) dropped={dropped} "
+        f"(duplicates of existing questions) into {args.into}"
+    )
     if stubs:
-        print("Tip: write each stub's `expected` (and must_mention) before it joins the gate")
+        print("Tip: write each stub's `expected` (and must_mention), then approve it with `ragjudge cases review`")
     return 0
