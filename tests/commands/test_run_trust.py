@@ -62,21 +62,15 @@ def _run(folder: Path, answers: dict[str, str], judge_of: Judge, *extra: str) ->
             case={"judge.grounding": ">= 3"},
             suite={"pass_rate": ">= 1.0"},
         )
-        argv = [
-            "run",
-            "--config",
-            str(config),
-            "--report",
-            str(folder / "r.json"),
-            "--comment-file",
-            str(folder / "c.md"),
-        ]
-        code = main([*argv, *extra])
-    return (
-        code,
-        json.loads((folder / "r.json").read_text(encoding="utf-8")),
-        (folder / "c.md").read_text(encoding="utf-8"),
-    )
+        return _gate(folder, config, *extra)
+
+
+def _gate(folder: Path, config: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
+    """`ragjudge run` with `config`: its exit code, its report and its comment, both written under `folder`."""
+    argv = ["run", "--config", str(config), "--report", str(folder / "r.json"), "--comment-file", str(folder / "c.md")]
+    code = main([*argv, *extra])
+    report = json.loads((folder / "r.json").read_text(encoding="utf-8"))
+    return code, report, (folder / "c.md").read_text(encoding="utf-8")
 
 
 def test_a_noisy_judge_and_two_worse_answers(tmp_path: Path) -> None:
@@ -133,18 +127,7 @@ def test_an_uncalibrated_judge_reports_without_blocking_when_told(tmp_path: Path
         with RagServer(RAG_REPLIES) as rag, FakeOpenAI(judge_responder) as judge:
             judge_keys = {"uncalibrated": uncalibrated, "calibration": "none.json", "pairwise": False}
             config = write_config(folder, rag.url, judge.base_url, judge=judge_keys, cases=cases)
-            argv = [
-                "run",
-                "--config",
-                str(config),
-                "--report",
-                str(folder / "r.json"),
-                "--comment-file",
-                str(folder / "c.md"),
-            ]
-            code = main(argv)
-        report = json.loads((folder / "r.json").read_text(encoding="utf-8"))
-        return code, report, (folder / "c.md").read_text(encoding="utf-8")
+            return _gate(folder, config)
 
     code, report, _ = run("gate")  # the default: the judge's findings block, calibrated or not
     assert code == 1 and {c["id"]: c["status"] for c in report["cases"]} == {
