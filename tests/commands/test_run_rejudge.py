@@ -97,6 +97,7 @@ def test_a_flipping_judge_is_outvoted_and_counted(tmp_path: Path, rag: RagServer
         "agreeing": 2,
         "flipped": ["judge.grounding < 3"],
         "passed_on_rejudge": False,
+        "main_vote": False,
     }
     assert cases["flip"]["judge_split"] is True
     # `majority`: fail, pass, pass: the rejudge passed it, and says so.
@@ -147,8 +148,12 @@ def test_a_split_that_passed_on_main_is_not_a_regression(tmp_path: Path, rag: Ra
     assert "1 case judge undecided (flip): not regressions" in report["headline"]["sentence"]
     rows = (tmp_path / "c.md").read_text(encoding="utf-8").splitlines()
     assert any(
-        row.startswith("| <code>flip</code> | fail | judge undecided (2 of 3 judgements fail it) |") for row in rows
+        row.startswith("| <code>flip</code> | fail | judge undecided (2 of 4 judgements fail it, one is main's) |")
+        for row in rows
     )
+    # Main judged this very reply and passed it: its vote is the fourth, and cost no call.
+    assert cases["flip"]["judge_runs"]["main_vote"] is True
+    assert flipping.calls[Q_GROUND] == 3
 
 
 def test_rejudge_is_bounded(tmp_path: Path, rag: RagServer, capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,10 +173,75 @@ def test_a_pass_where_main_failed_on_the_judge_is_judged_again(tmp_path: Path, r
     flip = next(c for c in report["cases"] if c["id"] == "flip")
     # Not "fixed" on the strength of one lucky judgement: the majority still fails it, and the split is said.
     assert (flip["status"], flip["change"], flip["judge_split"]) == ("fail", "still_failing", True)
+    # Main's judgement of the same reply is the fourth vote: three of four fail it.
+    assert flip["judge_runs"] == {
+        "runs": 4,
+        "agreeing": 3,
+        "flipped": ["judge.grounding < 3"],
+        "passed_on_rejudge": False,
+        "main_vote": True,
+    }
+    assert flipping.calls[Q_GROUND] == 3
+
+
+def _passing_judge() -> FakeOpenAI:
+    return FakeOpenAI(lambda body, i: merged(lambda b, k: Reply(content=rubric_json()), claims_responder)(body, i))
+
+
+@pytest.mark.parametrize(
+    ("why", "main_config"),
+    [
+        ("another judge model", {"judge": {"rejudge": 0, "cache": None, "model": "gpt-4o"}}),
+        ("other case rules", {"case": {"faithfulness": ">= 0.8", "judge.grounding": ">= 2"}}),
+        ("the case changed", {"cases": [*CASES[:1], {**CASES[1], "must_not_mention": ["voucher"]}, *CASES[2:]]}),
+    ],
+)
+def test_main_votes_only_on_the_same_reply_judged_alike(
+    tmp_path: Path, rag: RagServer, why: str, main_config: dict[str, Any]
+) -> None:
+    (tmp_path / "main").mkdir()
+    with _passing_judge() as ok:
+        settings: dict[str, Any] = {"judge": {"rejudge": 0, "cache": None}, "cases": CASES, **main_config}
+        config = write_config(tmp_path / "main", rag.url, ok.base_url, **settings)
+        assert main(["run", "--config", str(config), "--report", str(tmp_path / "main" / "r.json")]) == 0
+    with FakeOpenAI(FlippingJudge().responder) as judge:
+        report = _run(tmp_path, rag, judge, "--baseline", str(tmp_path / "main" / "r.json"), rejudge=2)
+    flip = next(c for c in report["cases"] if c["id"] == "flip")
+    assert (flip["judge_runs"]["runs"], flip["judge_runs"]["main_vote"]) == (3, False), why
+
+
+def test_main_does_not_vote_on_a_changed_answer(tmp_path: Path, rag: RagServer) -> None:
+    (tmp_path / "main").mkdir()
+    reworded = {**RAG_REPLIES, Q_MAJORITY: RAG_REPLIES[Q_GOOD]}
+    reworded[Q_GROUND] = RAG_REPLIES[Q_GOOD]  # main answered `flip` otherwise
+    with RagServer(reworded) as before, _passing_judge() as ok:
+        _run(tmp_path / "main", before, ok, rejudge=0)
+    flipping = FlippingJudge()
+    with FakeOpenAI(flipping.responder) as judge:
+        report = _run(tmp_path, rag, judge, "--baseline", str(tmp_path / "main" / "r.json"), rejudge=2)
+    flip = next(c for c in report["cases"] if c["id"] == "flip")
+    assert (flip["judge_runs"]["runs"], flip["judge_runs"]["main_vote"]) == (3, False)
+    # The majority of this run's own three judgements fails it; they split, so it is undecided, not a regression.
+    assert (flip["status"], flip["change"]) == ("fail", "judge_split")
+
+
+def test_an_unchanged_answer_main_passed_never_regresses_on_a_flip(tmp_path: Path, rag: RagServer) -> None:
+    # The judge fails `flip` on its first call only: without main's vote, one rejudge would split it too; with it,
+    # the flip is outvoted two to one and the case passes on the rejudge, with no regression and one extra call.
+    (tmp_path / "main").mkdir()
+    with _passing_judge() as ok:
+        _run(tmp_path / "main", rag, ok, rejudge=0)
+    flipping = FlippingJudge({Q_GROUND: lambda k: 2 if k == 0 else 4})
+    with FakeOpenAI(flipping.responder) as judge:
+        report = _run(tmp_path, rag, judge, "--baseline", str(tmp_path / "main" / "r.json"), rejudge=1)
+    flip = next(c for c in report["cases"] if c["id"] == "flip")
     assert flip["judge_runs"] == {
         "runs": 3,
         "agreeing": 2,
         "flipped": ["judge.grounding < 3"],
-        "passed_on_rejudge": False,
+        "passed_on_rejudge": True,
+        "main_vote": True,
     }
-    assert flipping.calls[Q_GROUND] == 3
+    assert (flip["status"], flip["change"]) == ("pass", "still_passing")
+    assert report["comparison"]["counts"]["regression"] == 0
+    assert flipping.calls[Q_GROUND] == 2

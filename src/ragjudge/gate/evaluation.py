@@ -14,6 +14,7 @@ from ragjudge.cases.case import Case
 from ragjudge.cases.caseset import load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
 from ragjudge.compare.pairwise_summary import with_pairs
+from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.config.loader import register_secrets
 from ragjudge.config.model import Config
 from ragjudge.endpoint.client import EndpointClient
@@ -24,6 +25,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.gate.advisory import advisory
 from ragjudge.gate.bias_probe import BiasCheck
 from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.main_vote import MainVote, main_votes
 from ragjudge.gate.misread import passage_answers_as_errors
 from ragjudge.gate.pipeline import ReplySource, RunPlan
 from ragjudge.gate.provenance import case_set_hash, provenance
@@ -195,18 +197,14 @@ def run_gate(request: GateRequest) -> Report:
             results = not_evaluated(cases, refusal)
         else:
             results = run_repeated(plan, source, judge, log, max_runs, pass_at)
-            main_failures = (
-                {c.id: c.failed_conditions for c in baseline.report.cases if c.status == "fail"}
-                if baseline is not None and shard_block is None
-                else None
-            )
+            main_failures, votes = _main_judgements(results, baseline, case_rules, config.judge)
             results = rejudge(
-                results, case_rules, judge, log, config.judge.rejudge, config.judge.concurrency, main_failures
+                results, case_rules, judge, log, config.judge.rejudge, config.judge.concurrency, main_failures, votes
             )
             if _advisory_on(config, str(trust_fields.get("calibration"))):
                 results, said = advisory(results, case_rules, str(trust_fields.get("calibration")))
                 warnings.extend([said] if said else [])
-        if baseline is not None and shard_block is None and pairwise_on(config) and not deadline.stopped():
+        if baseline is not None and pairwise_on(config) and not deadline.stopped():
             from ragjudge.gate.pairs import judge_pairs  # the pairwise judge: only with a baseline
             from ragjudge.judge.pairwise import PairwiseJudge
 
@@ -265,6 +263,17 @@ def run_gate(request: GateRequest) -> Report:
             report = report.model_copy(update={"judge_trust": trust})
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(with_headline(report))
+
+
+def _main_judgements(
+    results: Sequence[CaseResult], baseline: Baseline | None, rules: Sequence[Rule], judge: JudgeConfig
+) -> tuple[dict[str, list[str]] | None, dict[str, MainVote] | None]:
+    """What main's run judged, for the rejudge: its failed conditions by case id, and its vote on each reply it
+    judged too (`gate.main_vote`)."""
+    if baseline is None:
+        return None, None
+    failures = {c.id: c.failed_conditions for c in baseline.report.cases if c.status == "fail"}
+    return failures, main_votes(results, baseline.report, rules, judge)
 
 
 def _advisory_on(config: Config, calibration: str) -> bool:

@@ -18,6 +18,8 @@ class JudgeRuns:
     """The conditions some judgements failed the case on and others did not (their shared text)."""
     passed_on_rejudge: bool
     """The first judgement failed the case and most judgements passed it: a rejudge, not a repeat, passed it."""
+    main_vote: bool = False
+    """One of the `runs` is main's judgement of this very reply (`gate.main_vote`), which cost no call."""
 
     @property
     def split(self) -> bool:
@@ -29,4 +31,5 @@ class JudgeRuns:
             "agreeing": self.agreeing,
             "flipped": list(self.flipped),
             "passed_on_rejudge": self.passed_on_rejudge,
+            "main_vote": self.main_vote,
         }

@@ -6,8 +6,9 @@ again about the very reply it already judged (no endpoint call; fresh samples th
 more times, for each case whose outcome hangs on the judge: it fails on a condition the judge decides (a
 `judge.<dimension>`, faithfulness, the reference, a criterion), or it passes where main failed it on one. The
 case takes the outcome most of its N+1 judgements give; when they do not all agree it is `judge_split`, and a
-split never makes a regression on its own (`compare.outcome`). A tie keeps the failure. A conversation is not
-rejudged (its turns' judgements depend on one another's replies).
+split never makes a regression on its own (`compare.outcome`). A tie keeps the failure. When main's run judged
+this very reply, main's outcome is one more vote (`gate.main_vote`). A conversation is not rejudged (its turns'
+judgements depend on one another's replies).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.judge_decided import by_the_judge, judge_metrics
 from ragjudge.gate.judge_runs import JudgeRuns
+from ragjudge.gate.main_vote import MainVote
 from ragjudge.gate.pipeline import judge_safely
 from ragjudge.gate.repeat import FreshJudge
 from ragjudge.gate.scoring import CaseResult, score_case
@@ -61,20 +63,26 @@ def majority_passes(statuses: Sequence[str]) -> bool:
     return 2 * sum(s == "pass" for s in statuses) > len(statuses)
 
 
-def decide(first: CaseResult, again: Sequence[CaseResult]) -> CaseResult:
-    """The case's outcome from its first judgement's result and its rejudges' (see the module docstring)."""
+def decide(first: CaseResult, again: Sequence[CaseResult], main: MainVote | None = None) -> CaseResult:
+    """The case's outcome from its first judgement's result and its rejudges', and main's vote when main judged
+    this very reply (see the module docstring)."""
     every = [first, *again]
+    statuses = [r.status for r in every] + ([main.status] if main else [])
     passes = [r for r in every if r.status == "pass"]
     failures = [r for r in every if r.status != "pass"]
-    kept = passes[0] if majority_passes([r.status for r in every]) else failures[0]
+    # Main's vote never stands for the case: with it, a majority that passes still has a passing result of its own.
+    kept = passes[0] if majority_passes(statuses) else failures[0]
     conditions = [frozenset(split_condition(c).shared for c in r.failed_conditions) for r in every]
+    if main is not None:
+        conditions.append(frozenset(split_condition(c).shared for c in main.conditions))
     always = frozenset.intersection(*conditions)
     flipped = sorted({c for found in conditions for c in found} - always)
     runs = JudgeRuns(
-        runs=len(every),
-        agreeing=sum(r.status == kept.status for r in every),
+        runs=len(statuses),
+        agreeing=sum(s == kept.status for s in statuses),
         flipped=tuple(flipped),
         passed_on_rejudge=kept is not first and kept.status == "pass",
+        main_vote=main is not None,
     )
     judgements = [r.judgement for r in every if r.judgement is not None]
     judgement = _summed(kept.judgement, judgements) if kept.judgement is not None else None
@@ -89,12 +97,15 @@ def rejudge(
     times: int,
     workers: int,
     main_failures: Mapping[str, Sequence[str]] | None = None,
+    main: Mapping[str, MainVote] | None = None,
 ) -> list[CaseResult]:
     """Every result, those whose outcome hangs on the judge judged `times` more times each; in the same order.
-    `main_failures`: the baseline's failed conditions by case id, for a case that passes now where main failed."""
+    `main_failures`: the baseline's failed conditions by case id, for a case that passes now where main failed;
+    `main`: main's vote for each case whose very reply it judged."""
     if judge is None or times <= 0:
         return list(results)
     on_main = main_failures or {}
+    votes = main or {}
     pending = [k for k, r in enumerate(results) if judge_decided(r, rules, on_main.get(r.case.id))]
 
     def again(index: int) -> CaseResult:
@@ -108,7 +119,8 @@ def rejudge(
             if judgement is None:
                 break
             rescored.append(score_case(first.case, first.endpoint, judgement, rules))
-        return decide(first, rescored) if rescored else first
+        vote = votes.get(first.case.id)
+        return decide(first, rescored, vote) if rescored or vote else first
 
     out = list(results)
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="rejudge") as pool:

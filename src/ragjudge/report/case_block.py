@@ -108,6 +108,9 @@ class JudgeRunsBlock(GivenKeysBlock):
     passed_on_rejudge: bool = False
     """True when the first judgement failed the case and most judgements passed it: the rejudge, not a repeat,
     passed it."""
+    main_vote: bool = False
+    """True when one of the `runs` is main's judgement of this very reply (the same answer from the same passages,
+    the same case, judge and case rules): it cost no call."""
 
 
 class PairwiseCaseBlock(GivenKeysBlock):

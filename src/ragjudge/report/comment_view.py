@@ -118,7 +118,8 @@ def change_words(case: CaseBlock) -> str:
     if case.judge_split and runs is not None:
         # The votes, so a reviewer sees how undecided: `judge undecided (2 of 3 judgements fail it)`.
         verb = "pass" if case.status == "pass" else "fail"
-        words = (words or "judge undecided") + f" ({runs.agreeing} of {runs.runs} judgements {verb} it)"
+        mains = ", one is main's" if runs.main_vote else ""
+        words = (words or "judge undecided") + f" ({runs.agreeing} of {runs.runs} judgements {verb} it{mains})"
     if case.baseline is not None and case.baseline.case_changed:
         words += " · case changed"
     return words
