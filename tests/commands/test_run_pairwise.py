@@ -101,12 +101,16 @@ def baseline(tmp_path: Path) -> Iterator[Path]:
 
 
 def _pr(
-    tmp_path: Path, decide: Any, baseline: Path, regression: dict[str, str] | None = None
+    tmp_path: Path,
+    decide: Any,
+    baseline: Path,
+    regression: dict[str, str] | None = None,
+    cases: list[dict[str, Any]] = CASES,
 ) -> tuple[int, Any, Judge]:
     judge_of = Judge(decide)
     (tmp_path / "pr").mkdir(exist_ok=True)
     with _service(PR) as rag, FakeOpenAI(judge_of) as judge:
-        config = write_config(tmp_path / "pr", rag.url, judge.base_url, cases=CASES, case={}, suite={})
+        config = write_config(tmp_path / "pr", rag.url, judge.base_url, cases=cases, case={}, suite={})
         if regression is not None:
             text = config.read_text(encoding="utf-8").replace(
                 "gate:\n", "gate:\n  regression: " + json.dumps(regression) + "\n"
@@ -179,3 +183,30 @@ def test_a_judge_that_prefers_the_first_answer_gives_ties_not_verdicts(tmp_path:
     )
     assert all(c["pairwise"]["consistent"] is False for c in report["cases"] if c["pairwise"])
     assert code == 0
+
+
+def test_shards_judge_their_own_pairs_and_the_merge_counts_them(tmp_path: Path, baseline: Path) -> None:
+    judge_of = Judge(fair)
+    (tmp_path / "pr").mkdir()
+    with _service(PR) as rag, FakeOpenAI(judge_of) as judge:
+        config = write_config(tmp_path / "pr", rag.url, judge.base_url, cases=CASES, case={}, suite={})
+        for i in (1, 2):
+            shard = ["--shard", f"{i}/2", "--report", str(tmp_path / f"s{i}.json")]
+            assert main(["run", "--config", str(config), "--baseline", str(baseline), *shard]) == 0
+    assert len(judge_of.pairs) == 3 * 2  # each changed answer judged once, by the shard that ran it
+    merged_path = tmp_path / "merged.json"
+    argv = ["merge", "--config", str(config), "--baseline", str(baseline), "--report", str(merged_path)]
+    assert main([*argv, str(tmp_path / "s1.json"), str(tmp_path / "s2.json")]) == 0
+    report = json.loads(merged_path.read_text(encoding="utf-8"))
+    pairwise = report["comparison"]["pairwise"]
+    assert (pairwise["compared"], pairwise["worse"], pairwise["tie"]) == (3, 2, 1)
+    assert report["judge_trust"]["position_consistency"] == 1.0
+
+
+def test_a_case_pending_review_is_not_compared(tmp_path: Path, baseline: Path) -> None:
+    pending = [{**c, "review": "pending"} if c["id"] == "dropped" else c for c in CASES]
+    _, report, judge = _pr(tmp_path, fair, baseline, cases=pending)
+    cases = {c["id"]: c for c in report["cases"]}
+    assert cases["dropped"]["pairwise"] is None
+    assert len(judge.pairs) == 2 * 2
+    assert (report["comparison"]["pairwise"]["compared"], report["comparison"]["pairwise"]["worse"]) == (2, 1)

@@ -245,3 +245,27 @@ def test_an_unchanged_answer_main_passed_never_regresses_on_a_flip(tmp_path: Pat
     assert (flip["status"], flip["change"]) == ("pass", "still_passing")
     assert report["comparison"]["counts"]["regression"] == 0
     assert flipping.calls[Q_GROUND] == 2
+
+
+def test_a_merge_counts_the_shards_flips(tmp_path: Path, rag: RagServer) -> None:
+    with FakeOpenAI(FlippingJudge().responder) as judge:
+        config = write_config(tmp_path, rag.url, judge.base_url, judge={"rejudge": 2, "cache": None}, cases=CASES)
+        for i in (1, 2):
+            main(["run", "--config", str(config), "--shard", f"{i}/2", "--report", str(tmp_path / f"s{i}.json")])
+    merged_path = tmp_path / "merged.json"
+    main(
+        [
+            "merge",
+            "--config",
+            str(config),
+            "--report",
+            str(merged_path),
+            str(tmp_path / "s1.json"),
+            str(tmp_path / "s2.json"),
+        ]
+    )
+    report = json.loads(merged_path.read_text(encoding="utf-8"))
+    # As the unsharded run says it: both rejudged cases split.
+    assert (report["suite"]["judge_flip_rate"], report["suite"]["rejudged_cases"]) == (1.0, 2)
+    assert report["suite"]["judge_flip_rate_interval"] == [0.3424, 1.0]
+    assert report["judge_trust"]["judge_flip_rate"] == 1.0

@@ -158,10 +158,15 @@ def compare_with_baseline(
         notices=notices,
         confidence=settings.confidence,
     )
+    trust = report.judge_trust
+    if trust is not None and pairwise is not None:
+        # The judge's credentials carry what this comparison measured of it: how often the order swayed it.
+        trust = trust.model_copy(update={"position_consistency": pairwise.position_consistency})
     return report.model_copy(
         update={
             "cases": cases,
             "comparison": comparison,
             "verdict": verdict_with(report.rules, outcomes, report.verdict),
+            "judge_trust": trust,
         }
     )

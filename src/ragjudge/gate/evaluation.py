@@ -256,11 +256,6 @@ def run_gate(request: GateRequest) -> Report:
     elif baseline is not None:
         # Not for a stopped run: its unfinished cases would read as removed.
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
-        pairs_block = report.comparison.pairwise if report.comparison else None
-        if pairs_block is not None and report.judge_trust is not None:
-            # The judge's credentials carry what this run measured of it: how often the order swayed it.
-            trust = report.judge_trust.model_copy(update={"position_consistency": pairs_block.position_consistency})
-            report = report.model_copy(update={"judge_trust": trust})
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(with_headline(report))
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ragjudge.stats.intervals import wilson_interval
 
 
 @dataclass(frozen=True)
@@ -33,3 +37,18 @@ class JudgeRuns:
             "passed_on_rejudge": self.passed_on_rejudge,
             "main_vote": self.main_vote,
         }
+
+
+def flip_figures(splits: Sequence[bool]) -> dict[str, Any] | None:
+    """`judge_flip_rate` (rejudged cases whose judgements did not all agree, over the rejudged cases; one bool per
+    rejudged case) and its 95% Wilson interval; None when no case was rejudged. `run` reads its results, `merge`
+    the shards' saved cases."""
+    if not splits:
+        return None
+    flips = sum(splits)
+    ci = wilson_interval(flips, len(splits), 0.95)
+    return {
+        "judge_flip_rate": flips / len(splits),
+        "judge_flip_rate_interval": [round(ci.lo, 4), round(ci.hi, 4)] if math.isfinite(ci.hi) else None,
+        "rejudged_cases": len(splits),
+    }

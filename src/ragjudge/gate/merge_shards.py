@@ -16,6 +16,7 @@ from typing import Any
 
 from ragjudge.errors import CaseFileError
 from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE
+from ragjudge.gate.judge_runs import flip_figures
 from ragjudge.gate.reporting import rule_blocks
 from ragjudge.gate.suite import evaluate_cases
 from ragjudge.gate.suite_case import SuiteCase
@@ -50,13 +51,18 @@ def merge_reports(parts: Sequence[ShardReport], max_error_rate: float = DEFAULT_
     metrics = with_run_usage(result.metrics, sum((_run_usage(p.report) for p in parts), RunUsage()))
     warnings = _warnings(parts)
     first = parts[0].report
+    # The judge's noise over the whole run: each shard rejudged its own cases, and kept how they went.
+    flips = flip_figures([c.judge_split for c in cases if c.judge_runs is not None])
+    trust = first.judge_trust
+    if trust is not None:
+        trust = trust.model_copy(update={"judge_flip_rate": flips["judge_flip_rate"] if flips else None})
     return Report(
         verdict=result.verdict,
-        suite=SuiteBlock.model_validate(metrics),
+        suite=SuiteBlock.model_validate({**metrics, **(flips or {})}),
         rules=rule_blocks(result.rules),
         cases=cases,
         judge_info=first.judge_info,
-        judge_trust=first.judge_trust,
+        judge_trust=trust,
         warnings=[*([result.error_reason] if result.error_reason else []), *warnings],
         error_reason=result.error_reason,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),

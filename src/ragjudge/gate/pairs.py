@@ -16,6 +16,7 @@ from ragjudge.gate.scoring import CaseResult
 from ragjudge.judge.pairwise import PairVerdict, PairwiseJudge, Side
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.model import Report
+from ragjudge.report.trace_block import PASSAGE_CHARS
 
 NO_MAIN_PASSAGES = "main's report kept no passage text: main's answer was shown without its passages"
 
@@ -39,7 +40,8 @@ def judge_pairs(
 ) -> dict[str, PairVerdict]:
     """A verdict for each case whose answer changed since main, by case id."""
     base_by_id = {c.id: c for c in baseline.cases}
-    todo = [r for r in results if changed(r, base_by_id.get(r.case.id))]
+    # A case pending review gates nothing, so its answer is not worth two judge calls.
+    todo = [r for r in results if r.case.gates and changed(r, base_by_id.get(r.case.id))]
 
     def one(result: CaseResult) -> PairVerdict:
         base = base_by_id[result.case.id]
@@ -50,7 +52,9 @@ def judge_pairs(
             result.case.question,
             _points(result.case.expected),
             Side(base.trace.answer, main_passages),
-            Side(trace.answer, tuple(p.text for p in trace.passages if p.text)),
+            # Main's report keeps each passage's first PASSAGE_CHARS: this run's are cut alike, so neither side
+            # is judged on more of its evidence than the other.
+            Side(trace.answer, tuple(p.text[:PASSAGE_CHARS] for p in trace.passages if p.text)),
             lambda fields: log.write("judge", result.case.id, fields),
         )
         if base.trace.passages and not main_passages:

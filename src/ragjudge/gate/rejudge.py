@@ -13,7 +13,6 @@ judgements depend on one another's replies).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -21,7 +20,7 @@ from typing import Any
 
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.judge_decided import by_the_judge, judge_metrics
-from ragjudge.gate.judge_runs import JudgeRuns
+from ragjudge.gate.judge_runs import JudgeRuns, flip_figures
 from ragjudge.gate.main_vote import MainVote
 from ragjudge.gate.pipeline import judge_safely
 from ragjudge.gate.repeat import FreshJudge
@@ -29,7 +28,6 @@ from ragjudge.gate.scoring import CaseResult, score_case
 from ragjudge.judge.interface import Judge, Judgement
 from ragjudge.report.failure_groups import split_condition
 from ragjudge.rules import Rule
-from ragjudge.stats.intervals import wilson_interval
 from ragjudge.transport import deadline
 
 REJUDGE_ROUND = 1000
@@ -130,15 +128,5 @@ def rejudge(
 
 
 def flip_rate(results: Sequence[CaseResult]) -> dict[str, Any] | None:
-    """`judge_flip_rate` (rejudged cases whose judgements did not all agree, over the rejudged cases) and its
-    95% Wilson interval; None when no case was rejudged."""
-    rejudged = [r.judge_runs for r in results if r.judge_runs is not None]
-    if not rejudged:
-        return None
-    flips = sum(r.split for r in rejudged)
-    ci = wilson_interval(flips, len(rejudged), 0.95)
-    return {
-        "judge_flip_rate": flips / len(rejudged),
-        "judge_flip_rate_interval": [round(ci.lo, 4), round(ci.hi, 4)] if math.isfinite(ci.hi) else None,
-        "rejudged_cases": len(rejudged),
-    }
+    """`judge_flip_rate` and its interval over the rejudged results (`judge_runs.flip_figures`)."""
+    return flip_figures([r.judge_runs.split for r in results if r.judge_runs is not None])

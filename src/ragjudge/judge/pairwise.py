@@ -139,17 +139,15 @@ class PairwiseJudge:
         tally = Tally()
         verdicts: list[Verdict] = []
         reasons: list[str] = []
-        cap = self.config.max_passage_chars
+        c = self.config
+        # Bounded as the rubric judge bounds its evidence: the answers, how many passages, and each passage.
+        shown = [
+            (s.answer[: c.max_answer_chars], [p[: c.max_passage_chars] for p in s.passages[: c.max_passages]])
+            for s in (main, now)
+        ]
         for now_first in (False, True):
-            first, second = (now, main) if now_first else (main, now)
-            messages = pairwise_messages(
-                question,
-                points,
-                first.answer,
-                [p[:cap] for p in first.passages],
-                second.answer,
-                [p[:cap] for p in second.passages],
-            )
+            (answer_a, passages_a), (answer_b, passages_b) = shown[::-1] if now_first else shown
+            messages = pairwise_messages(question, points, answer_a, passages_a, answer_b, passages_b)
             try:
                 reply = self.asker.ask(self.target, KIND, messages, response_format(), parse_pairwise, 0, log, tally)
             except CallFailed as exc:
