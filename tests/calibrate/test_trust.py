@@ -82,3 +82,23 @@ def test_an_uncalibrated_judge_names_the_config_that_ran() -> None:
     assert lines[-1].startswith("<sub>Judge gpt-4o-mini · prompt 3f2a91 · judge calibration missing: ")
     assert "--config ci/gate.yml --labels LABELS.jsonl" in lines[-1]
     assert sum("judge calibration missing" in line for line in lines) == 1  # in the footer only
+
+
+def test_the_pairwise_calibration_is_among_the_credentials(tmp_path: Path) -> None:
+    judge = _judge(tmp_path)
+    pairwise = {"n": 40, "agreement": 0.8, "ci95": [0.65, 0.9], "position_consistency": 0.95}
+    write_record(
+        new_record(fingerprint_of(judge), "fit", n=120, agreement=0.91, pairwise=pairwise), tmp_path / "c.json"
+    )
+    trust = judge_trust(judge)
+    assert (trust["pairwise_agreement"], trust["pairwise_agreement_interval"], trust["pairwise_labels"]) == (
+        0.8,
+        [0.65, 0.9],
+        40,
+    )
+    footer = _comment({**trust, "prompt_fingerprint": "3f2a91c0ffee", "agreement_interval": None})[-1]
+    assert footer.startswith("<sub>Judge gpt-4o-mini · prompt 3f2a91 · agrees with people 0.910 on 120 labels, ")
+    assert footer.endswith(" · pairwise agrees 0.800 on 40 pairs</sub>")
+    # A record without the pairwise measure says nothing of it.
+    write_record(new_record(fingerprint_of(judge), "fit", n=120, agreement=0.91), tmp_path / "c.json")
+    assert "pairwise_agreement" not in judge_trust(judge)

@@ -121,3 +121,33 @@ def test_bad_input_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         == 2
     )
     assert "--fail-under pairwise.*: needs --pairwise FILE" in capsys.readouterr().err
+
+
+def test_preferences_alone_add_to_this_judges_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ragjudge.calibrate.fingerprint import fingerprint_of, new_record, read_record, write_record
+    from ragjudge.config.loader import load_config
+
+    record = tmp_path / "calibration.json"
+
+    def run() -> tuple[Any, str]:
+        with FakeOpenAI(Judge(fair)) as judge:
+            config = _config(tmp_path, judge.base_url)
+            text = config.read_text(encoding="utf-8").replace("judge:\n", f"judge:\n  calibration: {record}\n")
+            config.write_text(text, encoding="utf-8")
+            assert main(["calibrate", "--config", str(config), "--pairwise", str(_labels(tmp_path, PREFERENCES))]) == 0
+            return load_config(config).judge, capsys.readouterr().out
+
+    judge, out = run()
+    assert f"record not updated: no calibration record at {record}: calibrate with --labels and --pairwise" in out
+    assert not record.exists()
+    write_record(new_record(fingerprint_of(judge), "fit", n=50, agreement=0.9), record)
+    judge, out = run()
+    assert f"pairwise figures added to {record}" in out
+    kept = read_record(record)
+    assert not isinstance(kept, str)
+    assert (kept.n, kept.agreement, kept.verdict) == (50, 0.9, "fit")  # the labels' calibration stands as it was
+    assert kept.pairwise == {"n": 4, "agreement": 0.75, "ci95": [0.3006, 0.9544], "position_consistency": 1.0}
+    other = judge.model_copy(update={"temperature": 0.9})
+    write_record(new_record(fingerprint_of(other), "fit", n=50, agreement=0.9), record)
+    _, out = run()
+    assert f"record not updated: the calibration record {record} is of another judge" in out

@@ -117,6 +117,9 @@ class CalibrationRecord(BaseModel):
     labels: str | None = None
     reasons: list[str] = Field(default_factory=list)
     """Why the verdict is what it is (each bar, each bias check)."""
+    pairwise: dict[str, Any] | None = None
+    """The pairwise judge against people's preferences (`--pairwise`): `n`, `agreement`, `ci95`,
+    `position_consistency`; null when it was never measured for this judge."""
 
 
 def new_record(fingerprint: Fingerprint, verdict: Literal["fit", "unfit"], **fields: Any) -> CalibrationRecord:
@@ -137,6 +140,25 @@ def write_record(record: CalibrationRecord, path: Path) -> None:
         tmp.replace(path)
     except OSError as exc:
         raise UsageError(f"{path}: cannot write the calibration record ({exc.strerror})") from None
+
+
+PAIRWISE_KEPT = ("n", "agreement", "ci95", "position_consistency")
+
+
+def kept_pairwise(figures: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What the record keeps of `calibrate --pairwise`'s figures."""
+    return {k: figures.get(k) for k in PAIRWISE_KEPT} if figures else None
+
+
+def add_pairwise(path: Path, fingerprint: Fingerprint, figures: Mapping[str, Any]) -> str | None:
+    """Adds the pairwise judge's figures to the record of this very judge; why not (a sentence) otherwise."""
+    record = read_record(path)
+    if isinstance(record, str):
+        return record + ": calibrate with --labels and --pairwise together to make one"
+    if record.judge_fingerprint != fingerprint.digest:
+        return f"the calibration record {path} is of another judge: calibrate with --labels and --pairwise together"
+    write_record(record.model_copy(update={"pairwise": kept_pairwise(figures)}), path)
+    return None
 
 
 def read_record(path: Path) -> CalibrationRecord | str:
@@ -258,4 +280,10 @@ def judge_trust(judge: JudgeConfig, refusal_judge: bool = False, config: str | N
             labels=record.n,
             calibrated_at=record.calibrated_at or None,
         )
+        if record.pairwise:
+            trust.update(
+                pairwise_agreement=record.pairwise.get("agreement"),
+                pairwise_agreement_interval=record.pairwise.get("ci95"),
+                pairwise_labels=record.pairwise.get("n"),
+            )
     return trust

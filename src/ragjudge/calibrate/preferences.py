@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragjudge.calibrate.verdict import Bar, BarResult
 from ragjudge.cases.files import read_items
-from ragjudge.errors import CaseFileError
+from ragjudge.config.model import Config
+from ragjudge.errors import CaseFileError, ConfigError
 from ragjudge.judge.interface import LogFn
 from ragjudge.judge.pairwise import PairwiseJudge, Side
 from ragjudge.stats.intervals import wilson_interval
@@ -113,3 +114,26 @@ def bar_results(result: PairwiseAgreement, bars: Sequence[Bar]) -> list[BarResul
             )
         )
     return out
+
+
+def calibrate_pairwise(
+    path: Path, config: Config, bars: Sequence[Bar], log: LogFn, report: dict[str, Any]
+) -> list[BarResult]:
+    """The pairwise judge against people's preferences: the report's `pairwise` block, printed; its bars."""
+    labels = read_preferences(path, config.max_case_file_bytes)
+    if config.judge.provider != "openai":
+        raise ConfigError(
+            f"--pairwise: judging pairs needs judge.provider: openai (the config has {config.judge.provider!r})",
+            tip="point --config at a ragjudge.yml with judge.provider: openai",
+        )
+    result = measure(labels, PairwiseJudge(config.judge), log)
+    results = bar_results(result, bars)
+    report["pairwise"] = {**result.as_dict(), "bars": [r.as_dict() for r in results]}
+    figures = report["pairwise"]
+    agreement = "n/a" if figures["agreement"] is None else f"{figures['agreement']:.3f}"
+    consistency = "n/a" if figures["position_consistency"] is None else f"{figures['position_consistency']:.3f}"
+    print(
+        f"pairwise: agrees with people on {result.agreed} of {result.n} pairs ({agreement}), position consistency "
+        f"{consistency}" + (f"; {result.unscored} pair(s) unscored" if result.unscored else "")
+    )
+    return results

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import argparse
 import json
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragjudge import masking
-from ragjudge.calibrate.fingerprint import fingerprint_of, new_record, record_path, write_record
+from ragjudge.calibrate.fingerprint import (
+    add_pairwise,
+    fingerprint_of,
+    kept_pairwise,
+    new_record,
+    record_path,
+    write_record,
+)
 from ragjudge.calibrate.items import load_bias_items
 from ragjudge.calibrate.judging import ScoredLabel, faithfulness_rule, require_openai, score_labels
 from ragjudge.calibrate.labels import Label, check_given_scores, check_label_criteria, is_binary, load_labels
@@ -157,7 +164,9 @@ def handle(args: argparse.Namespace) -> int:
             fit = all(r.passed for r in results)
             reasons.extend(r.reason for r in results if not r.passed)
         if args.pairwise:
-            results = _pairwise(args.pairwise, config, bars, log, report)
+            from ragjudge.calibrate.preferences import calibrate_pairwise  # the pairwise judge imports the SDK
+
+            results = calibrate_pairwise(args.pairwise, config, bars, partial(log.write, "judge", "pairwise"), report)
             fit = fit and all(r.passed for r in results)
             reasons.extend(r.reason for r in results if not r.passed)
         for kind, path, bar in (
@@ -183,8 +192,8 @@ def handle(args: argparse.Namespace) -> int:
     verdict: Literal["fit", "unfit"] = "fit" if fit else "unfit"
     judge_desc = _judge_desc(config)
     report.update(verdict=verdict, judge_fingerprint=fingerprint.digest, judge=judge_desc, reasons=reasons)
+    path = record_path(config.judge)
     if args.labels:
-        path = record_path(config.judge)
         record = new_record(
             fingerprint,
             verdict,
@@ -193,9 +202,15 @@ def handle(args: argparse.Namespace) -> int:
             ci95=report["ci95"],
             labels=str(args.labels),
             reasons=reasons or [r["reason"] for r in report.get("bars", [])],
+            pairwise=kept_pairwise(report.get("pairwise")),
         )
         write_record(record, path)
         report["record"] = str(path)
+    elif args.pairwise:
+        # People's preferences alone add to the record of this very judge; they do not make one.
+        why_not = add_pairwise(path, fingerprint, report["pairwise"])
+        report["record"] = str(path) if why_not is None else None
+        print(f"record not updated: {why_not}" if why_not else f"pairwise figures added to {path}")
     if args.report:
         try:
             args.report.parent.mkdir(parents=True, exist_ok=True)
@@ -206,30 +221,6 @@ def handle(args: argparse.Namespace) -> int:
     where = f"; record written to {report['record']}" if "record" in report else ""
     print(f"verdict: {verdict} (judge {judge_desc['model']}, fingerprint {fingerprint.digest[:12]}{where})")
     return int(ExitCode.PASSED if fit else ExitCode.GATE_FAILED)
-
-
-def _pairwise(path: Path, config: Config, bars: list[Bar], log: EventLog, report: dict[str, Any]) -> list[BarResult]:
-    """The pairwise judge against people's preferences: the report's `pairwise` block, printed; its bars."""
-    from ragjudge.calibrate.preferences import bar_results, measure, read_preferences
-    from ragjudge.judge.pairwise import PairwiseJudge  # imports the SDK: only for the model judge
-
-    labels = read_preferences(path, config.max_case_file_bytes)
-    if config.judge.provider != "openai":
-        raise ConfigError(
-            f"--pairwise: judging pairs needs judge.provider: openai (the config has {config.judge.provider!r})",
-            tip="point --config at a ragjudge.yml with judge.provider: openai",
-        )
-    result = measure(labels, PairwiseJudge(config.judge), lambda fields: log.write("judge", "pairwise", fields))
-    results = bar_results(result, bars)
-    report["pairwise"] = {**result.as_dict(), "bars": [r.as_dict() for r in results]}
-    figures = report["pairwise"]
-    agreement = "n/a" if figures["agreement"] is None else f"{figures['agreement']:.3f}"
-    consistency = "n/a" if figures["position_consistency"] is None else f"{figures['position_consistency']:.3f}"
-    print(
-        f"pairwise: agrees with people on {result.agreed} of {result.n} pairs ({agreement}), position consistency "
-        f"{consistency}" + (f"; {result.unscored} pair(s) unscored" if result.unscored else "")
-    )
-    return results
 
 
 def _judge_desc(config: Config) -> dict[str, Any]:

@@ -108,6 +108,13 @@ class JudgeTrustBlock(GivenKeysBlock):
     """When the calibration was made (ISO 8601); null without a record."""
     config: str | None = None
     """The config file the run read: the command to calibrate names it."""
+    pairwise_agreement: float | None = None
+    """The pairwise judge's agreement with people's preferences (`calibrate --pairwise`, 0 to 1); null when it was
+    never measured for this judge."""
+    pairwise_agreement_interval: list[float] | None = None
+    """Its 95% Wilson interval `[lo, hi]`; null without one."""
+    pairwise_labels: int | None = None
+    """How many people's preferences it was measured on; null without a measure."""
     judge_flip_rate: float | None = None
     """This run's `suite.judge_flip_rate` when the judge was asked again (`judge.rejudge`); else null."""
     position_consistency: float | None = None
