@@ -80,8 +80,10 @@ def test_a_noisy_judge_and_two_worse_answers(tmp_path: Path) -> None:
     code, report, comment = _run(tmp_path / "pr", PR, Noisy(fair), "--baseline", baseline)
     cases = {c["id"]: c for c in report["cases"]}
 
-    # The flip on the unchanged answer did not block: outvoted 2 to 1, and counted.
+    # The flip on the unchanged answer did not block: outvoted 3 to 1 (main's judgement of the same answer among
+    # them), and counted.
     assert cases["same"]["status"] == "pass" and cases["same"]["judge_runs"]["passed_on_rejudge"] is True
+    assert (cases["same"]["judge_runs"]["runs"], cases["same"]["judge_runs"]["main_vote"]) == (4, True)
     assert report["suite"]["judge_flip_rate"] == 1.0 and report["suite"]["rejudged_cases"] == 1
     assert code == 0 and report["comparison"]["counts"]["regression"] == 0
     # The two worse answers, named pairwise with the judge's reasons.
