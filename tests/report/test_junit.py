@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import xmlschema
-from junitparser import Error, Failure, JUnitXml, TestSuite
+from junitparser import Error, Failure, JUnitXml, Skipped, TestSuite
 from tests.report.samples import HOSTILE, sample_report
 
 from ragjudge.report.junit import render_junit
@@ -111,3 +111,22 @@ def test_the_schema_rejects_what_consumers_would(tmp_path: Path) -> None:
     ):
         with pytest.raises(xmlschema.XMLSchemaValidationError):
             SCHEMA.validate(broken)
+
+
+def test_a_case_pending_review_is_skipped_and_says_how_it_went(tmp_path: Path) -> None:
+    report = sample_report()
+    cases = [
+        c.model_copy(update={"review": "pending"}) if c.id in ("refund-07", "ship-01") else c for c in report.cases
+    ]
+    suites = parsed(tmp_path, render_junit(report.model_copy(update={"cases": cases})))
+    junit = suites["ragjudge cases"]
+    # refund-07 failed and ship-01 passed: neither gates, so neither is red; the error still counts.
+    assert (junit.tests, junit.failures, junit.errors, junit.skipped) == (6, 0, 1, 2)
+    rows = {tc.name: tc for tc in junit}
+    [skipped] = rows["refund-07"].result
+    assert isinstance(skipped, Skipped)
+    assert skipped.message == (
+        'pending review, not gating (fail: contains forbidden claim: "free"; faithfulness 0.50 < 0.80)'
+    )
+    [passed] = rows["ship-01"].result
+    assert isinstance(passed, Skipped) and passed.message == "pending review, not gating (pass)"

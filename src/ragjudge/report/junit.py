@@ -5,7 +5,8 @@ Layout (the common JUnit dialect that GitLab's `artifacts:reports:junit` and Jen
 * `<testsuite name="ragjudge cases">`: one `<testcase classname=CATEGORY name=ID>` per case, with
   `<failure message=...>` listing the conditions it failed on (a contradicted reference point is one; the
   body adds the points the answer misses and the criteria scored low), `<error message=...>` for a case
-  that could not be evaluated, and the suite's metrics as `<property>`s;
+  that could not be evaluated, `<skipped message="pending review, not gating (...)">` for a case pending
+  review (no rule counts it; the message says how it went), and the suite's metrics as `<property>`s;
 * `<testsuite name="ragjudge rules">`: one testcase per suite rule (and regression rule, when the
   report compares with a baseline), so the reason a gate failed shows even when every case passed.
 
@@ -115,7 +116,12 @@ def _testcase(parent: ET.Element, case: CaseBlock) -> None:
     # The message is the conditions, as the comment's table has them; the body adds what the judge found.
     judged = [f"turn {t.turn}: {line}" for t in case.turns for line in _judged_lines(t)] or _judged_lines(case)
     body = _text("\n".join([*case.failed_conditions, *(judged if case.status != "pass" else [])]))
-    if case.status == "fail":
+    if case.review == "pending":
+        # Not gating: a CI test view must not show red for a case no rule counts, nor hide how it went.
+        outcome = f"{case.status}: {conditions}" if conditions else case.status
+        skipped = ET.SubElement(element, "skipped", message=_message(f"pending review, not gating ({outcome})"))
+        skipped.text = body
+    elif case.status == "fail":
         failure = ET.SubElement(element, "failure", message=_message(conditions), type="fail")
         failure.text = body
     elif case.status == "error":
@@ -164,14 +170,16 @@ def render_junit(report: Report) -> str:
     _properties(cases, report)
     for case in report.cases:
         _testcase(cases, case)
-    failed = sum(c.status == "fail" for c in report.cases)
-    errored = sum(c.status == "error" for c in report.cases)
+    gating = [c for c in report.cases if c.review != "pending"]
+    failed = sum(c.status == "fail" for c in gating)
+    errored = sum(c.status == "error" for c in gating)
+    pending = len(report.cases) - len(gating)
     total_time = sum((_latency_ms(c) or 0.0) for c in report.cases)
     cases.attrib.update(
         tests=str(len(report.cases)),
         failures=str(failed),
         errors=str(errored),
-        skipped="0",
+        skipped=str(pending),
         time=_seconds(total_time),
         timestamp=_text(report.generated_at.replace("+00:00", "")) or "1970-01-01T00:00:00",
     )
