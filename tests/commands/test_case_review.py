@@ -17,7 +17,7 @@ import pytest
 from ragjudge.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-PROMPT = b"[a]pprove / [r]eject / [s]kip / [q]uit: "
+PROMPT = b"[a]pprove / [e]dit / [r]eject / [s]kip / [q]uit: "
 YAML = """# Cases generated from the knowledge base; a person reviews each before it gates.
 - id: refund-time
   question: How long do refunds take?
@@ -34,8 +34,9 @@ YAML = """# Cases generated from the knowledge base; a person reviews each befor
 """
 
 
-def review(path: Path, answers: list[str]) -> tuple[int, str]:
-    """Run `ragjudge cases review PATH` on a pseudo-terminal, answering each prompt in turn."""
+def review(path: Path, answers: list[str], editor: str | None = None) -> tuple[int, str]:
+    """Run `ragjudge cases review PATH` on a pseudo-terminal, answering each prompt in turn; `editor` is the
+    `EDITOR` the run sees (a command that edits the file named last)."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "ragjudge", "cases", "review", path.name],  # from the folder, as a person would
@@ -43,7 +44,7 @@ def review(path: Path, answers: list[str]) -> tuple[int, str]:
         stdout=follower,
         stderr=follower,
         cwd=path.parent,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "EDITOR": editor or "false", "VISUAL": ""},
     )
     os.close(follower)
     seen, pending = b"", list(answers)
@@ -74,7 +75,7 @@ def test_approve_one_and_skip_the_other_through_a_terminal(tmp_path: Path) -> No
     assert code == 0, screen
     assert "[1 of 2] refund-time (generated.yaml:2)" in screen
     assert "  expected: 5 working days" in screen and "  golden: doc-refund-2" in screen
-    assert "generated.yaml: 1 approved, 0 rejected, 1 left pending" in screen
+    assert "generated.yaml: 1 approved, 0 rejected, 0 edited, 1 left pending" in screen
     # Only that case's review line changed: its spacing and comment, the other cases and comments stay.
     assert path.read_text(encoding="utf-8") == YAML.replace(
         "  review: pending  # synthetic", "  review: approved  # synthetic"
@@ -111,3 +112,47 @@ def test_stats_count_review_states(tmp_path: Path, capsys: pytest.CaptureFixture
     path.write_text(YAML, encoding="utf-8")
     assert main(["cases", "stats", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["by_review"] == {"pending": 2, "(unset)": 1}
+
+
+def _sed(expression: str) -> str:
+    return f"{sys.executable} -c \"import re,sys; p=sys.argv[1]; t=open(p).read(); open(p,'w').write({expression})\""
+
+
+def test_edit_a_case_then_approve_it(tmp_path: Path) -> None:
+    path = tmp_path / "generated.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    # The person fixes the reference in their editor, sees the case again, and approves it.
+    editor = _sed("t.replace('5 working days', '5 to 7 working days')")
+    code, screen = review(path, ["e", "a", "s"], editor)
+    assert code == 0, screen
+    assert screen.count("[1 of 2] refund-time") == 2 and "  expected: 5 to 7 working days" in screen
+    assert "generated.yaml: 1 approved, 0 rejected, 1 edited, 1 left pending" in screen
+    assert path.read_text(encoding="utf-8") == YAML.replace("[5 working days]", "[5 to 7 working days]").replace(
+        "  review: pending  # synthetic", "  review: approved  # synthetic"
+    )
+
+
+def test_an_edit_that_is_not_a_case_is_set_aside(tmp_path: Path) -> None:
+    path = tmp_path / "generated.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    editor = _sed("t.replace('question:', 'questoin:')")
+    code, screen = review(path, ["e", "s", "s"], editor)
+    assert code == 0, screen
+    assert (
+        "  edit set aside: the edited case:1: case 'refund-time': question: required field is missing; unknown field 'questoin'"
+        in screen
+    )
+    assert path.read_text(encoding="utf-8") == YAML  # nothing decided, nothing edited
+    code, screen = review(path, ["e", "q"], "no-such-editor-xyz")
+    assert "  cannot start the editor 'no-such-editor-xyz' (No such file or directory): set EDITOR" in screen
+
+
+def test_a_jsonl_case_is_edited_as_one_object_and_written_as_one_line(tmp_path: Path) -> None:
+    rows = [{"id": "a", "question": "q1?", "review": "pending"}, {"id": "b", "question": "q2?", "review": "pending"}]
+    path = tmp_path / "cases.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code, screen = review(path, ["e", "r", "q"], _sed("t.replace('q1?', 'Is q1 clearer now?')"))
+    assert code == 0, screen
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0]) == {"id": "a", "question": "Is q1 clearer now?", "review": "rejected"}
+    assert lines[1] == json.dumps(rows[1])
