@@ -139,8 +139,8 @@ def test_an_edit_that_is_not_a_case_is_set_aside(tmp_path: Path) -> None:
     code, screen = review(path, ["e", "s", "s"], editor)
     assert code == 0, screen
     assert (
-        "  edit set aside: the edited case:1: case 'refund-time': question: required field is missing; unknown field 'questoin'"
-        in screen
+        "  edit set aside: the edited case:1: case 'refund-time': question: required field is missing; "
+        "unknown field 'questoin'" in screen
     )
     assert path.read_text(encoding="utf-8") == YAML  # nothing decided, nothing edited
     code, screen = review(path, ["e", "q"], "no-such-editor-xyz")

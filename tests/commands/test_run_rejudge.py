@@ -269,3 +269,30 @@ def test_a_merge_counts_the_shards_flips(tmp_path: Path, rag: RagServer) -> None
     assert (report["suite"]["judge_flip_rate"], report["suite"]["rejudged_cases"]) == (1.0, 2)
     assert report["suite"]["judge_flip_rate_interval"] == [0.3424, 1.0]
     assert report["judge_trust"]["judge_flip_rate"] == 1.0
+
+
+def test_a_cached_first_judgement_is_not_main_voting_twice(tmp_path: Path, rag: RagServer) -> None:
+    # Main's run and this one share the judge cache: this run's first judgement of the unchanged reply is main's
+    # own sample read back, so main's vote would count one judgement twice.
+    cache = str(tmp_path / "shared-cache")
+    (tmp_path / "main").mkdir()
+    flipping = FlippingJudge({Q_GROUND: lambda k: 2 if k == 0 else 4})
+    with FakeOpenAI(flipping.responder) as judge:
+        config = write_config(tmp_path / "main", rag.url, judge.base_url, judge={"cache": cache}, cases=CASES)
+        main(["run", "--config", str(config), "--report", str(tmp_path / "main" / "r.json")])
+        config = write_config(tmp_path, rag.url, judge.base_url, judge={"rejudge": 1, "cache": cache}, cases=CASES)
+        main(
+            [
+                "run",
+                "--config",
+                str(config),
+                "--baseline",
+                str(tmp_path / "main" / "r.json"),
+                "--report",
+                str(tmp_path / "r.json"),
+            ]
+        )
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    flip = next(c for c in report["cases"] if c["id"] == "flip")
+    assert flip["judge"]["cache_hits"] >= 1
+    assert (flip["judge_runs"]["runs"], flip["judge_runs"]["main_vote"]) == (2, False)

@@ -153,3 +153,19 @@ def test_a_group_of_one_text_keeps_it_word_for_word() -> None:
 def test_a_condition_splits_into_what_cases_share_and_what_is_their_own(text: str, shared: str, own: str) -> None:
     split = split_condition(text)
     assert (split.shared, split.own) == (shared, own)
+
+
+@pytest.mark.parametrize(
+    ("why", "sentence"),
+    [
+        (
+            "all 2 cases errored: endpoint error: An error occurred.",
+            "All 2 cases errored: endpoint error: An error occurred.",
+        ),
+        ("all 2 cases errored: endpoint error: HTTP 500", "All 2 cases errored: endpoint error: HTTP 500."),
+    ],
+)
+def test_an_error_verdict_says_why_in_one_sentence(why: str, sentence: str) -> None:
+    errored = report([C("a", "error"), C("b", "error")], verdict="error")
+    headline = with_headline(errored.model_copy(update={"error_reason": why})).headline
+    assert headline is not None and headline.sentence == sentence

@@ -6,7 +6,8 @@ call. So a judge flip on an unchanged answer shows as a split (main's vote again
 never makes a regression. Anything that could make the two judgements differ for a reason other than the judge's
 noise takes the vote away: another answer or other passages (ids, or the text as the report keeps it), another
 case (its hash), another judge (model or prompt fingerprint), other case rules, a conversation, or a main run
-that did not judge the case (an error, a skip).
+that did not judge the case (an error, a skip). So does a first judgement read from the judge cache: shared
+between main's run and this one, it may be main's very judgement, which must not count twice.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ def main_votes(
         base = base_by_id.get(result.case.id)
         if base is None or base.status not in ("pass", "fail") or base.case_hash != case_hash(result.case):
             continue
-        if not same_reply(result, base):
+        # A first judgement read from the judge cache may be main's very sample: it cannot vote twice.
+        if not same_reply(result, base) or result.judgement is None or result.judgement.cache_hits:
             continue
         conditions = (
             *(c for c in base.failed_conditions if by_the_judge(c, judged)),

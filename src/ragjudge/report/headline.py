@@ -109,7 +109,7 @@ class _Parts:
         if report.verdict == "error":
             why = report.error_reason or (report.interrupted.reason if report.interrupted else None)
             text = _clip(why or "no case could be evaluated")
-            return text[:1].upper() + text[1:] + "."
+            return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
         if report.verdict == "pass":
             return self._passed()
         return self._blocked(failing)
