@@ -1,8 +1,9 @@
 """How many questions each document is asked for: in proportion to its length, never all from a few.
 
-A document's size is counted in rough tokens: one for each Han character, one for each run of Latin letters or
-digits, so that a Chinese and an English document saying the same are about the same size. Documents under
-`MIN_TOKENS` are too short to ask about and get none. The others share `n` by the largest remainder method
+A document's size is counted in words: each run of Latin letters or digits is one, and each Han character two
+thirds of one (a Chinese sentence takes about one and a half characters for each word of its English), so that
+a Chinese and an English document saying the same are about the same size. Documents under `MIN_WORDS` are too
+short to ask about and get none. The others share `n` by the largest remainder method
 (each gets the whole part of its share, and the leftover questions go to the largest fractional parts); when
 `n` reaches their number, each first gets one, so that no document is left out for a longer neighbour. Ties are
 broken in an order drawn from the seed, so a rerun with the same seed asks the same.
@@ -16,21 +17,25 @@ from collections.abc import Sequence
 
 from ragjudge.cases.language import is_cjk
 
-MIN_TOKENS = 20
-"""A document with fewer rough tokens than this is too short to ask about (a title, a stub)."""
+MIN_WORDS = 15
+"""A document of fewer words than this is too short to ask about (a title, a stub, a line of contact details)."""
 _RUN = re.compile(r"[^\W_]+")
 
 
-def size_of(text: str) -> int:
-    """`text`'s length in rough tokens: each Han character, and each run of other letters or digits."""
+_HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+"""What `language.is_cjk` counts, as a pattern: a run of letters stops at a Han character."""
+
+
+def size_of(text: str) -> float:
+    """`text`'s length in words: each run of letters or digits that is not Han, and 2/3 for each Han character."""
     han = sum(1 for ch in text if is_cjk(ch))
-    runs = sum(1 for run in _RUN.findall(text) if not all(is_cjk(ch) for ch in run))
-    return han + runs
+    runs = len( _RUN.findall(_HAN.sub(" ", text)))
+    return runs + han * 2 / 3
 
 
-def allocate(sizes: Sequence[int], n: int, seed: int = 0) -> list[int]:
-    """Questions per document for `n` in all, by size (a document under `MIN_TOKENS` gets 0)."""
-    eligible = [k for k, s in enumerate(sizes) if s >= MIN_TOKENS]
+def allocate(sizes: Sequence[float], n: int, seed: int = 0) -> list[int]:
+    """Questions per document for `n` in all, by size (a document under `MIN_WORDS` gets 0)."""
+    eligible = [k for k, s in enumerate(sizes) if s >= MIN_WORDS]
     counts = [0] * len(sizes)
     if not eligible or n <= 0:
         return counts
@@ -63,7 +68,7 @@ def gini(counts: Sequence[int]) -> float:
     return weighted / (n * total)
 
 
-def picks(sizes: Sequence[int], m: int, seed: int) -> list[int]:
+def picks(sizes: Sequence[float], m: int, seed: int) -> list[int]:
     """`m` documents (positions) to draw single extra items from (out-of-scope questions, conversations):
     spread over the askable documents, by the same allocation, each document at most once while there are
     enough of them."""

@@ -29,7 +29,7 @@ from ragjudge.cases.duplicates import duplicates, normalize_question
 from ragjudge.cases.files import read_items
 from ragjudge.cases.saving import Addition, Target, append, open_target
 from ragjudge.cases.schema import CaseModel
-from ragjudge.commands import case_review
+from ragjudge.commands import case_generate, case_review
 from ragjudge.errors import CaseFileError
 from ragjudge.outpaths import check_output_paths
 
@@ -50,6 +50,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--date", type=date.fromisoformat, metavar="YYYY-MM-DD", help="import date (default: today)")
     b.set_defaults(handler=handle_import)
     case_review.add_parser(tools)
+    case_generate.add_parser(tools)
 
 
 # ------------------------------------------------------------------------------------------ stats
