@@ -201,6 +201,9 @@ def _summary(
     cut = [d.id for d in docs if d.cut]
     if cut:
         print(f"shown cut (over {MAX_DOCUMENT_CHARS:,} characters; questions from the start only): {', '.join(cut)}")
+    retried = sum(o.retried for o in outcomes)
+    if retried:
+        print(f"asked again: {retried} case(s) with a point or quote not in the document, or not given at first")
     questions = Counter(o.document.id for o, _, _ in kept if o.kind == "questions")
     print(f"questions per document: Gini {gini([questions[d.id] for d in askable]):.2f}")
     if kept:

@@ -76,6 +76,8 @@ class Outcome:
     kept: list[tuple[GeneratedItem, ...]] = field(default_factory=list)
     drops: list[Drop] = field(default_factory=list)
     calls: int = 0
+    retried: int = 0
+    """Cases asked again after the first reply (misfits, and cases it did not give)."""
     failure: str | None = None
     """Why the model could not be asked (the cases asked for are counted under `FAILED`)."""
 
@@ -147,6 +149,7 @@ class Generator:
             retry, problems = self._sort(outcome, reply.cases, count, language, final=False)
             if not retry:
                 return outcome
+            outcome.retried = retry
             correction = template("generate_correction.j2").render(
                 problems=problems, count=retry, unit=_unit(kind, retry)
             )
@@ -202,5 +205,5 @@ class Generator:
             outcome.drops.extend(Drop(FEWER, f"{len(groups)} given, {count} asked") for _ in range(short))
         elif short:
             retry += short
-            problems.append(f"{count} {_unit(outcome.kind, count)} were asked and {len(groups)} given")
+            problems.append(f"{count} {_unit(outcome.kind, count)} asked, {len(groups)} given")
         return retry, problems
