@@ -120,3 +120,57 @@ def test_ten_equal_documents_give_a_case_file_run_accepts(tmp_path: Path, capsys
     # Nothing gates until a person approves: "no case could be evaluated" is the gate's word for it.
     assert code == 3
     assert "warning: 34 case(s) pending review ran and are reported, but no rule counts them" in ran
+
+
+def test_twelve_documents_misfits_dropped_after_one_retry_and_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = write_jsonl(tmp_path / "kb.jsonl", TWELVE)
+    out = tmp_path / "cases.jsonl"
+    misbehave = {
+        "zh-refunds": "misfit_twice",
+        "en-warranty": "empty_once",
+        "zh-invoices": "empty_twice",
+        "en-shipping": "other_language",
+    }
+    model = CorpusModel(misbehave)
+    with FakeOpenAI(responder=model) as fake:
+        code, stdout, err = _generate(
+            capsys, "--corpus", str(corpus), "--n", "24", "--out", str(out), "--config", str(_config(tmp_path, fake.base_url))
+        )
+        prompts = {b["messages"][1]["content"].split('"', 2)[1]: b["messages"][0]["content"] for b in fake.bodies}
+    assert (code, err) == (0, "")
+    assert stdout.splitlines() == [
+        f"generated 20 case(s) into {out} with fake-gen from 11 of 12 document(s): 20 questions, 0 out of scope, "
+        "0 conversations",
+        "dropped 4: fewer than asked 2 · question not in the document's language 1 · not verbatim in the document 1",
+        "  en-shipping: question not in the document's language: the question is in Chinese, the document in English: "
+        "请问Standard p，这是怎么规定的？",
+        # The retry's replacement misfit again: dropped, with the point named.
+        "  zh-refunds: not verbatim in the document: expected point '退款以金条支付。' is not copied from the document: "
+        "请问礼品卡不能兑换现金退，这是怎么规定的？",
+        "  zh-invoices: fewer than asked: 0 given, 2 asked (×2)",
+        "per document: asked / kept / dropped",
+        "  en-refunds: 2 / 2 / 0",
+        "  en-shipping: 2 / 1 / 1",
+        "  en-invoices: 2 / 2 / 0",
+        "  en-accounts: 2 / 2 / 0",
+        "  en-warranty: 2 / 2 / 0",
+        "  zh-refunds: 2 / 1 / 1",
+        "  zh-shipping: 2 / 2 / 0",
+        "  zh-invoices: 2 / 0 / 2",
+        "  zh-accounts: 2 / 2 / 0",
+        "  zh-warranty: 2 / 2 / 0",
+        "  en-returns-long: 4 / 4 / 0",  # about two and a half times as long: 4 of 24, the others 2 each
+        "too short to ask about (under 15 words): en-stub",
+        "asked again: 5 case(s) with a point or quote not in the document, or not given at first",
+        "questions per document: Gini 0.25",
+        f"Tip: review them with `ragjudge cases review {out}`: a pending case runs but gates nothing",
+    ]
+    assert len(load_cases([out]).cases) == 20
+    # One document per call, shown by id; the language asked is the document's.
+    assert "Write every question in Chinese, the language of the document." in prompts["zh-warranty"]
+    assert "Write every question in English, the language of the document." in prompts["en-warranty"]
+    assert "en-stub" not in prompts
+    retries = sorted((doc, count) for doc, _, count, again in model.asked if again)
+    assert retries == [("en-warranty", 2), ("zh-invoices", 2), ("zh-refunds", 1)]
