@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,13 @@ DAY = "2026-12-03"
 
 def _config(tmp_path: Path, base_url: str, **judge: Any) -> Path:
     path = tmp_path / "ragjudge.yml"
-    settings = {"provider": "openai", "model": "fake-gen", "base_url": base_url, "api_key": "sk-test-gen", "cache": None}
+    settings = {
+        "provider": "openai",
+        "model": "fake-gen",
+        "base_url": base_url,
+        "api_key": "sk-test-gen",
+        "cache": None,
+    }
     path.write_text(yaml.safe_dump({"judge": {**settings, **judge}}), encoding="utf-8")
     return path
 
@@ -112,7 +117,9 @@ def test_ten_equal_documents_give_a_case_file_run_accepts(tmp_path: Path, capsys
         yaml.safe_dump({"endpoint": {"url": ""}, "cases": ["cases.yaml"]}), encoding="utf-8"
     )
     with example_service() as url:
-        code = main(["run", "--config", str(tmp_path / "run.yml"), "--endpoint", url, "--report", str(tmp_path / "r.json")])
+        code = main(
+            ["run", "--config", str(tmp_path / "run.yml"), "--endpoint", url, "--report", str(tmp_path / "r.json")]
+        )
     ran = capsys.readouterr().out
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert sorted(c["id"] for c in report["cases"]) == sorted(c.id for c in cases)
@@ -136,7 +143,15 @@ def test_twelve_documents_misfits_dropped_after_one_retry_and_counted(
     model = CorpusModel(misbehave)
     with FakeOpenAI(responder=model) as fake:
         code, stdout, err = _generate(
-            capsys, "--corpus", str(corpus), "--n", "24", "--out", str(out), "--config", str(_config(tmp_path, fake.base_url))
+            capsys,
+            "--corpus",
+            str(corpus),
+            "--n",
+            "24",
+            "--out",
+            str(out),
+            "--config",
+            str(_config(tmp_path, fake.base_url)),
         )
         prompts = {b["messages"][1]["content"].split('"', 2)[1]: b["messages"][0]["content"] for b in fake.bodies}
     assert (code, err) == (0, "")
@@ -147,8 +162,8 @@ def test_twelve_documents_misfits_dropped_after_one_retry_and_counted(
         "  en-shipping: question not in the document's language: the question is in Chinese, the document in English: "
         "请问Standard p，这是怎么规定的？",
         # The retry's replacement misfit again: dropped, with the point named.
-        "  zh-refunds: not verbatim in the document: expected point '退款以金条支付。' is not copied from the document: "
-        "请问礼品卡不能兑换现金退，这是怎么规定的？",
+        "  zh-refunds: not verbatim in the document: expected point '退款以金条支付。' is not copied from the "
+        "document: 请问礼品卡不能兑换现金退，这是怎么规定的？",
         "  zh-invoices: fewer than asked: 0 given, 2 asked (×2)",
         "per document: asked / kept / dropped",
         "  en-refunds: 2 / 2 / 0",
@@ -192,7 +207,15 @@ def test_cases_are_appended_and_the_files_questions_are_not_asked_again(
     out.write_text(EXISTING, encoding="utf-8")
     with FakeOpenAI(responder=CorpusModel()) as fake:
         code, stdout, _ = _generate(
-            capsys, "--corpus", str(corpus), "--n", "3", "--out", str(out), "--config", str(_config(tmp_path, fake.base_url))
+            capsys,
+            "--corpus",
+            str(corpus),
+            "--n",
+            "3",
+            "--out",
+            str(out),
+            "--config",
+            str(_config(tmp_path, fake.base_url)),
         )
     assert code == 0
     assert stdout.splitlines()[:3] == [
@@ -226,7 +249,9 @@ def test_the_offline_judge_cannot_generate_exit_2(tmp_path: Path, capsys: pytest
     config = tmp_path / "ragjudge.yml"
     config.write_text("judge:\n  provider: offline\n", encoding="utf-8")
     out = tmp_path / "cases.yaml"
-    code, stdout, err = _generate(capsys, "--corpus", str(corpus), "--n", "3", "--out", str(out), "--config", str(config))
+    code, stdout, err = _generate(
+        capsys, "--corpus", str(corpus), "--n", "3", "--out", str(out), "--config", str(config)
+    )
     assert (code, stdout) == (2, "")
     assert err.splitlines() == [
         "ragjudge: error: cases generate needs a model to write cases, and the offline judge cannot generate "
@@ -280,7 +305,15 @@ def test_usage_errors_are_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     with FakeOpenAI(responder=CorpusModel()) as fake:
         config = str(_config(tmp_path, fake.base_url))
         code, _, err = _generate(
-            capsys, "--corpus", str(tmp_path / "none"), "--n", "3", "--out", str(tmp_path / "c.yaml"), "--config", config
+            capsys,
+            "--corpus",
+            str(tmp_path / "none"),
+            "--n",
+            "3",
+            "--out",
+            str(tmp_path / "c.yaml"),
+            "--config",
+            config,
         )
         assert (code, err.splitlines()[0]) == (2, f"ragjudge: error: {tmp_path}/none: corpus not found")
         code, _, err = _generate(
@@ -308,7 +341,15 @@ def test_a_model_that_fails_is_exit_3_after_writing_what_came(
     out = tmp_path / "cases.yaml"
     with FakeOpenAI(responder=responder) as fake:
         code, stdout, err = _generate(
-            capsys, "--corpus", str(corpus), "--n", "4", "--out", str(out), "--config", str(_config(tmp_path, fake.base_url))
+            capsys,
+            "--corpus",
+            str(corpus),
+            "--n",
+            "4",
+            "--out",
+            str(out),
+            "--config",
+            str(_config(tmp_path, fake.base_url)),
         )
     assert code == 3
     assert err.splitlines() == [

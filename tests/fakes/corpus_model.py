@@ -61,7 +61,9 @@ class CorpusModel:
         assert match is not None, user
         doc_id, text = match.group(1), match.group(3)
         retry = len(messages) > 2
-        kind = "conversation" if "two-turn" in system else "out_of_scope" if "does NOT answer" in system else "questions"
+        kind = (
+            "conversation" if "two-turn" in system else "out_of_scope" if "does NOT answer" in system else "questions"
+        )
         if retry:
             count = int(re.search(r"holding exactly (\d+) new", messages[-1]["content"]).group(1))  # type: ignore[union-attr]
         else:
@@ -82,11 +84,19 @@ class CorpusModel:
         for k in range(count):
             s = parts[(k + offset) % len(parts)]
             if kind == "out_of_scope":
-                question = f"{s[:6]}的规定适用于海外仓库吗？" if lang == "zh" else f"Does the rule that {s.split()[0].lower()} {s.split()[1]} apply on Mars?"
+                question = (
+                    f"{s[:6]}的规定适用于海外仓库吗？"
+                    if lang == "zh"
+                    else f"Does the rule that {s.split()[0].lower()} {s.split()[1]} apply on Mars?"
+                )
                 out.append({"question": question, "expected": [], "quote": s})
             elif kind == "conversation":
                 t = parts[(k + offset + 1) % len(parts)]
-                follow = f"那{t[:4]}呢？" if lang == "zh" else f"And after that, what about {t.split()[-1].strip('.').lower()}?"
+                follow = (
+                    f"那{t[:4]}呢？"
+                    if lang == "zh"
+                    else f"And after that, what about {t.split()[-1].strip('.').lower()}?"
+                )
                 out.append({"question": ask(s, lang, k), "expected": [s], "quote": s})
                 out.append({"question": follow, "expected": [t], "quote": t})
             else:

@@ -29,7 +29,7 @@ _HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
 def size_of(text: str) -> float:
     """`text`'s length in words: each run of letters or digits that is not Han, and 2/3 for each Han character."""
     han = sum(1 for ch in text if is_cjk(ch))
-    runs = len( _RUN.findall(_HAN.sub(" ", text)))
+    runs = len(_RUN.findall(_HAN.sub(" ", text)))
     return runs + han * 2 / 3
 
 

@@ -77,7 +77,7 @@ def load_corpus(spec: str) -> list[Document]:
             docs = _from_json(path, _text(path, MAX_CORPUS_BYTES))
         else:
             raise CaseFileError(
-                f"{path}: a corpus file is JSONL (.jsonl) or JSON (.json), not {path.suffix or 'a file without a suffix'}",
+                f"{path}: a corpus file is JSONL (.jsonl) or JSON (.json), not {path.suffix or 'without a suffix'}",
                 tip=f"pass the folder holding it to read {' / '.join(SUFFIXES)} files, or convert it: {_TIP}",
             )
     if not docs:

@@ -1,6 +1,9 @@
 """`ragjudge cases`: tools that keep the test set honest: see what it is made of, and feed production's bad
 answers back into it as new cases.
 
+* `cases generate --corpus PATH --n N --out FILE`: cases written from the knowledge base by the judge's
+  model, pending review (commands/case_generate.py).
+* `cases review FILE`: walk the pending cases and approve or reject each (commands/case_review.py).
 * `cases stats FILE...`: how the case set is made up: counts by category, source and
   difficulty, questions that duplicate an earlier one after normalisation, the out-of-scope share.
 * `cases import-bad FILE --into cases.yaml`: production's bad cases (JSONL with `question`,
@@ -38,7 +41,7 @@ BAD_TIP = 'one JSON object a line: {"question": "...", "answer": "...", "expecte
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("cases", help="test-set tools: stats, import production's bad cases, review pending cases")
+    p = sub.add_parser("cases", help="test-set tools: generate from the knowledge base, stats, import bad cases, review pending ones")
     tools = p.add_subparsers(dest="cases_command", metavar="TOOL", required=True)
     s = tools.add_parser("stats", help="counts by category, source, difficulty; duplicates; out-of-scope share")
     s.add_argument("files", type=Path, nargs="+", metavar="FILE", help="case files (YAML list or JSONL)")
