@@ -41,7 +41,9 @@ BAD_TIP = 'one JSON object a line: {"question": "...", "answer": "...", "expecte
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("cases", help="test-set tools: generate from the knowledge base, stats, import bad cases, review pending ones")
+    p = sub.add_parser(
+        "cases", help="test-set tools: generate from the knowledge base, stats, import bad cases, review pending ones"
+    )
     tools = p.add_subparsers(dest="cases_command", metavar="TOOL", required=True)
     s = tools.add_parser("stats", help="counts by category, source, difficulty; duplicates; out-of-scope share")
     s.add_argument("files", type=Path, nargs="+", metavar="FILE", help="case files (YAML list or JSONL)")
