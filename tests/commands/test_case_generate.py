@@ -361,3 +361,27 @@ def test_a_model_that_fails_is_exit_3_after_writing_what_came(
         "  en-shipping: model call failed: judge call rejected: HTTP 400: Bad request. (×2)",
     ]
     assert [c.golden_context_ids for c in load_cases([out]).cases] == [("en-refunds",), ("en-refunds",)]
+
+
+def test_the_example_corpus_and_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "kb" / "policies").mkdir(parents=True)
+    for doc in EQUAL[:2]:
+        (tmp_path / "kb" / "policies" / f"{doc['id']}.md").write_text(f"# {doc['title']}\n\n{doc['text']}\n")
+    with FakeOpenAI(responder=CorpusModel()) as fake:
+        config = str(_config(tmp_path, fake.base_url))
+        code, _, _ = _generate(
+            capsys, "--corpus", "example", "--n", "21", "--out", str(tmp_path / "ex.yaml"), "--config", config
+        )
+        assert code == 0
+        code, _, _ = _generate(
+            capsys, "--corpus", str(tmp_path / "kb"), "--n", "2", "--out", str(tmp_path / "kb.yaml"), "--config", config
+        )
+        assert code == 0
+    example = json.loads((Path(__file__).parents[2] / "examples" / "corpus" / "docs.json").read_text("utf-8"))
+    golden = Counter(c.golden_context_ids[0] for c in load_cases([tmp_path / "ex.yaml"]).cases)
+    assert set(golden) <= {d["id"] for d in example}
+    assert len(golden) >= 19  # one question a document, but for a near-duplicate or two
+    assert [c.golden_context_ids for c in load_cases([tmp_path / "kb.yaml"]).cases] == [
+        ("policies/en-refunds.md",),
+        ("policies/en-shipping.md",),
+    ]
