@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragjudge.cases.allocation import MIN_WORDS, allocate, gini, picks, size_of
 from ragjudge.cases.caseset import validate
@@ -29,6 +29,9 @@ from ragjudge.cases.schema import CaseModel
 from ragjudge.config.loader import load_config
 from ragjudge.errors import ConfigError, EvaluationError, UsageError
 from ragjudge.outpaths import check_output_paths
+
+if TYPE_CHECKING:
+    from ragjudge.judge.generator import Kind
 
 NEAR_DUPLICATE = "near-duplicate"
 """The reason counted for a generated question that repeats an earlier one, or one of the case file's."""
@@ -68,8 +71,10 @@ def add_parser(tools: Any) -> None:
 
 @dataclass(frozen=True)
 class Task:
+    """What one call asks of one document."""
+
     document: Document
-    kind: Any
+    kind: Kind
     count: int
 
 
@@ -77,7 +82,8 @@ def plan(docs: Sequence[Document], n: int, out_of_scope: int, conversations: int
     """What each document is asked for: `n` questions by size, the extras spread one a document."""
     sizes = [size_of(d.text) for d in docs]
     tasks = [Task(d, "questions", c) for d, c in zip(docs, allocate(sizes, n, seed), strict=True) if c]
-    for kind, m, offset in (("out_of_scope", out_of_scope, 1), ("conversation", conversations, 2)):
+    extras: tuple[tuple[Kind, int, int], ...] = (("out_of_scope", out_of_scope, 1), ("conversation", conversations, 2))
+    for kind, m, offset in extras:
         counts = Counter(picks(sizes, m, seed + offset))
         tasks.extend(Task(docs[k], kind, c) for k, c in sorted(counts.items()))
     return tasks
@@ -122,7 +128,7 @@ def handle(args: argparse.Namespace) -> int:
     target = open_target(args.out)
     existing = validate([(target.path, target.items)]).cases if target.items else ()
     judge = config.judge.model_copy(update={"seed": args.seed})
-    from ragjudge.judge.generator import Generator  # imported late: the SDK is slow to import
+    from ragjudge.judge.generator import Generator  # imported late: `cases stats` has no use for the judge
 
     generator = Generator(judge)
     tasks = plan(docs, args.n, args.out_of_scope, args.conversations, args.seed)

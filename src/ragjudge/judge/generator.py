@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,6 +24,7 @@ from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import CallFailed, ChatCaller, Target
+from ragjudge.judge.interface import LogFn
 from ragjudge.judge.prompting import Message, template
 from ragjudge.judge.replies import schema_format, validated
 
@@ -111,13 +112,13 @@ def messages_for(document: Document, kind: Kind, count: int, language: Language)
 class Generator:
     """Asks the judge's model for cases, one document per call; thread-safe."""
 
-    def __init__(self, config: JudgeConfig, log: Any = None) -> None:
+    def __init__(self, config: JudgeConfig, log: LogFn | None = None) -> None:
         self.config = config
         self.caller = ChatCaller(config)
         self.asker = Asker(config, self.caller, JudgeCache(config.cache))
         self.target = Target(config.model, config.base_url)
         self.schema = schema_format("ragjudge_generate", GenerationReply)
-        self._log = log or (lambda entry: None)
+        self._log: LogFn = log or (lambda entry: None)
 
     def _ask(self, messages: list[Message], outcome: Outcome) -> tuple[GenerationReply, str]:
         tally = Tally()
