@@ -25,7 +25,7 @@ COMMANDS = {
     "comment": "render the PR comment from a JSON report (and post it with --post)",
     "canary": "compare a canary with the stable version: promote, rollback or inconclusive",
     "calibrate": "measure the judge against human labels, and check it for bias",
-    "cases": "test-set tools: stats, import production's bad cases, review pending cases",
+    "cases": "test-set tools: generate from the knowledge base, stats, import bad cases, review pending ones",
     "serve": "run canary analyses over HTTP (Flagger webhooks, Argo Rollouts, /metrics)",
 }
 ALL = "*"

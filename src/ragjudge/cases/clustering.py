@@ -4,7 +4,8 @@ Each question is normalised as `dedupe` does and cut into character n-grams (big
 bigrams for a mostly Chinese one), which needs no word splitter; the n-grams are weighted by TF-IDF over the
 questions at hand and compared by cosine. Clustering is greedy and in input order: a question joins the first
 cluster whose first question it is at least `THRESHOLD` similar to, else it starts a cluster. Standard library
-only.
+only. `cases generate` drops a generated question that repeats an earlier one by the same measure
+(`near_duplicates`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ragjudge.cases.duplicates import normalize_question
+from ragjudge.cases.language import is_cjk
 
 THRESHOLD = 0.5
 """Cosine similarity of the n-gram TF-IDF vectors at or above which two questions are one cluster: "How long do
@@ -21,15 +23,11 @@ refunds take?" and "how long does a refund take" are (0.63), "退款要多久？
 long does shipping take?" is not with the first (0.39), nor "How do I reset my password?" (0.10)."""
 
 
-def _cjk(ch: str) -> bool:
-    return "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
-
-
 def _grams(text: str) -> Counter[str]:
     """Character bigrams and trigrams; for a mostly Chinese question unigrams and bigrams (a short CJK question
     has too few trigrams to compare on)."""
     flat = " ".join(normalize_question(text).split())
-    sizes = (1, 2) if 2 * sum(_cjk(ch) for ch in flat) > len(flat) else (2, 3)
+    sizes = (1, 2) if 2 * sum(is_cjk(ch) for ch in flat) > len(flat) else (2, 3)
     return Counter(flat[i : i + n] for n in sizes for i in range(len(flat) - n + 1))
 
 
@@ -62,3 +60,27 @@ def clusters(questions: Sequence[str], threshold: float = THRESHOLD) -> list[lis
         else:
             home.append(k)
     return groups
+
+
+NEAR_DUPLICATE = 0.7
+"""Cosine at or above which a generated question repeats an earlier one (`cases generate`): higher than
+`THRESHOLD`, since questions about one document share its words and are still different questions. Among a
+few refund questions, "How long do refunds take?" and "How long do the refunds take" are (about 0.75), as are
+"退款要多久？" and "退款需要多久" (0.7); "How long do credit card refunds take?" and "How long do wallet refunds
+take?" are not (0.4), nor "信用卡退款多久到账？" and "钱包退款多久到账？" (0.56)."""
+
+
+def near_duplicates(earlier: Sequence[str], candidates: Sequence[str], threshold: float = NEAR_DUPLICATE) -> list[int]:
+    """For each candidate, in order, the position of the question it repeats (in `earlier` + the candidates
+    kept before it: the same after normalisation, or at least `threshold` similar), or -1 when it is new."""
+    everything = [*earlier, *candidates]
+    vs = vectors(everything)
+    keys = [normalize_question(q) for q in everything]
+    kept = list(range(len(earlier)))
+    out = []
+    for k in range(len(earlier), len(everything)):
+        first = next((j for j in kept if keys[j] == keys[k] or cosine(vs[j], vs[k]) >= threshold), -1)
+        if first < 0:
+            kept.append(k)
+        out.append(first)
+    return out

@@ -1,6 +1,9 @@
 """`ragjudge cases`: tools that keep the test set honest: see what it is made of, and feed production's bad
 answers back into it as new cases.
 
+* `cases generate --corpus PATH --n N --out FILE`: cases written from the knowledge base by the judge's
+  model, pending review (commands/case_generate.py).
+* `cases review FILE`: walk the pending cases and approve or reject each (commands/case_review.py).
 * `cases stats FILE...`: how the case set is made up: counts by category, source and
   difficulty, questions that duplicate an earlier one after normalisation, the out-of-scope share.
 * `cases import-bad FILE --into cases.yaml`: production's bad cases (JSONL with `question`,
@@ -29,7 +32,7 @@ from ragjudge.cases.duplicates import duplicates, normalize_question
 from ragjudge.cases.files import read_items
 from ragjudge.cases.saving import Addition, Target, append, open_target
 from ragjudge.cases.schema import CaseModel
-from ragjudge.commands import case_review
+from ragjudge.commands import case_generate, case_review
 from ragjudge.errors import CaseFileError
 from ragjudge.outpaths import check_output_paths
 
@@ -38,7 +41,9 @@ BAD_TIP = 'one JSON object a line: {"question": "...", "answer": "...", "expecte
 
 
 def add_parser(sub: Any) -> None:
-    p = sub.add_parser("cases", help="test-set tools: stats, import production's bad cases, review pending cases")
+    p = sub.add_parser(
+        "cases", help="test-set tools: generate from the knowledge base, stats, import bad cases, review pending ones"
+    )
     tools = p.add_subparsers(dest="cases_command", metavar="TOOL", required=True)
     s = tools.add_parser("stats", help="counts by category, source, difficulty; duplicates; out-of-scope share")
     s.add_argument("files", type=Path, nargs="+", metavar="FILE", help="case files (YAML list or JSONL)")
@@ -50,6 +55,7 @@ def add_parser(sub: Any) -> None:
     b.add_argument("--date", type=date.fromisoformat, metavar="YYYY-MM-DD", help="import date (default: today)")
     b.set_defaults(handler=handle_import)
     case_review.add_parser(tools)
+    case_generate.add_parser(tools)
 
 
 # ------------------------------------------------------------------------------------------ stats

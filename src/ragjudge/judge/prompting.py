@@ -43,7 +43,14 @@ def template(name: str) -> Template:
 def prompt_sources() -> str:
     """Every prompt file's text, for the judge fingerprint."""
     names = sorted(p.name for p in resources.files("ragjudge.judge").joinpath("prompts").iterdir())
-    return "\n".join(f"--- {n}\n{template_text(n)}" for n in names if n.endswith(".j2"))
+    # `cases generate`'s prompts write cases, they judge nothing: a change to them must not stale a calibration.
+    return "\n".join(
+        f"--- {n}\n{template_text(n)}" for n in names if n.endswith(".j2") and not n.startswith(GENERATE_PREFIX)
+    )
+
+
+GENERATE_PREFIX = "generate_"
+"""The prompt files of `cases generate` (judge/generator.py), left out of the judge's fingerprint."""
 
 
 def template_text(name: str) -> str:
