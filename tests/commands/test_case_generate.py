@@ -124,9 +124,13 @@ def test_ten_equal_documents_give_a_case_file_run_accepts(tmp_path: Path, capsys
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert sorted(c["id"] for c in report["cases"]) == sorted(c.id for c in cases)
     assert {c["review"] for c in report["cases"]} == {"pending"}
-    # Nothing gates until a person approves: "no case could be evaluated" is the gate's word for it.
+    # Nothing gates until a person approves, and the verdict says so: not a pass, and not an outage.
     assert code == 3
     assert "warning: 34 case(s) pending review ran and are reported, but no rule counts them" in ran
+    assert report["headline"]["sentence"] == (
+        "All 34 case(s) are pending review, so none gates: approve them with `ragjudge cases review FILE` "
+        "(review: approved)."
+    )
 
 
 def test_twelve_documents_misfits_dropped_after_one_retry_and_counted(

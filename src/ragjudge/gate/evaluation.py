@@ -220,7 +220,9 @@ def run_gate(request: GateRequest) -> Report:
     warnings.extend(unknown_passages_warning(replies))
     warnings.extend(undeclared_protocol_warning(replies))
     # Cases pending review ran and are reported; no rule counts them.
-    suite = evaluate_suite([r for r in results if r.case.gates], case_rules, suite_rules, config.gate.max_error_rate)
+    gating = [r for r in results if r.case.gates]
+    pending = len(results) - len(gating)
+    suite = evaluate_suite(gating, case_rules, suite_rules, config.gate.max_error_rate, pending)
     judge_info = judge_summary(config, judge)
     if pairs is None and baseline is not None and _pairwise_rules(config):
         warnings.append(

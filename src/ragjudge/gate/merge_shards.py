@@ -47,7 +47,7 @@ def merge_reports(parts: Sequence[ShardReport], max_error_rate: float = DEFAULT_
     case_rules = [r for r in rules if r.scope == "case"]
     suite_rules = [r for r in rules if r.scope == "suite"]
     gating = [SuiteCase.of_block(c) for c in cases if c.review != "pending"]  # pending review: reported, not counted
-    result = evaluate_cases(gating, case_rules, suite_rules, max_error_rate)
+    result = evaluate_cases(gating, case_rules, suite_rules, max_error_rate, len(cases) - len(gating))
     metrics = with_run_usage(result.metrics, sum((_run_usage(p.report) for p in parts), RunUsage()))
     warnings = _warnings(parts)
     first = parts[0].report

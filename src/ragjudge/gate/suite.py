@@ -69,8 +69,9 @@ def evaluate_suite(
     case_rules: Sequence[Rule],
     suite_rules: Sequence[Rule],
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    pending: int = 0,
 ) -> SuiteResult:
-    return evaluate_cases([SuiteCase.of_result(r) for r in results], case_rules, suite_rules, max_error_rate)
+    return evaluate_cases([SuiteCase.of_result(r) for r in results], case_rules, suite_rules, max_error_rate, pending)
 
 
 def evaluate_cases(
@@ -78,9 +79,11 @@ def evaluate_cases(
     case_rules: Sequence[Rule],
     suite_rules: Sequence[Rule],
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    pending: int = 0,
 ) -> SuiteResult:
     """The suite metrics, every rule's outcome and the verdict: the one place the rules are applied, for `run`
-    (its live results) and `merge` (the shards' saved cases) alike."""
+    (its live results) and `merge` (the shards' saved cases) alike. `cases` are those that gate; `pending`
+    counts the cases left out because they wait for review."""
     exact = case_metrics(cases)
     outcomes = [_case_rule_outcome(r, cases) for r in case_rules]
     # Rules compare the exact value: a p95 of 3000.04 ms fails "<= 3000" although the report shows 3000.0.
@@ -90,6 +93,12 @@ def evaluate_cases(
     error_reason = judge_bugs(every_run) or over_budget(
         [(c.status, c.failed_conditions) for c in cases], max_error_rate
     )
+    if not cases and pending:
+        # They ran and are reported; a gate with nothing to count is not a pass, and not a fault either.
+        error_reason = (
+            f"all {pending} case(s) are pending review, so none gates: approve them with `ragjudge cases review "
+            "FILE` (review: approved)"
+        )
     verdict: Verdict
     if not cases or error_reason is not None:
         verdict = "error"
