@@ -17,6 +17,7 @@ from ragjudge.cases.caseset import load_cases
 from ragjudge.cases.language import language_of
 from ragjudge.cli import main
 from tests.cases.corpora import EQUAL, TWELVE, write_jsonl
+from tests.commands.test_case_review import review
 from tests.fakes.arms import example_service
 from tests.fakes.corpus_model import INVENTED, CorpusModel
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -131,6 +132,19 @@ def test_ten_equal_documents_give_a_case_file_run_accepts(tmp_path: Path, capsys
         "All 34 case(s) are pending review, so none gates: approve them with `ragjudge cases review FILE` "
         "(review: approved)."
     )
+    # A person approves the first through `cases review`, seeing its quote in its passage: it gates from then on.
+    argv = ["cases", "review", out.name, "--corpus", str(corpus)]
+    code, screen = review(out, ["a", "q"], argv=argv)
+    assert code == 0, screen
+    first = cases[0]
+    assert f"  source ({first.golden_context_ids[0]}): " in screen and "»" in screen
+    with example_service() as url:
+        main(["run", "--config", str(tmp_path / "run.yml"), "--endpoint", url, "--report", str(tmp_path / "r.json")])
+    capsys.readouterr()
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    approved = [c for c in report["cases"] if c["review"] == "approved"]
+    assert [c["id"] for c in approved] == [first.id]
+    assert report["suite"]["cases"] == 1
 
 
 def test_twelve_documents_misfits_dropped_after_one_retry_and_counted(

@@ -35,6 +35,15 @@ def is_fragment(fragment: str, document: str) -> bool:
     return bool(flat) and flat in squeezed(document)
 
 
+def locate(fragment: str, document: str) -> tuple[int, int] | None:
+    """Where `fragment` stands in `document`, whitespace aside: (start, end) of its first occurrence, or None."""
+    flat = squeezed(fragment)
+    if not flat:
+        return None
+    found = re.search(r"\s*".join(re.escape(ch) for ch in flat), document)
+    return (found.start(), found.end()) if found else None
+
+
 @dataclass(frozen=True)
 class Misfit:
     """Why a generated case cannot be kept as it is."""
