@@ -16,7 +16,6 @@ position and length.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.interface import LogFn
 from ragjudge.judge.openai_judge import CallFailed, ChatCaller, Target
-from ragjudge.judge.prompting import Message, template
+from ragjudge.judge.prompting import Message, fence_tags, inert, template
 from ragjudge.judge.replies import ReplyError, schema_format, validated
 
 MAX_BATCH = 6
@@ -129,12 +128,11 @@ def quote_in(quote: str, passage: str) -> bool:
     return bool(needle) and needle in _normal(passage)
 
 
-_TAG = re.compile(r"<(\s*/?\s*(?:passage|claim)\b[^<>]*)>", re.IGNORECASE)
+_TAGS = fence_tags("passage", "claim")
 
 
 def _inert(text: str) -> str:
-    # Untrusted text sits between <claim>/<passage> tags: it must not be able to close or open them.
-    return _TAG.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
+    return inert(text, _TAGS)
 
 
 def evidence_messages(claim: str, passages: Sequence[str]) -> list[Message]:

@@ -25,7 +25,7 @@ from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import CallFailed, ChatCaller, Target
 from ragjudge.judge.interface import LogFn
-from ragjudge.judge.prompting import Message, template
+from ragjudge.judge.prompting import Message, fence_tags, inert, template
 from ragjudge.judge.replies import schema_format, validated
 
 Kind = Literal["questions", "out_of_scope", "conversation"]
@@ -35,7 +35,7 @@ MORE = "more than asked"
 """The reason counted for cases past the number asked (they are not kept)."""
 FAILED = "model call failed"
 """The reason counted for the cases of a document whose call failed."""
-_TAGS = ("<document", "</document")
+_TAGS = fence_tags("document")
 
 
 class GeneratedItem(BaseModel):
@@ -93,10 +93,8 @@ def _unit(kind: Kind, count: int) -> str:
 
 
 def _inert(text: str) -> str:
-    """The document's own text cannot close (or open) the tag it is shown in."""
-    for tag in _TAGS:
-        text = text.replace(tag, "&lt;" + tag[1:])
-    return text
+    """The document's own text cannot close (or open) the tag it is shown in, however it spells it."""
+    return inert(text, _TAGS)
 
 
 def messages_for(document: Document, kind: Kind, count: int, language: Language) -> list[Message]:

@@ -10,7 +10,6 @@ consistency. A judge that always prefers the first answer shown thus produces ti
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,7 +21,7 @@ from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import CallFailed, ChatCaller, Target
 from ragjudge.judge.interface import LogFn
-from ragjudge.judge.prompting import Message, template
+from ragjudge.judge.prompting import Message, fence_tags, inert, template
 from ragjudge.judge.replies import schema_format, validated
 
 KIND = "pairwise"
@@ -58,12 +57,11 @@ def parse_pairwise(text: str) -> PairwiseReply:
     return validated(text, PairwiseReply)
 
 
-_TAG = re.compile(r"<(\s*/?\s*(?:question|point|passage|answer_a|answer_b)\b[^<>]*)>", re.IGNORECASE)
+_TAGS = fence_tags("question", "point", "passage", "answer_a", "answer_b")
 
 
 def _inert(text: str) -> str:
-    # Untrusted text sits between tags: it must not be able to close or open them.
-    return _TAG.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
+    return inert(text, _TAGS)
 
 
 def pairwise_messages(

@@ -59,14 +59,25 @@ def template_text(name: str) -> str:
 
 FENCES = ("answer", "earlier_question", "earlier_answer")
 """The tags untrusted text sits between in the judge prompts: the answer, and a conversation's earlier turns."""
-# Anything a reader could take for one of those tags: any case, spaces inside, attributes.
-_FENCE_TAG = re.compile(r"<(\s*/?\s*(?:" + "|".join(FENCES) + r")\b[^<>]*)>", re.IGNORECASE)
+
+
+def fence_tags(*tags: str) -> re.Pattern[str]:
+    """Anything a reader could take for one of `tags`, opening or closing: any case, spaces inside, attributes."""
+    return re.compile(r"<(\s*/?\s*(?:" + "|".join(tags) + r")\b[^<>]*)>", re.IGNORECASE)
+
+
+def inert(text: str, fences: re.Pattern[str]) -> str:
+    """Untrusted text that sits between tags, unable to close them (or open new ones, its own kind or another's),
+    however the tag is spelt: its brackets become entities, so the words stay readable. Every prompt that shows
+    untrusted text between tags passes it through here, with the pattern of its own tags (`fence_tags`)."""
+    return fences.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
+
+
+_FENCE_TAG = fence_tags(*FENCES)
 
 
 def _untrusted(text: str) -> str:
-    # Untrusted text sits between its own tags: it must not be able to close them (or open new ones, its own
-    # kind or another's), however the tag is spelt. Its brackets become entities, so the words stay readable.
-    return _FENCE_TAG.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
+    return inert(text, _FENCE_TAG)
 
 
 @dataclass(frozen=True)
