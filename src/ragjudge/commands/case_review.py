@@ -101,16 +101,21 @@ def _show_source(source: _Source, corpus: dict[str, Document] | None, out: TextI
         start, end = where
         before = document.text[max(0, start - CONTEXT_CHARS) : start]
         after = document.text[end : end + CONTEXT_CHARS]
-        text = " ".join(f"{before}»{document.text[start:end]}«{after}".split())
+        text = _line(f"{before}»{document.text[start:end]}«{after}")
         print(f"  source ({source.doc}): {'…' if start > CONTEXT_CHARS else ''}{text}", file=out)
+
+
+def _line(text: str) -> str:
+    """One line on the terminal: a text's line breaks and runs of spaces read as one space."""
+    return " ".join(text.split())
 
 
 def _show(case: Case, out: TextIO, k: int, n: int) -> None:
     print(f"\n[{k} of {n}] {case.id} ({case.origin})", file=out)
-    print(f"  question: {case.question}", file=out)
+    print(f"  question: {_line(case.question)}", file=out)
     expected = case.expected if isinstance(case.expected, tuple) else ([case.expected] if case.expected else [])
     for point in expected:
-        print(f"  expected: {point}", file=out)
+        print(f"  expected: {_line(point)}", file=out)
     if case.golden_context_ids:
         print(f"  golden: {', '.join(case.golden_context_ids)}", file=out)
     if case.source:
