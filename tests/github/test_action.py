@@ -141,6 +141,9 @@ def test_403_on_the_comment_is_a_warning_and_the_gate_still_decides(
     assert run.code == code
     assert run.outputs["verdict"] == verdict and run.outputs["comment-url"] == ""
     [warning] = [w for w in run.commands("warning") if "PR comment" in w]
+    # One of the gate's warning annotations: it shares their ten slots, and is counted when they run out.
+    assert warning.startswith("::warning title=ragjudge::the PR comment was not posted: ")
+    assert len(run.commands("warning")) <= 10
     assert "HTTP 403" in warning and "Resource not accessible by integration" in warning
     assert "workflow_run" in warning
     assert f"ragjudge: {verdict.upper()}" in run.summary and "PR comment not posted" in run.summary

@@ -51,6 +51,22 @@ def test_warnings_are_capped_too() -> None:
     notes = gate_annotations(gate_report([case("bad")], warnings=tuple(f"{w} went wrong" for w in words)))
 
     assert sum(n.kind == "warning" for n in notes) == 10 and sum(n.kind == "error" for n in notes) == 2
+    # The last warning slot says what was left out, rather than dropping it unsaid.
+    assert [n.message for n in notes if n.kind == "warning"][-2:] == [
+        "iota went wrong",
+        "3 more kinds of warning: see the log",
+    ]
+
+
+def test_tolerated_cases_leave_the_warnings_a_slot() -> None:
+    cases = [case(f"t{i:02d}") for i in range(12)]
+    report = gate_report(cases, verdict="pass", warnings=("a warning", "another warning"))
+    notes = gate_annotations(report, warnings=("the PR comment was not posted: 403",))
+    assert len(notes) == 10 and all(n.kind == "warning" for n in notes)
+    assert notes[8].message == "4 more failing or errored cases: see the job summary"
+    assert (notes[9].title, notes[9].message) == ("ragjudge: more warnings", "3 more kinds of warning: see the log")
+    one = gate_annotations(gate_report(cases, verdict="pass"), warnings=("the PR comment was not posted: 403",))
+    assert one[-1].message == "the PR comment was not posted: 403"
 
 
 def test_warnings_of_one_kind_are_one_annotation_with_a_count() -> None:
@@ -70,6 +86,10 @@ def test_a_case_annotation_carries_its_file_and_line() -> None:
         42,
         {"file": "cases/refunds.yaml", "line": "42"},
     )
+    # A case file outside the checkout keeps its path in the message's case, but lands on no file.
+    outside = {**case("bad"), "file": "/opt/shared/cases.yaml", "line": 7}
+    [note] = [n for n in gate_annotations(gate_report([outside])) if "case bad" in n.title]
+    assert note.properties() == {}
 
 
 def test_an_error_verdict_says_nothing_could_be_evaluated() -> None:

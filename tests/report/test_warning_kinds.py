@@ -1,4 +1,5 @@
-from ragjudge.report.warning_kinds import WarningKind, by_kind, kind_of, relative_paths
+from ragjudge.report.warning_kinds import WarningKind, by_kind, kind_of
+from ragjudge.report.workspace import relative_paths
 
 
 def test_warnings_that_differ_in_names_places_and_numbers_are_one_kind() -> None:

@@ -22,7 +22,8 @@ from ragjudge.canary.values import Decision, MetricResult, Settings
 from ragjudge.metrics import registry
 from ragjudge.report.markdown import COMMENT_LIMIT, environment, load_template
 from ragjudge.report.provenance_block import JudgeInfoBlock
-from ragjudge.report.warning_kinds import by_kind, relative_paths
+from ragjudge.report.warning_kinds import by_kind
+from ragjudge.report.workspace import relative_paths
 from ragjudge.transport.urls import public_url
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 
 from ragjudge.cases.case import Case
 from ragjudge.cases.hashing import case_hash
@@ -18,7 +17,7 @@ from ragjudge.report.model import Report
 from ragjudge.report.provenance_block import JudgeInfoBlock
 from ragjudge.report.suite_block import RuleBlock, SuiteBlock
 from ragjudge.report.trace_block import PASSAGE_CHARS, PassageBlock, TraceBlock
-from ragjudge.report.warning_kinds import relative_paths
+from ragjudge.report.workspace import workspace_path
 
 
 def _k_of_n(result: CaseResult) -> str | None:
@@ -151,11 +150,12 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
 
 
 def _place(case: Case) -> dict[str, object]:
-    """`file` (relative to the workspace) and `line` of a case read from a case file; nothing otherwise."""
+    """`file` (relative to the workspace; as given when it lies outside) and `line` of a case read from a case
+    file; nothing otherwise."""
     where, line = case.place
     if where is None:
         return {}
-    return {"file": relative_paths(str(Path(where).resolve())) if Path(where).is_absolute() else where, "line": line}
+    return {"file": workspace_path(where) or where, "line": line}
 
 
 def rule_blocks(outcomes: Sequence[RuleOutcome]) -> list[RuleBlock]:

@@ -192,10 +192,15 @@ def publish(inputs: ActionInputs, runner: RunnerEnv, outcome: RunOutcome, log: W
         comment_url = post_comment(inputs, runner, outcome, notes)
         if inputs.job_summary and runner.summary_file is not None:
             append_summary(runner.summary_file, _summary(inputs, outcome, notes))
-        for warning in notes.warnings:
-            log.issue("warning", warning, "ragjudge: PR comment")
-        if inputs.annotations:
-            _annotate(inputs, outcome, log)
+        if inputs.annotations and outcome.report is not None:
+            # The step's own warnings share the gate's warning slots (GitHub shows 10 a step), counted when cut.
+            for note in gate_annotations(outcome.report, notes.warnings):
+                log.issue(note.kind, note.message, note.title, note.properties())
+        else:
+            for warning in notes.warnings:
+                log.issue("warning", warning, "ragjudge: PR comment")
+            if inputs.annotations:
+                _annotate(inputs, outcome, log)
     finally:
         passed = outcome.exit_code == ExitCode.PASSED
         write_outputs(runner.output_file, step_outputs(outcome.data, passed, inputs.report, comment_url))
@@ -254,10 +259,7 @@ def _summary(inputs: ActionInputs, outcome: RunOutcome, notes: Notes) -> str:
 
 
 def _annotate(inputs: ActionInputs, outcome: RunOutcome, log: WorkflowLog) -> None:
-    if outcome.report is not None:
-        for note in gate_annotations(outcome.report):
-            log.issue(note.kind, note.message, note.title, note.properties())
-        return
+    """The annotations of a run that left no gate report (a canary, a stop before the run)."""
     if outcome.exit_code == ExitCode.PASSED:
         return
     if outcome.data is not None:

@@ -4,15 +4,17 @@ GitHub shows at most 10 of each kind per step, so the list is ranked and cut,
 and the last slot says how many more there are. When the gate fails, the failed
 suite rules and regression rules come first (they are why the step is red), then
 the regressions against the baseline and the worst other cases as errors; when it
-passes, the cases it tolerated are warnings, before the run's warnings. A case's
+passes, the cases it tolerated are warnings, before the run's warnings (which keep one slot at least). A case's
 annotation carries its case file and line, so it lands on the case in "Files changed";
-the run's warnings are one annotation per kind, with a count.
+the run's warnings, and the step's own (a comment that could not be posted), are one annotation per kind, with a
+count, and when the kinds do not fit, the last slot says how many more there are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Literal
 
 from ragjudge.github.workflow_commands import MAX_ANNOTATIONS
@@ -39,8 +41,9 @@ class Annotation:
 
     def properties(self) -> dict[str, str]:
         """The workflow command's properties: `file` and `line` when the annotation is about a case."""
-        where = {"file": self.file} if self.file else {}
-        if self.file and self.line:
+        # A file outside the checkout (its path absolute) is nowhere GitHub can show it.
+        where = {"file": self.file} if self.file and not PurePath(self.file).is_absolute() else {}
+        if where and self.line:
             where["line"] = str(self.line)
         return where
 
@@ -78,11 +81,12 @@ def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annot
     bad = sorted(failing, key=lambda c: (c.change != "regression", severity(c)))
     gate_failed = report.verdict != "pass"
     # The error budget's reason opens the report's warnings; shown once, as the error it is.
-    kinds = by_kind([w for w in (*warnings, *report.warnings) if w != report.error_reason])
-    notes = [Annotation("warning", "ragjudge", kind.text()) for kind in kinds]
+    kinds = [kind.text() for kind in by_kind([w for w in (*warnings, *report.warnings) if w != report.error_reason])]
     if not gate_failed:
-        # The cases the gate tolerated take the slots first: they are about this change's cases.
-        return (_fill([], bad, "warning") + notes)[:MAX_ANNOTATIONS]
+        # The cases the gate tolerated take the slots first (they are about this change's cases), but for one that
+        # the warnings keep, so that no warning goes unsaid.
+        tolerated = _fill([], bad, "warning", MAX_ANNOTATIONS - (1 if kinds else 0))
+        return tolerated + _notes(kinds, MAX_ANNOTATIONS - len(tolerated))
     failed_rules = [r for r in report.rules if r.scope == "suite" and r.passed is False]
     if report.comparison is not None:
         failed_rules += [r for r in report.comparison.rules if r.passed is False]
@@ -90,12 +94,24 @@ def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annot
     errors += [Annotation("error", f"ragjudge: {r.scope} rule {r.metric} failed", r.reason) for r in failed_rules]
     if not errors:
         errors.append(Annotation("error", f"ragjudge: {report.verdict}", "no case could be evaluated"))
-    return _fill(errors, bad, "error")[:MAX_ANNOTATIONS] + notes[:MAX_ANNOTATIONS]
+    return _fill(errors, bad, "error")[:MAX_ANNOTATIONS] + _notes(kinds, MAX_ANNOTATIONS)
 
 
-def _fill(head: list[Annotation], cases: Sequence[CaseBlock], kind: Kind) -> list[Annotation]:
-    """`head` then one annotation per case; when they do not all fit, the last slot counts the rest."""
-    room = MAX_ANNOTATIONS - len(head)
+def _notes(kinds: Sequence[str], room: int) -> list[Annotation]:
+    """One warning annotation per kind of warning; when they do not all fit, the last slot counts the rest."""
+    if len(kinds) <= room:
+        return [Annotation("warning", "ragjudge", text) for text in kinds]
+    shown = [Annotation("warning", "ragjudge", text) for text in kinds[: room - 1]]
+    rest = len(kinds) - len(shown)
+    return [*shown, Annotation("warning", "ragjudge: more warnings", f"{rest} more kinds of warning: see the log")]
+
+
+def _fill(
+    head: list[Annotation], cases: Sequence[CaseBlock], kind: Kind, limit: int = MAX_ANNOTATIONS
+) -> list[Annotation]:
+    """`head` then one annotation per case, `limit` in all; when they do not all fit, the last slot counts the
+    rest."""
+    room = limit - len(head)
     if room <= 0:
         return head
     if len(cases) <= room:

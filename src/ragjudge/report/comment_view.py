@@ -17,7 +17,8 @@ from ragjudge.report.comparison_block import DeltaBlock
 from ragjudge.report.failure_groups import group_key, split_condition, turn_of
 from ragjudge.report.headline_block import FailureGroupBlock
 from ragjudge.report.model import Report
-from ragjudge.report.warning_kinds import WarningKind, by_kind, relative_paths
+from ragjudge.report.warning_kinds import WarningKind, by_kind
+from ragjudge.report.workspace import relative_paths
 
 GROUPS_SHOWN = 12
 """Conditions listed in the groups table; the rest are counted."""

@@ -26,7 +26,7 @@ from ragjudge.report.escape import code_id, html_text, inline
 from ragjudge.report.figures import label, score
 from ragjudge.report.headline import with_headline
 from ragjudge.report.model import Report
-from ragjudge.report.warning_kinds import relative_paths
+from ragjudge.report.workspace import relative_paths
 from ragjudge.safetext import clean_text
 
 COMMENT_LIMIT = 60_000

@@ -7,10 +7,11 @@ path says nothing to a reviewer), and the rest are counted; the JSON report keep
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ragjudge.report.workspace import relative_paths
 
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _BRACKETED = re.compile(r"\([^()]*\)")
@@ -22,19 +23,6 @@ def kind_of(warning: str) -> str:
     text = _QUOTED.sub("'…'", warning)
     text = _BRACKETED.sub("(…)", text)
     return _NUMBER.sub("N", text)
-
-
-def workspace_root() -> str:
-    """Where relative paths are relative to: the Action's workspace, else the working folder."""
-    return os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
-
-
-def relative_paths(text: str, root: str | None = None) -> str:
-    """`text` with every path under the workspace written relative to it."""
-    base = (root or workspace_root()).rstrip("/\\")
-    if len(base) < 2:
-        return text  # "/" would strip every slash
-    return text.replace(base + "/", "").replace(base + "\\", "")
 
 
 @dataclass(frozen=True)
