@@ -128,3 +128,14 @@ def test_duplicates_and_the_case_set_hash_see_every_turn(tmp_path: Path) -> None
         [_write(tmp_path / "d.yaml", base.format(second="x") + base.format(second="x").replace("id: a", "id: b"))]
     )
     assert any("duplicates the question of case 'a'" in w for w in twice.warnings)
+
+
+def test_every_turn_keeps_the_conversations_file_and_line(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "c.yaml",
+        "- id: q\n  question: One?\n- id: talk\n  turns:\n    - question: First?\n    - question: And then?\n",
+    )
+    single, talk = load_cases([path]).cases
+    assert (single.file, single.line) == (str(path), 1)
+    assert (talk.file, talk.line) == (str(path), 3)
+    assert [(t.file, t.line) for t in talk.turns] == [(str(path), 3), (str(path), 3)]

@@ -62,8 +62,9 @@ def test_case_set_hash_fed_a_case_at_a_time_is_the_hash_of_the_whole_list(n: int
     # Baselines keep the hash: hashing row by row must give exactly the hash of the rows as one JSON text.
     cases = [make_case(f"c{i}", f'运费 "{i}"?') for i in range(n)]
     # A case set without conversations hashes as it did before they existed (their fields are left out), and
-    # whether a person approved a case yet (`review`) is not what is asked or checked.
-    added = ("origin", "turns", "turn", "history", "conversation_id", "review")
+    # whether a person approved a case yet (`review`) or where it was read from (`file`, `line`) is not what is
+    # asked or checked.
+    added = ("origin", "turns", "turn", "history", "conversation_id", "review", "file", "line")
     rows = [{k: v for k, v in vars(c).items() if k not in added} for c in cases]
     blob = json.dumps(rows, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     assert case_set_hash(cases) == hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -52,21 +52,15 @@ class Case:
     """What the service called the conversation in an earlier reply (`response.conversation_id`)."""
     review: str | None = None
     """`pending` (reported, gates nothing), `rejected` (skipped), `approved` or None (gates)."""
+    file: str | None = None
+    """The case file it was read from, as named; None for a case not read from a file (`--question`, traces)."""
+    line: int | None = None
+    """The line its item starts on in `file` (a conversation's turns: the conversation's); None without one."""
 
     @property
     def gates(self) -> bool:
         """Whether the case counts toward the rules: not pending review."""
         return self.review != "pending"
-
-    @property
-    def place(self) -> tuple[str | None, int | None]:
-        """(the case file, the line its item starts on) from `origin`; (file, None) for an item without a line,
-        (None, None) for a case not read from a file (`--question`, recorded traces)."""
-        where, sep, line = self.origin.rpartition(":")
-        if sep and line.isdigit():
-            return where, int(line)
-        where, sep, _ = self.origin.rpartition("#")
-        return (where, None) if sep and where else (None, None)
 
     @property
     def is_conversation(self) -> bool:

@@ -111,8 +111,9 @@ def to_case(path: Path, item: RawItem) -> Case:
     should_answer = expects_answer(model.should_answer, model.category)
     origin = f"{path}:{item.line}" if item.line else f"{path}#{item.index + 1}"
     case_id = model.id if model.id else f"{path.stem}-{item.index + 1}"
+    file, line = str(path), item.line or None
     if model.turns is not None:
-        return conversation(model, model.turns, case_id, origin)
+        return conversation(model, model.turns, case_id, origin, (file, line))
     assert model.question is not None  # the model's own check: a question or turns
     return Case(
         id=case_id,
@@ -130,6 +131,8 @@ def to_case(path: Path, item: RawItem) -> Case:
         criteria=tuple(model.criteria) if isinstance(model.criteria, list) else (),
         inline_criteria=tuple(model.criteria.items()) if isinstance(model.criteria, dict) else (),
         review=model.review,
+        file=file,
+        line=line,
     )
 
 

@@ -23,8 +23,12 @@ def _criteria(criteria: list[str] | dict[str, CriterionConfig]) -> dict[str, Any
     }
 
 
-def conversation(model: CaseModel, turns: Sequence[TurnModel], case_id: str, origin: str) -> Case:
-    """A conversation: the case-level fields apply to every turn; a turn's own category or should_answer wins."""
+def conversation(
+    model: CaseModel, turns: Sequence[TurnModel], case_id: str, origin: str, place: tuple[str, int | None]
+) -> Case:
+    """A conversation: the case-level fields apply to every turn; a turn's own category or should_answer wins.
+    `place`: the case file and the line the conversation starts on, which every turn keeps."""
+    file, line = place
     built = []
     shared = _criteria(model.criteria)
     for number, turn in enumerate(turns, start=1):
@@ -47,6 +51,8 @@ def conversation(model: CaseModel, turns: Sequence[TurnModel], case_id: str, ori
                 criteria=tuple(dict.fromkeys((*shared["criteria"], *own["criteria"]))),
                 inline_criteria=(*shared["inline_criteria"], *own["inline_criteria"]),
                 turn=number,
+                file=file,
+                line=line,
             )
         )
     return Case(
@@ -64,6 +70,8 @@ def conversation(model: CaseModel, turns: Sequence[TurnModel], case_id: str, ori
         origin=origin,
         turns=tuple(built),
         review=model.review,
+        file=file,
+        line=line,
     )
 
 

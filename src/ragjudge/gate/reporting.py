@@ -152,10 +152,9 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
 def _place(case: Case) -> dict[str, object]:
     """`file` (relative to the workspace; as given when it lies outside) and `line` of a case read from a case
     file; nothing otherwise."""
-    where, line = case.place
-    if where is None:
+    if case.file is None:
         return {}
-    return {"file": workspace_path(where) or where, "line": line}
+    return {"file": workspace_path(case.file) or case.file, "line": case.line}
 
 
 def rule_blocks(outcomes: Sequence[RuleOutcome]) -> list[RuleBlock]:
