@@ -11,7 +11,9 @@ import pytest
 from tests.report.samples import HOSTILE, sample_report, tolerant_pass_report
 
 from ragjudge.report.comparison_block import BaselineBlock, ComparisonBlock, DeltaBlock
-from ragjudge.report.html import build_view, delta_rows, histogram, rates, render_html
+from ragjudge.report.html import build_view, render_html
+from ragjudge.report.html_charts import delta_rows, histogram, num, rates
+from ragjudge.report.judge_block import CriterionBlock
 
 
 def test_self_contained_no_network() -> None:
@@ -88,7 +90,14 @@ def test_score_distributions_and_deltas() -> None:
     assert rows["faithfulness"].interval == "[-0.09, -0.01]" and rows["faithfulness"].significant is True
     assert rows["pass_rate"].interval == "n/a" and rows["pass_rate"].low_x is None
     assert rows["judge.grounding"].comparable is False
-    assert view.changes == ["fixed", "flaky", "new", "regression", "still_passing"]
+    # The filter's values are the codes; what the reader picks from is words.
+    assert view.changes == [
+        ("fixed", "fixed"),
+        ("flaky", "flaky"),
+        ("new", "new"),
+        ("regression", "regression"),
+        ("still_passing", "still passing"),
+    ]
     assert [r["kind"] for r in view.rules][-1] == "regression"
 
 
@@ -210,3 +219,32 @@ def test_warnings_are_one_box_a_kind_and_fold_when_there_are_many() -> None:
     page = render_html(sample_report().model_copy(update={"warnings": kinds}))
     assert '<details id="warnings" class="warn"><summary>5 warnings of 5 kinds</summary>' in page
     assert page.count('<div class="warn">') == 0
+
+
+def test_an_unscored_criterion_reads_not_scored_and_scores_read_out_of_five() -> None:
+    report = sample_report()
+    first = report.cases[0]
+    criteria = {"cites": CriterionBlock(score=None, reason="the judge gave none"), "tone": CriterionBlock(score=4)}
+    judge = first.judge.model_copy(update={"criteria": criteria, "reasoning": {"grounding": "fine"}})
+    judge = judge.model_copy(update={"scores": {"grounding": 4}})
+    page = render_html(report.model_copy(update={"cases": [first.model_copy(update={"judge": judge})]}))
+    assert "<strong>criteria.cites</strong> (not scored): the judge gave none" in page
+    assert "<strong>criteria.tone</strong> (4/5)" in page
+    assert "<strong>grounding</strong> (4/5): fine" in page
+    assert "None/5" not in page
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "shown"),
+    [(12500.0, 4, "12500"), (1234.567, 3, "1235"), (0.000015, 3, "0.000015"), (0.5, 3, "0.5"), (0.0, 3, "0")],
+)
+def test_numbers_never_carry_an_exponent(value: float, digits: int, shown: str) -> None:
+    assert num(value, digits) == shown
+
+
+def test_a_change_badge_is_in_words_with_its_code_beside() -> None:
+    report = sample_report(comparison=True)
+    cases = [c.model_copy(update={"change": "still_passing"}) if c.status == "pass" else c for c in report.cases]
+    page = render_html(report.model_copy(update={"cases": cases}))
+    assert '<span class="badge c-still_passing" title="change: still_passing">still passing</span>' in page
+    assert '<option value="still_passing">still passing</option>' in page

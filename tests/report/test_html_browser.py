@@ -230,3 +230,40 @@ def test_the_page_opens_with_the_headline(browser: Any, tmp_path: Path) -> None:
     assert headline.inner_text() == "Blocked by pass_rate 0.67 < 0.90: 2 more cases must pass."
     # Right under the verdict: the first text a reader meets after it.
     assert headline.bounding_box()["y"] < opened.page.locator("h2").first.bounding_box()["y"]
+
+
+def _long_names_report() -> Any:
+    """A 68-character hash id, a long category, and cases a reviewer reads by their change."""
+    report = sample_report(comparison=True)
+    cases = []
+    for k, c in enumerate(report.cases):
+        if k == 0:
+            category = "Returns, refunds and exchanges for international orders (EU)"
+            c = c.model_copy(update={"id": "case-" + "f3a9" * 16, "category": category})
+        cases.append(c)
+    return report.model_copy(update={"cases": cases})
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_long_ids_and_categories_stay_inside_the_page(browser: Any, tmp_path: Path, width: int) -> None:
+    path = tmp_path / "report.html"
+    path.write_text(render_html(_long_names_report()), encoding="utf-8")
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(path.resolve().as_uri())
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # Below 1000 px the case table is a list: no header row, each case a block as wide as the page.
+        header_shown = page.eval_on_selector("#cases thead", "h => getComputedStyle(h).display !== 'none'")
+        assert header_shown is (width >= 1000)
+        # The long category is cut with an ellipsis beside its bar, and whole in its title.
+        label = page.locator("#category-chart text").first
+        assert label.evaluate("t => t.firstChild.textContent") == "Returns, refunds and …"
+        assert label.locator("title").text_content() == "Returns, refunds and exchanges for international orders (EU)"
+        # The filters still hide rows in the list.
+        page.select_option("#filter-status", "fail")
+        shown = page.eval_on_selector_all(
+            "#cases tr.case", "rows => rows.filter(r => getComputedStyle(r).display !== 'none').length"
+        )
+        assert shown == sum(c.status == "fail" for c in _long_names_report().cases)
+    finally:
+        page.close()

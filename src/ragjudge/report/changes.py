@@ -65,6 +65,8 @@ _COUNTED = (
     ("not_comparable", "not compared", "not compared"),
     ("still_passing", "still passing", "still passing"),
 )
+CHANGE_NAMES = {key: one for key, one, _ in _COUNTED} | {"pending_review": "pending review"}
+"""Each `change` value in words, for a reader who never saw the report's codes (the HTML report's badges)."""
 
 
 def counts_words(counts: dict[str, int]) -> str:
