@@ -43,9 +43,11 @@ def test_yaml_with_every_field(tmp_path):
         difficulty="easy",
         tags=("refund", "zh"),
         origin=f"{path}:1",
+        file=str(path),
+        line=1,
     )
     assert second.id == "cs-030"
-    assert second.origin == f"{path}:13"
+    assert (second.origin, second.file, second.line) == (f"{path}:13", str(path), 13)
     assert second.should_answer is False
     assert (second.golden_context_ids, second.must_mention, second.tags) == ((), (), ())
     assert case_set.warnings == ()
