@@ -148,7 +148,8 @@ def test_read_only_token_warns_and_the_gate_still_decides(host: Path, github: Fa
     run = run_action(host, runner_env(github, example_rag_url, config="fail.yml"))
 
     assert run.code == 1, run.stderr
-    assert "::warning title=ragjudge%3A PR comment::" in run.stdout and "HTTP 403" in run.stdout
+    # The step's own warning, among the gate's warning annotations (it shares their ten slots).
+    assert "::warning title=ragjudge::the PR comment was not posted: " in run.stdout and "HTTP 403" in run.stdout
     assert run.outputs["verdict"] == "fail" and run.outputs["comment-url"] == ""
     assert "ragjudge: FAIL" in run.summary
     assert github.comments.get(PR, []) == []
