@@ -259,6 +259,15 @@ def test_long_ids_and_categories_stay_inside_the_page(browser: Any, tmp_path: Pa
         label = page.locator("#category-chart text").first
         assert label.evaluate("t => t.firstChild.textContent") == "Returns, refunds and …"
         assert label.locator("title").text_content() == "Returns, refunds and exchanges for international orders (EU)"
+        # In the list, each figure says what it is (the table's header is gone).
+        latencies = page.eval_on_selector_all(
+            "#cases tr.case td.latency",
+            "tds => tds.map(td => { const part = p => getComputedStyle(td, p).content.replace(/^\"|\"$/g, '');"
+            " const [b, a] = [part('::before'), part('::after')];"
+            " return (b === 'none' ? '' : b) + td.innerText.trim() + (a === 'none' ? '' : a); })",
+        )
+        if width < 1000:
+            assert "latency 910 ms" in latencies and "latency n/a" in latencies
         # The filters still hide rows in the list.
         page.select_option("#filter-status", "fail")
         shown = page.eval_on_selector_all(
