@@ -296,3 +296,24 @@ def test_a_cached_first_judgement_is_not_main_voting_twice(tmp_path: Path, rag: 
     flip = next(c for c in report["cases"] if c["id"] == "flip")
     assert flip["judge"]["cache_hits"] >= 1
     assert (flip["judge_runs"]["runs"], flip["judge_runs"]["main_vote"]) == (2, False)
+
+
+def test_a_rejudge_that_fails_leaves_the_case_as_judged_first_even_with_mains_vote(
+    tmp_path: Path, rag: RagServer
+) -> None:
+    # Main failed `flip` on grounding; this run's first judgement passes the same reply, and the rejudge's call
+    # fails: one pass against main's one failure decides nothing, and must not break the run.
+    (tmp_path / "main").mkdir()
+    with FakeOpenAI(FlippingJudge({Q_GROUND: lambda k: 2}).responder) as judge:
+        _run(tmp_path / "main", rag, judge, rejudge=0)
+    flipping = FlippingJudge({Q_GROUND: lambda k: 4})
+
+    def failing_after_first(body: dict[str, Any], call_index: int) -> Reply:
+        if f"## Question\n{Q_GROUND}\n" in user_text(body) and flipping.calls[Q_GROUND] >= 1:
+            return Reply(status=500)
+        return flipping.responder(body, call_index)
+
+    with FakeOpenAI(failing_after_first) as judge:
+        report = _run(tmp_path, rag, judge, "--baseline", str(tmp_path / "main" / "r.json"), rejudge=2)
+    flip = next(c for c in report["cases"] if c["id"] == "flip")
+    assert (flip["status"], flip["judge_runs"], flip["change"]) == ("pass", None, "fixed")

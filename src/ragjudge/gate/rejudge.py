@@ -116,9 +116,13 @@ def rejudge(
             judgement = judge_safely(FreshJudge(judge, REJUDGE_ROUND + k), first.case, first.endpoint, log)
             if judgement is None:
                 break
-            rescored.append(score_case(first.case, first.endpoint, judgement, rules))
-        vote = votes.get(first.case.id)
-        return decide(first, rescored, vote) if rescored or vote else first
+            rescore = score_case(first.case, first.endpoint, judgement, rules)
+            if rescore.status == "error" and first.status != "error":
+                # The same reply cannot error but by the judge's call failing: that is no judgement, and no vote.
+                break
+            rescored.append(rescore)
+        # With no rejudge to stand beside it, main's vote decides nothing: the case stays as first judged.
+        return decide(first, rescored, votes.get(first.case.id)) if rescored else first
 
     out = list(results)
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="rejudge") as pool:
