@@ -319,6 +319,14 @@ def test_usage_errors_are_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[s
     )
     code, _, err = _generate(capsys, "--corpus", corpus, "--n", "-1", "--out", str(tmp_path / "c.yaml"))
     assert (code, err.splitlines()[-1]) == (2, "ragjudge: error: argument --n: -1 is negative")
+    code, _, err = _generate(
+        capsys, "--corpus", corpus, "--n", "999", "--out-of-scope", "2", "--out", str(tmp_path / "c.yaml")
+    )
+    assert (code, err.splitlines()[0]) == (
+        2,
+        "ragjudge: error: --n, --out-of-scope and --conversations ask for 1001 cases, more than the 1000 one run "
+        "writes",
+    )
     (tmp_path / "map.yaml").write_text("cases: []\n", encoding="utf-8")
     with FakeOpenAI(responder=CorpusModel()) as fake:
         config = str(_config(tmp_path, fake.base_url))

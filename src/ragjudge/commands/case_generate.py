@@ -33,6 +33,8 @@ from ragjudge.outpaths import check_output_paths
 if TYPE_CHECKING:
     from ragjudge.judge.generator import Kind
 
+MAX_CASES = 1000
+"""The most cases one `cases generate` asks for: each is a model's work and a person's review."""
 NEAR_DUPLICATE = "near-duplicate"
 """The reason counted for a generated question that repeats an earlier one, or one of the case file's."""
 OFFLINE_TIP = (
@@ -115,8 +117,14 @@ def case_data(group: Sequence[Any], kind: str, doc: Document, case_id: str, tags
 
 def handle(args: argparse.Namespace) -> int:
     check_output_paths((("--out", args.out),))
-    if args.n + args.out_of_scope + args.conversations == 0:
+    asked = args.n + args.out_of_scope + args.conversations
+    if asked == 0:
         raise UsageError("nothing to generate: --n, --out-of-scope and --conversations are all 0", tip="pass --n 30")
+    if asked > MAX_CASES:
+        raise UsageError(
+            f"--n, --out-of-scope and --conversations ask for {asked} cases, more than the {MAX_CASES} one run writes",
+            tip="every generated case waits for a person's review: generate a few hundred at a time",
+        )
     config = load_config(args.config)
     if config.judge.provider != "openai":
         raise ConfigError(
