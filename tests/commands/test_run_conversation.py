@@ -246,6 +246,36 @@ def test_a_service_that_forgets_earlier_turns_fails_the_conversation_naming_turn
     assert rule["reason"] == "1 case(s) failed context_recall >= 1: refund-chat"
 
 
+def test_a_failing_turn_is_placed_on_its_conversation_in_the_case_file(
+    ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The runner names the workspace by a link to the folder the case file is read from.
+    link = ws.parent / f"{ws.name}-link"
+    link.symlink_to(ws, target_is_directory=True)
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(link))
+    code, report, out = _run(ws, capsys, Service(forgetful=True), "openai")
+    assert code == 1, out
+    lines = (ws / "cases.yaml").read_text(encoding="utf-8").splitlines()
+    starts = [n for n, text in enumerate(lines, 1) if text.startswith("- ")]
+    assert len(starts) == 3 and starts[0] == 1
+    # The conversation failed on turn 2, and is placed where it starts (a turn's origin is not `file:line`);
+    # the file is relative to the workspace though the case file was read by its real path.
+    places = {c["id"]: (c["file"], c["line"]) for c in report["cases"]}
+    assert places == {
+        "refund-chat": ("cases.yaml", starts[0]),
+        "then-off-topic": ("cases.yaml", starts[1]),
+        "invoice": ("cases.yaml", starts[2]),
+    }
+    from ragjudge.github.annotations import gate_annotations
+    from ragjudge.report.reading import load_report
+
+    [note] = [n for n in gate_annotations(load_report(ws / "report.json")) if "refund-chat" in n.title]
+    assert (note.title, note.properties()) == (
+        "ragjudge: case refund-chat failed",
+        {"file": "cases.yaml", "line": str(starts[0])},
+    )
+
+
 def test_slow_to_the_first_token_fails_p95_ttft(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, report, out = _run(ws, capsys, Service(first_token_s=1.2), "openai")
     assert code == 1, out
