@@ -90,6 +90,9 @@ def test_a_case_annotation_carries_its_file_and_line() -> None:
     outside = {**case("bad"), "file": "/opt/shared/cases.yaml", "line": 7}
     [note] = [n for n in gate_annotations(gate_report([outside])) if "case bad" in n.title]
     assert note.properties() == {}
+    climbing = {**case("bad"), "file": "../shared/cases.yaml", "line": 7}
+    [note] = [n for n in gate_annotations(gate_report([climbing])) if "case bad" in n.title]
+    assert note.properties() == {}
 
 
 def test_an_error_verdict_says_nothing_could_be_evaluated() -> None:

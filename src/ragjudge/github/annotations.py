@@ -41,8 +41,9 @@ class Annotation:
 
     def properties(self) -> dict[str, str]:
         """The workflow command's properties: `file` and `line` when the annotation is about a case."""
-        # A file outside the checkout (its path absolute) is nowhere GitHub can show it.
-        where = {"file": self.file} if self.file and not PurePath(self.file).is_absolute() else {}
+        # A file outside the checkout (its path absolute, or climbing out with `..`) is nowhere GitHub can show it.
+        outside = self.file is None or PurePath(self.file).is_absolute() or ".." in PurePath(self.file).parts
+        where = {"file": self.file} if self.file and not outside else {}
         if where and self.line:
             where["line"] = str(self.line)
         return where
