@@ -80,6 +80,29 @@ def test_baseline_artifact_without_a_workflow_ref_is_a_warning(runner: ActionRun
     assert fake_github.requests == []
 
 
+def test_a_skipped_baseline_is_one_of_the_gates_ten_warnings_and_counted_when_they_run_out(
+    runner: ActionRunner, fake_github: FakeGitHub
+) -> None:
+    for i in (1, 2, 3):
+        assert runner.run(config="fail.yml", shard=f"{i}/3", report=f"shards/s{i}.json", comment="never").code == 0
+    # Twelve kinds of warning in a shard's report, more than the step's ten warning slots hold.
+    shard = runner.workspace / "shards" / "s1.json"
+    data = json.loads(shard.read_text(encoding="utf-8"))
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa", "lambda", "mu"]
+    data["warnings"] = [f"{word} went wrong" for word in words]
+    shard.write_text(json.dumps(data), encoding="utf-8")
+    run = runner.run(mode="merge", config="fail.yml", reports="shards/s*.json", baseline_artifact=BASELINE)
+    assert run.code == 1
+    warnings = run.commands("warning")
+    # The step's own warning (the baseline it could not look for) goes first, after the run's log; the last slot
+    # says how many kinds were left out (12 + 1 kinds, 9 shown).
+    assert len(warnings) == 10
+    assert warnings[0].startswith("::warning title=ragjudge::baseline-artifact 'ragjudge-baseline' skipped: no ")
+    assert warnings[1:3] == ["::warning title=ragjudge::alpha went wrong", "::warning title=ragjudge::beta went wrong"]
+    assert warnings[-1] == "::warning title=ragjudge%3A more warnings::4 more kinds of warning: see the log"
+    assert run.stdout.index(warnings[0]) > run.stdout.index("::endgroup::")
+
+
 def test_baseline_artifact_in_canary_mode_exits_2(runner: ActionRunner) -> None:
     run = runner.run(mode="canary", baseline_artifact=BASELINE)
     assert run.code == 2

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragjudge.github.annotations import gate_annotations
+from ragjudge.github.annotations import gate_annotations, step_warnings
 from tests.fakes.reports import case, gate_report
 
 
@@ -135,3 +135,18 @@ def test_a_gate_failed_by_regressions_names_the_rule_and_the_regressions_first()
         ("error", "ragjudge: case ship-12 regressed", "ship-12 passed on the baseline, fails now: ship-12 broke"),
         ("error", "ragjudge: case old-fail failed", "old-fail failed: a; b; c"),
     ]
+
+
+def test_without_a_gate_report_the_steps_warnings_are_one_a_kind_and_cut_with_a_count() -> None:
+    said = [
+        f"{word} went wrong"
+        for word in ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
+    ]
+    notes = step_warnings([*said, "alpha went wrong"], room=9)
+    assert [n.message for n in notes] == [
+        "alpha went wrong (and 1 more like it)",
+        *said[1:8],
+        "2 more kinds of warning: see the log",
+    ]
+    assert {n.kind for n in notes} == {"warning"} and all(n.properties() == {} for n in notes)
+    assert [n.message for n in step_warnings(said[:2])] == said[:2]

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from ragjudge import __version__, masking
 from ragjudge.errors import CaseFileError, ExitCode, RagjudgeError
-from ragjudge.github.annotations import gate_annotations
+from ragjudge.github.annotations import gate_annotations, step_warnings
 from ragjudge.github.cli_args import JUDGE_KEY_VARIABLE, SUBCOMMANDS, cli_argv, cli_environ
 from ragjudge.github.env import RunnerEnv
 from ragjudge.github.inputs import ActionInputs, CommentWhen, FailOn, InputError, Mode, read_inputs
@@ -30,7 +30,7 @@ from ragjudge.github.outputs import step_outputs, write_outputs
 from ragjudge.github.rest import GitHubClient
 from ragjudge.github.sticky import upsert
 from ragjudge.github.summary import append_summary, gate_summary, text_summary
-from ragjudge.github.workflow_commands import WorkflowLog
+from ragjudge.github.workflow_commands import MAX_ANNOTATIONS, WorkflowLog
 from ragjudge.report.model import Report
 from ragjudge.report.reading import load_report
 
@@ -86,6 +86,7 @@ def _main(argv: Sequence[str] | None, env: dict[str, str]) -> int:
             f"and ragjudge {__version__} has no such command yet"
         )
         return _refuse(InputError(message, tip="use mode: gate, or a release of the action that has it"), log)
+    notes = Notes()  # the step's own warnings, gathered for the annotations' budget
     with _scratch(runner.temp_dir) as scratch:
         comment_file = scratch / "comment.md"
         try:
@@ -93,15 +94,18 @@ def _main(argv: Sequence[str] | None, env: dict[str, str]) -> int:
         except RagjudgeError as exc:
             return _refuse(exc, log)
         if inputs.baseline_artifact:
-            baseline = find_baseline(inputs, runner, scratch, log)
+            baseline = find_baseline(inputs, runner, scratch, log, notes)
             if baseline is not None:
                 cli[1:1] = ["--baseline", str(baseline)]
-        outcome = run_cli(inputs, cli, {**env, **cli_environ(inputs)}, comment_file, log)
-    return publish(inputs, runner, outcome, log)
+        outcome = run_cli(inputs, cli, {**env, **cli_environ(inputs)}, comment_file, log, notes)
+    return publish(inputs, runner, outcome, log, notes)
 
 
-def find_baseline(inputs: ActionInputs, runner: RunnerEnv, scratch: Path, log: WorkflowLog) -> Path | None:
-    """`baseline-artifact`: main's report downloaded into the scratch folder, or None (with a notice saying why)."""
+def find_baseline(
+    inputs: ActionInputs, runner: RunnerEnv, scratch: Path, log: WorkflowLog, notes: Notes
+) -> Path | None:
+    """`baseline-artifact`: main's report downloaded into the scratch folder, or None, with a notice saying why
+    (a warning, when it is one, goes to `notes`: it is annotated with the gate's)."""
     from ragjudge.github.artifacts import Where, fetch_baseline
 
     name = inputs.baseline_artifact or ""
@@ -115,10 +119,8 @@ def find_baseline(inputs: ActionInputs, runner: RunnerEnv, scratch: Path, log: W
         if not value
     ]
     if missing or runner.repository is None or runner.workflow_file is None or not inputs.github_token:
-        log.issue(
-            "warning",
-            f"baseline-artifact {name!r} skipped: no {', '.join(missing)} (it needs a GitHub Actions run)",
-            "ragjudge: baseline",
+        notes.warnings.append(
+            f"baseline-artifact {name!r} skipped: no {', '.join(missing)} (it needs a GitHub Actions run)"
         )
         return None
     where = Where(runner.repository, runner.workflow_file, runner.default_branch, name)
@@ -126,14 +128,15 @@ def find_baseline(inputs: ActionInputs, runner: RunnerEnv, scratch: Path, log: W
     try:
         found = fetch_baseline(client, where, scratch / "baseline", inputs.report)
     except Exception as exc:  # whatever an artifact holds, the gate still runs: a baseline is optional
-        log.issue(
-            "warning",
+        notes.warnings.append(
             f"no baseline: artifact {name!r} could not be read ({type(exc).__name__}); the gate applies its "
-            "absolute rules only",
-            "ragjudge: baseline",
+            "absolute rules only"
         )
         return None
-    log.issue(found.level, found.message, "ragjudge: baseline")
+    if found.level == "warning":
+        notes.warnings.append(found.message)
+    else:
+        log.issue(found.level, found.message, "ragjudge: baseline")
     return found.path
 
 
@@ -157,7 +160,12 @@ def subcommand_options(name: str) -> set[str] | None:
 
 
 def run_cli(
-    inputs: ActionInputs, argv: Sequence[str], environ: Mapping[str, str], comment_file: Path, log: WorkflowLog
+    inputs: ActionInputs,
+    argv: Sequence[str],
+    environ: Mapping[str, str],
+    comment_file: Path,
+    log: WorkflowLog,
+    notes: Notes,
 ) -> RunOutcome:
     """`ragjudge <argv>` in this process, its output grouped and kept from being read as commands."""
     from ragjudge.cli import main as cli_main
@@ -179,28 +187,28 @@ def run_cli(
             try:
                 report = load_report(report_path)
             except CaseFileError as exc:
-                log.issue("warning", exc.message, "ragjudge: report")
+                notes.warnings.append(exc.message)
     comment = comment_file.read_text(encoding="utf-8") if comment_file.is_file() else None
     return RunOutcome(code, data, report, comment, _error_line(captured.getvalue()))
 
 
-def publish(inputs: ActionInputs, runner: RunnerEnv, outcome: RunOutcome, log: WorkflowLog) -> int:
-    """Comment, summary, annotations and outputs; then the step's exit code."""
-    notes = Notes()
+def publish(inputs: ActionInputs, runner: RunnerEnv, outcome: RunOutcome, log: WorkflowLog, notes: Notes) -> int:
+    """Comment, summary, annotations and outputs; then the step's exit code. `notes`: the step's warnings so far."""
     comment_url = ""
     try:
         comment_url = post_comment(inputs, runner, outcome, notes)
         if inputs.job_summary and runner.summary_file is not None:
             append_summary(runner.summary_file, _summary(inputs, outcome, notes))
+        # The step's own warnings (the baseline, the comment) share the gate's warning slots (GitHub shows 10 a
+        # step), one a kind, and the last slot counts the kinds left out.
         if inputs.annotations and outcome.report is not None:
-            # The step's own warnings share the gate's warning slots (GitHub shows 10 a step), counted when cut.
-            for note in gate_annotations(outcome.report, notes.warnings):
-                log.issue(note.kind, note.message, note.title, note.properties())
+            annotations = gate_annotations(outcome.report, notes.warnings)
         else:
-            for warning in notes.warnings:
-                log.issue("warning", warning, "ragjudge: PR comment")
-            if inputs.annotations:
-                _annotate(inputs, outcome, log)
+            annotations = step_warnings(notes.warnings, MAX_ANNOTATIONS - 1)  # `_annotate` may add one
+        for note in annotations:
+            log.issue(note.kind, note.message, note.title, note.properties())
+        if inputs.annotations and outcome.report is None:
+            _annotate(inputs, outcome, log)
     finally:
         passed = outcome.exit_code == ExitCode.PASSED
         write_outputs(runner.output_file, step_outputs(outcome.data, passed, inputs.report, comment_url))

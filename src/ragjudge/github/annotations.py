@@ -6,8 +6,9 @@ suite rules and regression rules come first (they are why the step is red), then
 the regressions against the baseline and the worst other cases as errors; when it
 passes, the cases it tolerated are warnings, before the run's warnings (which keep one slot at least). A case's
 annotation carries its case file and line, so it lands on the case in "Files changed";
-the run's warnings, and the step's own (a comment that could not be posted), are one annotation per kind, with a
-count, and when the kinds do not fit, the last slot says how many more there are.
+the run's warnings, and the step's own (a baseline it could not look for or read, a comment that could not be
+posted), are one annotation per kind, with a count, and when the kinds do not fit, the last slot says how many more
+there are.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annot
     bad = sorted(failing, key=lambda c: (c.change != "regression", severity(c)))
     gate_failed = report.verdict != "pass"
     # The error budget's reason opens the report's warnings; shown once, as the error it is.
-    kinds = [kind.text() for kind in by_kind([w for w in (*warnings, *report.warnings) if w != report.error_reason])]
+    kinds = _kinds([w for w in (*warnings, *report.warnings) if w != report.error_reason])
     if not gate_failed:
         # The cases the gate tolerated take the slots first (they are about this change's cases), but for one that
         # the warnings keep, so that no warning goes unsaid.
@@ -96,6 +97,15 @@ def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annot
     if not errors:
         errors.append(Annotation("error", f"ragjudge: {report.verdict}", "no case could be evaluated"))
     return _fill(errors, bad, "error")[:MAX_ANNOTATIONS] + _notes(kinds, MAX_ANNOTATIONS)
+
+
+def step_warnings(warnings: Sequence[str], room: int = MAX_ANNOTATIONS) -> list[Annotation]:
+    """The step's warnings when there is no gate report to annotate: one a kind, `room` in all."""
+    return _notes(_kinds(warnings), room)
+
+
+def _kinds(warnings: Sequence[str]) -> list[str]:
+    return [kind.text() for kind in by_kind(warnings)]
 
 
 def _notes(kinds: Sequence[str], room: int) -> list[Annotation]:
