@@ -248,3 +248,13 @@ def test_a_change_badge_is_in_words_with_its_code_beside() -> None:
     page = render_html(report.model_copy(update={"cases": cases}))
     assert '<span class="badge c-still_passing" title="change: still_passing">still passing</span>' in page
     assert '<option value="still_passing">still passing</option>' in page
+
+
+def test_the_headline_comes_first_under_the_title() -> None:
+    page = render_html(sample_report())
+    header = page[page.index("<header>") : page.index("</header>")]
+    after_title = header[header.index("</h1>") + len("</h1>") :].lstrip()
+    assert after_title.startswith(
+        '<p id="headline" class="headline">Blocked by pass_rate 0.67 &lt; 0.90: 2 more cases must pass.</p>'
+    )
+    assert header.index('id="headline"') < header.index('id="meta"')

@@ -228,8 +228,11 @@ def test_the_page_opens_with_the_headline(browser: Any, tmp_path: Path) -> None:
     opened = Opened(browser, path)
     headline = opened.page.locator("#headline")
     assert headline.inner_text() == "Blocked by pass_rate 0.67 < 0.90: 2 more cases must pass."
-    # Right under the verdict: the first text a reader meets after it.
-    assert headline.bounding_box()["y"] < opened.page.locator("h2").first.bounding_box()["y"]
+    # Right under the verdict: the first text a reader meets after it, before the counts and the judge's name.
+    assert opened.page.eval_on_selector("h1", "h => h.nextElementSibling.id") == "headline"
+    title, meta = opened.page.locator("h1").bounding_box(), opened.page.locator("#meta").bounding_box()
+    assert title["y"] + title["height"] <= headline.bounding_box()["y"] < meta["y"]
+    opened.page.close()
 
 
 def _long_names_report() -> Any:
