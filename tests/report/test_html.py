@@ -6,10 +6,13 @@ from __future__ import annotations
 import html as htmllib
 import re
 from html.parser import HTMLParser
+from typing import Any
 
 import pytest
 from tests.report.samples import HOSTILE, sample_report, tolerant_pass_report
 
+from ragjudge.compare.outcome import CHANGES
+from ragjudge.report.changes import CHANGE_NAMES
 from ragjudge.report.comparison_block import BaselineBlock, ComparisonBlock, DeltaBlock
 from ragjudge.report.html import build_view, render_html
 from ragjudge.report.html_charts import delta_rows, histogram, num, rates
@@ -258,3 +261,31 @@ def test_the_headline_comes_first_under_the_title() -> None:
         '<p id="headline" class="headline">Blocked by pass_rate 0.67 &lt; 0.90: 2 more cases must pass.</p>'
     )
     assert header.index('id="headline"') < header.index('id="meta"')
+
+
+def every_change_report() -> Any:
+    """`sample_report(comparison=True)` with one case for every change a case can have against the baseline."""
+    report = sample_report(comparison=True)
+    first = report.cases[2]
+    cases = [first.model_copy(update={"id": f"case-{code}", "change": code}) for code in CHANGES]
+    return report.model_copy(update={"cases": cases})
+
+
+def test_every_change_badge_is_in_words() -> None:
+    page = render_html(every_change_report())
+    badges = re.findall(r'<span class="badge c-([a-z_]+)" title="change: ([a-z_]+)">([^<]*)</span>', page)
+    assert sorted((cls, title) for cls, title, _ in badges) == sorted((c, c) for c in CHANGES)
+    assert {code: words for code, _, words in badges} == {
+        "regression": "regression",
+        "fixed": "fixed",
+        "still_failing": "still failing",
+        "still_passing": "still passing",
+        "flaky": "flaky",
+        "baseline_flaky": "flaky on the baseline",
+        "judge_split": "judge undecided",
+        "pending_review": "pending review",
+        "new": "new",
+        "removed": "removed",
+        "not_comparable": "not compared",
+    }
+    assert set(CHANGE_NAMES) == set(CHANGES)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from tests.report.samples import sample_report, tolerant_pass_report
+from tests.report.test_html import every_change_report
 
 from ragjudge.cli import main
 from ragjudge.report.html import render_html
@@ -279,3 +280,23 @@ def test_long_ids_and_categories_stay_inside_the_page(browser: Any, tmp_path: Pa
         assert shown == sum(c.status == "fail" for c in _long_names_report().cases)
     finally:
         page.close()
+
+
+def test_every_change_badge_reads_white_on_a_colour(browser: Any, tmp_path: Path) -> None:
+    # judge_split and pending_review once had no colour of their own: white words on the white page.
+    path = tmp_path / "changes.html"
+    path.write_text(render_html(every_change_report()), encoding="utf-8")
+    opened = Opened(browser, path)
+    try:
+        badges = opened.page.eval_on_selector_all(
+            "#cases span.badge[title^='change: ']",
+            "bs => bs.map(b => [b.title, b.innerText, getComputedStyle(b).color, getComputedStyle(b).backgroundColor])",
+        )
+        assert len(badges) == 11
+        for title, words, colour, background in badges:
+            assert colour == "rgb(255, 255, 255)", title
+            assert background not in ("rgba(0, 0, 0, 0)", "rgb(255, 255, 255)"), (title, words, background)
+        assert ("change: judge_split", "judge undecided") in [(t, w) for t, w, _, _ in badges]
+        assert ("change: pending_review", "pending review") in [(t, w) for t, w, _, _ in badges]
+    finally:
+        opened.page.close()
