@@ -300,3 +300,56 @@ def test_every_change_badge_reads_white_on_a_colour(browser: Any, tmp_path: Path
         assert ("change: pending_review", "pending review") in [(t, w) for t, w, _, _ in badges]
     finally:
         opened.page.close()
+
+
+def _long_deltas_report() -> Any:
+    """The long names' report with a criterion's long name, figures of many digits and a long reason."""
+    report = _long_names_report()
+    assert report.comparison is not None
+    first = report.comparison.deltas[1]
+    long = first.model_copy(
+        update={
+            "metric": "criteria.cites_the_returns_policy_section_by_number",
+            "base": 0.00001,
+            "now": 2500.0,
+            "delta": 2499.99999,
+            "ci_low": -0.000012,
+            "ci_high": 12500.0,
+            "p_value": 0.000001,
+            "reason": "the judge changed (openai/gpt-4o-mini-2024-07-18 -> anthropic/claude-3-5-sonnet-20241022)",
+            "comparable": False,
+        }
+    )
+    deltas = [*report.comparison.deltas, long]
+    return report.model_copy(update={"comparison": report.comparison.model_copy(update={"deltas": deltas})})
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_the_deltas_read_at_any_width(browser: Any, tmp_path: Path, width: int) -> None:
+    path = tmp_path / "deltas.html"
+    path.write_text(render_html(_long_deltas_report()), encoding="utf-8")
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(path.resolve().as_uri())
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # Every figure on one line: `0.03` once broke into a digit a line to fit 800 px.
+        lines = page.eval_on_selector_all(
+            "#deltas td.num",
+            "tds => tds.map(td => { const r = document.createRange(); r.selectNodeContents(td);"
+            " return [td.innerText, r.getClientRects().length]; })",
+        )
+        assert len(lines) == 4 * 5 and all(n == 1 for _, n in lines), lines
+        charts = page.eval_on_selector_all(
+            "#deltas svg.delta-chart", "s => s.map(e => e.getBoundingClientRect().width)"
+        )
+        assert charts == [240, 240, 240, 240]  # drawn at its size, never squeezed
+        header_shown = page.eval_on_selector("#deltas thead", "h => getComputedStyle(h).display !== 'none'")
+        assert header_shown is (width >= 1000)
+        if width < 1000:
+            # The header is gone: each figure says what it is.
+            p_label = page.eval_on_selector("#deltas td.p", "td => getComputedStyle(td, '::before').content")
+            assert p_label == '"p "'
+            metric = page.locator("#deltas td.metric").nth(3).bounding_box()
+            assert metric["width"] > width / 2  # the metric has a line of its own
+    finally:
+        page.close()
