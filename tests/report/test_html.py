@@ -15,7 +15,17 @@ from ragjudge.compare.outcome import CHANGES
 from ragjudge.report.changes import CHANGE_NAMES
 from ragjudge.report.comparison_block import BaselineBlock, ComparisonBlock, DeltaBlock
 from ragjudge.report.html import build_view, render_html
-from ragjudge.report.html_charts import delta_rows, histogram, num, rates
+from ragjudge.report.html_charts import (
+    LABEL_WIDTH,
+    RateChart,
+    RateRow,
+    delta_rows,
+    fit,
+    histogram,
+    num,
+    rates,
+    text_width,
+)
 from ragjudge.report.judge_block import CriterionBlock
 
 
@@ -55,6 +65,16 @@ def test_a_threshold_far_above_the_data_is_said_not_drawn() -> None:
     assert [m.kind for m in h.marks] == ["p50", "p95"]
     assert h.off_scale == "threshold 60000 ms: beyond this axis (it ends at 2750 ms)"
     assert h.ticks[-1] == (560.0, "2750")
+    # Its label is inside the chart, at the right edge, pointing past it; the sentence is its title.
+    assert h.beyond is not None and (h.beyond.label, h.beyond.x, h.beyond.anchor) == (
+        "threshold 60000 ms →",
+        696,
+        "end",
+    )
+    assert (
+        '<text id="off-scale" class="mark-label mark-beyond" text-anchor="end" x="696.0" y="-8">threshold 60000 ms →'
+        "<title>threshold 60000 ms: beyond this axis (it ends at 2750 ms)</title></text>"
+    ) in render_html(report)
 
 
 @pytest.mark.parametrize("threshold", [300.0, 1500.0, 2000.0])
@@ -289,3 +309,25 @@ def test_every_change_badge_is_in_words() -> None:
         "not_comparable": "not compared",
     }
     assert set(CHANGE_NAMES) == set(CHANGES)
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("refunds", "refunds"),
+        ("Returns, refunds and exchanges for international orders (EU)", "Returns, refunds an…"),
+        ("配送と返品に関するよくある質問とその回答のまとめ", "配送と返品に関するよく…"),
+        ("W" * 30, "W" * 11 + "…"),
+    ],
+)
+def test_a_category_label_is_cut_to_the_room_beside_its_bar(label: str, shown: str) -> None:
+    # Cut by how wide it is drawn, not by its length: 22 CJK characters or capital Ws once ran under the bar.
+    assert fit(label, LABEL_WIDTH) == shown
+    assert text_width(shown) <= LABEL_WIDTH
+
+
+def test_a_rate_chart_is_as_wide_as_its_widest_count() -> None:
+    narrow = RateChart([RateRow("a", 2, 3, 373.3)])
+    wide = RateChart([RateRow("a", 2, 3, 373.3), RateRow("b", 12345, 12345, 560.0)])
+    assert (narrow.width, narrow.height) == (727, 26)
+    assert (wide.width, wide.height) == (784, 48)  # `12345/12345` once ran past a fixed 760

@@ -261,7 +261,7 @@ def test_long_ids_and_categories_stay_inside_the_page(browser: Any, tmp_path: Pa
         assert header_shown is (width >= 1000)
         # The long category is cut with an ellipsis beside its bar, and whole in its title.
         label = page.locator("#category-chart text").first
-        assert label.evaluate("t => t.firstChild.textContent") == "Returns, refunds and …"
+        assert label.evaluate("t => t.firstChild.textContent") == "Returns, refunds an…"
         assert label.locator("title").text_content() == "Returns, refunds and exchanges for international orders (EU)"
         # In the list, each figure says what it is (the table's header is gone).
         latencies = page.eval_on_selector_all(
@@ -351,5 +351,44 @@ def test_the_deltas_read_at_any_width(browser: Any, tmp_path: Path, width: int) 
             assert p_label == '"p "'
             metric = page.locator("#deltas td.metric").nth(3).bounding_box()
             assert metric["width"] > width / 2  # the metric has a line of its own
+    finally:
+        page.close()
+
+
+def _wide_labels_report() -> Any:
+    """Categories as wide as they come (CJK, capital Ws, a long sentence) and a p95 threshold far off the axis."""
+    report = _long_names_report()
+    wide = ["配送と返品に関するよくある質問とその回答のまとめ", "W" * 30]
+    cases = [c.model_copy(update={"category": wide[k]}) if k < 2 else c for k, c in enumerate(report.cases[1:])]
+    rules = [r.model_copy(update={"threshold": 60000.0}) if r.metric == "p95_latency_ms" else r for r in report.rules]
+    return report.model_copy(update={"cases": [report.cases[0], *cases], "rules": rules})
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_nothing_in_a_chart_is_clipped(browser: Any, tmp_path: Path, width: int) -> None:
+    path = tmp_path / "charts.html"
+    path.write_text(render_html(_wide_labels_report()), encoding="utf-8")
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(path.resolve().as_uri())
+        # Every mark and every word of every chart inside its viewBox: what is outside is cut off.
+        outside = page.eval_on_selector_all(
+            "main svg",
+            """svgs => svgs.flatMap(svg => { const v = svg.viewBox.baseVal;
+                 return Array.from(svg.querySelectorAll('text, rect, line, circle')).map(e => [e, e.getBBox()])
+                   .filter(([e, b]) => b.x < v.x - 0.5 || b.y < v.y - 0.5 || b.x + b.width > v.x + v.width + 0.5
+                                       || b.y + b.height > v.y + v.height + 0.5)
+                   .map(([e, b]) => [svg.id || svg.getAttribute('class'), e.tagName, e.textContent]); })""",
+        )
+        assert outside == []
+        # The threshold beyond the axis is written inside the chart, not drawn at a value it is not.
+        beyond = page.locator("#latency-chart #off-scale")
+        assert beyond.evaluate("t => t.firstChild.textContent") == "threshold 60000 ms →"
+        assert page.locator("#latency-chart line.mark-threshold").count() == 0
+        # A category's label ends before its bar begins (x 140), however wide its script.
+        ends = page.eval_on_selector_all(
+            "#category-chart text:not(.count)", "ts => ts.map(t => [t.textContent, t.getBBox().x + t.getBBox().width])"
+        )
+        assert len(ends) == 4 and all(end < 140 for _, end in ends), ends
     finally:
         page.close()
