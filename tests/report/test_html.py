@@ -9,9 +9,12 @@ from html.parser import HTMLParser
 from typing import Any
 
 import pytest
+from tests.fakes.rag import make_case, make_trace, ok_result
+from tests.fakes.reports import make_report
 from tests.report.samples import HOSTILE, sample_report, tolerant_pass_report
 
 from ragjudge.compare.outcome import CHANGES
+from ragjudge.gate.scoring import score_case
 from ragjudge.report.changes import CHANGE_NAMES
 from ragjudge.report.comparison_block import BaselineBlock, ComparisonBlock, DeltaBlock
 from ragjudge.report.html import build_view, render_html
@@ -27,6 +30,7 @@ from ragjudge.report.html_charts import (
     text_width,
 )
 from ragjudge.report.judge_block import CriterionBlock
+from ragjudge.rules import parse_rules
 
 
 def test_self_contained_no_network() -> None:
@@ -331,3 +335,16 @@ def test_a_rate_chart_is_as_wide_as_its_widest_count() -> None:
     wide = RateChart([RateRow("a", 2, 3, 373.3), RateRow("b", 12345, 12345, 560.0)])
     assert (narrow.width, narrow.height) == (727, 26)
     assert (wide.width, wide.height) == (784, 48)  # `12345/12345` once ran past a fixed 760
+
+
+def test_no_number_in_the_page_has_an_exponent() -> None:
+    # Through the gate's own steps: its rule reasons once read `1e-05` and `p95_latency_ms 1.235e+04 <= 2.5e+06`.
+    case_rules = parse_rules({"latency_ms": "<= 0.00001"}, "case", "gate.case")
+    suite_rules = parse_rules({"p95_latency_ms": "<= 2500000"}, "suite", "gate.suite")
+    replies = [ok_result(make_trace(latency_ms=12345.0 + k)) for k in range(3)]
+    results = [score_case(make_case(f"c{k}"), r, None, case_rules) for k, r in enumerate(replies)]
+    page = render_html(make_report(results, case_rules, suite_rules))
+    rules = re.findall(r'<tr class="rule"><td>\w+</td><td>([^<]*)</td>', page)
+    assert rules == ["3 case(s) failed latency_ms &lt;= 0.00001: c0, c1, c2", "p95_latency_ms 12347 &lt;= 2500000"]
+    shown = re.sub(r"<(script|style)>.*?</\1>", "", page, flags=re.S)
+    assert re.findall(r".{20}\d[eE][-+]?\d.{10}", shown) == []
