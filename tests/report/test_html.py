@@ -291,7 +291,11 @@ def every_change_report() -> Any:
     """`sample_report(comparison=True)` with one case for every change a case can have against the baseline."""
     report = sample_report(comparison=True)
     first = report.cases[2]
-    cases = [first.model_copy(update={"id": f"case-{code}", "change": code}) for code in CHANGES]
+    statuses = ("fail", "pass", "error")
+    cases = [
+        first.model_copy(update={"id": f"case-{code}", "change": code, "status": statuses[k % 3]})
+        for k, code in enumerate(CHANGES)
+    ]
     return report.model_copy(update={"cases": cases})
 
 

@@ -298,6 +298,15 @@ def test_every_change_badge_reads_white_on_a_colour(browser: Any, tmp_path: Path
             assert background not in ("rgba(0, 0, 0, 0)", "rgb(255, 255, 255)"), (title, words, background)
         assert ("change: judge_split", "judge undecided") in [(t, w) for t, w, _, _ in badges]
         assert ("change: pending_review", "pending review") in [(t, w) for t, w, _, _ in badges]
+        # The grey behind every badge is the default only: a status keeps the verdict's colours.
+        statuses = opened.page.eval_on_selector_all(
+            "#cases span.badge[class*=' s-']", "bs => bs.map(b => [b.innerText, getComputedStyle(b).backgroundColor])"
+        )
+        assert set(map(tuple, statuses)) == {
+            ("pass", "rgb(26, 127, 55)"),
+            ("fail", "rgb(207, 34, 46)"),
+            ("error", "rgb(154, 103, 0)"),
+        }
     finally:
         opened.page.close()
 
