@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.report.samples import sample_report, tolerant_pass_report
+from tests.report.samples import case, sample_report, tolerant_pass_report
 from tests.report.test_html import every_change_report
 
 from ragjudge.cli import main
@@ -399,5 +399,37 @@ def test_nothing_in_a_chart_is_clipped(browser: Any, tmp_path: Path, width: int)
             "#category-chart text:not(.count)", "ts => ts.map(t => [t.textContent, t.getBBox().x + t.getBBox().width])"
         )
         assert len(ends) == 4 and all(end < 140 for _, end in ends), ends
+    finally:
+        page.close()
+
+
+def _many_failing_report(n: int) -> Any:
+    """The long deltas' report with `n` more failing cases, their categories wide and long, their changes various."""
+    report = _long_deltas_report()
+    wide = ["refunds", "Returns, refunds and exchanges for international orders (EU)", "配送と返品に関するよくある質問"]
+    changes = ["regression", "judge_split", "pending_review", "still_failing", "new"]
+    more = [
+        report.cases[0].model_validate(
+            case(f"cs-{k:04d}", "fail", wide[k % 3], "hard", 900.0 + 37 * k, ("faithfulness 0.50 < 0.80",))
+            | {"change": changes[k % 5]}
+        )
+        for k in range(n)
+    ]
+    return report.model_copy(update={"cases": [*report.cases, *more]})
+
+
+def test_three_hundred_failing_cases_read_at_800_px(browser: Any, tmp_path: Path) -> None:
+    path = tmp_path / "many.html"
+    path.write_text(render_html(_many_failing_report(300)), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 800, "height": 900})
+    try:
+        page.goto(path.resolve().as_uri())
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+        rights = page.eval_on_selector_all(
+            "#cases tr.case, #deltas tr.delta", "rows => rows.map(r => r.getBoundingClientRect().right)"
+        )
+        assert len(rights) == 306 + 4 and max(rights) <= 800
+        assert page.eval_on_selector("#cases thead", "h => getComputedStyle(h).display") == "none"
+        assert page.locator("#shown-count").inner_text() == "306 of 306 cases shown"
     finally:
         page.close()

@@ -52,9 +52,12 @@ def fit(text: str, width: float) -> str:
     """`text` as it fits in `width`: whole, or cut with an ellipsis."""
     if text_width(text) <= width:
         return text
-    cut = len(text)
-    while cut > 0 and text_width(text[:cut].rstrip() + "…") > width:
-        cut -= 1
+    room, cut = width - text_width("…"), 0
+    for ch in text:
+        room -= text_width(ch)
+        if room < 0:
+            break
+        cut += 1
     return text[:cut].rstrip() + "…"
 
 
