@@ -14,7 +14,7 @@ from typing import Literal
 
 from ragjudge.errors import ConfigError
 from ragjudge.metrics import names, registry
-from ragjudge.metrics.spec import reason_number
+from ragjudge.metrics.spec import plain, reason_number
 
 Scope = Literal["case", "suite", "regression"]
 
@@ -84,7 +84,7 @@ class Rule:
         shown = format_value(self.metric, value), format_value(self.metric, self.threshold)
         if shown[0] == shown[1] and value != self.threshold:
             # Rounded alike, the reason would read "3000 > 3000": show the digits that broke the rule.
-            shown = f"{value:.10g}", format_value(self.metric, self.threshold)
+            shown = plain(value, 10), format_value(self.metric, self.threshold)
         return f"{self.metric} {shown[0]} {_NEGATION[self.op]} {shown[1]}"
 
 

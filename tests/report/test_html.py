@@ -6,14 +6,31 @@ from __future__ import annotations
 import html as htmllib
 import re
 from html.parser import HTMLParser
+from typing import Any
 
 import pytest
+from tests.fakes.rag import make_case, make_trace, ok_result
+from tests.fakes.reports import make_report
 from tests.report.samples import HOSTILE, sample_report, tolerant_pass_report
 
+from ragjudge.compare.outcome import CHANGES
+from ragjudge.gate.scoring import score_case
+from ragjudge.report.changes import CHANGE_NAMES
 from ragjudge.report.comparison_block import BaselineBlock, ComparisonBlock, DeltaBlock
 from ragjudge.report.html import build_view, render_html
-from ragjudge.report.html_charts import delta_rows, histogram, num, rates
+from ragjudge.report.html_charts import (
+    LABEL_WIDTH,
+    RateChart,
+    RateRow,
+    delta_rows,
+    fit,
+    histogram,
+    num,
+    rates,
+    text_width,
+)
 from ragjudge.report.judge_block import CriterionBlock
+from ragjudge.rules import parse_rules
 
 
 def test_self_contained_no_network() -> None:
@@ -52,6 +69,16 @@ def test_a_threshold_far_above_the_data_is_said_not_drawn() -> None:
     assert [m.kind for m in h.marks] == ["p50", "p95"]
     assert h.off_scale == "threshold 60000 ms: beyond this axis (it ends at 2750 ms)"
     assert h.ticks[-1] == (560.0, "2750")
+    # Its label is inside the chart, at the right edge, pointing past it; the sentence is its title.
+    assert h.beyond is not None and (h.beyond.label, h.beyond.x, h.beyond.anchor) == (
+        "threshold 60000 ms →",
+        696,
+        "end",
+    )
+    assert (
+        '<text id="off-scale" class="mark-label mark-beyond" text-anchor="end" x="696.0" y="-8">threshold 60000 ms →'
+        "<title>threshold 60000 ms: beyond this axis (it ends at 2750 ms)</title></text>"
+    ) in render_html(report)
 
 
 @pytest.mark.parametrize("threshold", [300.0, 1500.0, 2000.0])
@@ -248,3 +275,80 @@ def test_a_change_badge_is_in_words_with_its_code_beside() -> None:
     page = render_html(report.model_copy(update={"cases": cases}))
     assert '<span class="badge c-still_passing" title="change: still_passing">still passing</span>' in page
     assert '<option value="still_passing">still passing</option>' in page
+
+
+def test_the_headline_comes_first_under_the_title() -> None:
+    page = render_html(sample_report())
+    header = page[page.index("<header>") : page.index("</header>")]
+    after_title = header[header.index("</h1>") + len("</h1>") :].lstrip()
+    assert after_title.startswith(
+        '<p id="headline" class="headline">Blocked by pass_rate 0.67 &lt; 0.90: 2 more cases must pass.</p>'
+    )
+    assert header.index('id="headline"') < header.index('id="meta"')
+
+
+def every_change_report() -> Any:
+    """`sample_report(comparison=True)` with one case for every change a case can have against the baseline."""
+    report = sample_report(comparison=True)
+    first = report.cases[2]
+    statuses = ("fail", "pass", "error")
+    cases = [
+        first.model_copy(update={"id": f"case-{code}", "change": code, "status": statuses[k % 3]})
+        for k, code in enumerate(CHANGES)
+    ]
+    return report.model_copy(update={"cases": cases})
+
+
+def test_every_change_badge_is_in_words() -> None:
+    page = render_html(every_change_report())
+    badges = re.findall(r'<span class="badge c-([a-z_]+)" title="change: ([a-z_]+)">([^<]*)</span>', page)
+    assert sorted((cls, title) for cls, title, _ in badges) == sorted((c, c) for c in CHANGES)
+    assert {code: words for code, _, words in badges} == {
+        "regression": "regression",
+        "fixed": "fixed",
+        "still_failing": "still failing",
+        "still_passing": "still passing",
+        "flaky": "flaky",
+        "baseline_flaky": "flaky on the baseline",
+        "judge_split": "judge undecided",
+        "pending_review": "pending review",
+        "new": "new",
+        "removed": "removed",
+        "not_comparable": "not compared",
+    }
+    assert set(CHANGE_NAMES) == set(CHANGES)
+
+
+@pytest.mark.parametrize(
+    ("label", "shown"),
+    [
+        ("refunds", "refunds"),
+        ("Returns, refunds and exchanges for international orders (EU)", "Returns, refunds an…"),
+        ("配送と返品に関するよくある質問とその回答のまとめ", "配送と返品に関するよく…"),
+        ("W" * 30, "W" * 11 + "…"),
+    ],
+)
+def test_a_category_label_is_cut_to_the_room_beside_its_bar(label: str, shown: str) -> None:
+    # Cut by how wide it is drawn, not by its length: 22 CJK characters or capital Ws once ran under the bar.
+    assert fit(label, LABEL_WIDTH) == shown
+    assert text_width(shown) <= LABEL_WIDTH
+
+
+def test_a_rate_chart_is_as_wide_as_its_widest_count() -> None:
+    narrow = RateChart([RateRow("a", 2, 3, 373.3)])
+    wide = RateChart([RateRow("a", 2, 3, 373.3), RateRow("b", 12345, 12345, 560.0)])
+    assert (narrow.width, narrow.height) == (727, 26)
+    assert (wide.width, wide.height) == (784, 48)  # `12345/12345` once ran past a fixed 760
+
+
+def test_no_number_in_the_page_has_an_exponent() -> None:
+    # Through the gate's own steps: its rule reasons once read `1e-05` and `p95_latency_ms 1.235e+04 <= 2.5e+06`.
+    case_rules = parse_rules({"latency_ms": "<= 0.00001"}, "case", "gate.case")
+    suite_rules = parse_rules({"p95_latency_ms": "<= 2500000"}, "suite", "gate.suite")
+    replies = [ok_result(make_trace(latency_ms=12345.0 + k)) for k in range(3)]
+    results = [score_case(make_case(f"c{k}"), r, None, case_rules) for k, r in enumerate(replies)]
+    page = render_html(make_report(results, case_rules, suite_rules))
+    rules = re.findall(r'<tr class="rule"><td>\w+</td><td>([^<]*)</td>', page)
+    assert rules == ["3 case(s) failed latency_ms &lt;= 0.00001: c0, c1, c2", "p95_latency_ms 12347 &lt;= 2500000"]
+    shown = re.sub(r"<(script|style)>.*?</\1>", "", page, flags=re.S)
+    assert re.findall(r".{20}\d[eE][-+]?\d.{10}", shown) == []

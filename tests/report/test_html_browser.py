@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.report.samples import sample_report, tolerant_pass_report
+from tests.report.samples import case, sample_report, tolerant_pass_report
+from tests.report.test_html import every_change_report
 
 from ragjudge.cli import main
 from ragjudge.report.html import render_html
@@ -228,8 +229,11 @@ def test_the_page_opens_with_the_headline(browser: Any, tmp_path: Path) -> None:
     opened = Opened(browser, path)
     headline = opened.page.locator("#headline")
     assert headline.inner_text() == "Blocked by pass_rate 0.67 < 0.90: 2 more cases must pass."
-    # Right under the verdict: the first text a reader meets after it.
-    assert headline.bounding_box()["y"] < opened.page.locator("h2").first.bounding_box()["y"]
+    # Right under the verdict: the first text a reader meets after it, before the counts and the judge's name.
+    assert opened.page.eval_on_selector("h1", "h => h.nextElementSibling.id") == "headline"
+    title, meta = opened.page.locator("h1").bounding_box(), opened.page.locator("#meta").bounding_box()
+    assert title["y"] + title["height"] <= headline.bounding_box()["y"] < meta["y"]
+    opened.page.close()
 
 
 def _long_names_report() -> Any:
@@ -257,7 +261,7 @@ def test_long_ids_and_categories_stay_inside_the_page(browser: Any, tmp_path: Pa
         assert header_shown is (width >= 1000)
         # The long category is cut with an ellipsis beside its bar, and whole in its title.
         label = page.locator("#category-chart text").first
-        assert label.evaluate("t => t.firstChild.textContent") == "Returns, refunds and …"
+        assert label.evaluate("t => t.firstChild.textContent") == "Returns, refunds an…"
         assert label.locator("title").text_content() == "Returns, refunds and exchanges for international orders (EU)"
         # In the list, each figure says what it is (the table's header is gone).
         latencies = page.eval_on_selector_all(
@@ -274,5 +278,158 @@ def test_long_ids_and_categories_stay_inside_the_page(browser: Any, tmp_path: Pa
             "#cases tr.case", "rows => rows.filter(r => getComputedStyle(r).display !== 'none').length"
         )
         assert shown == sum(c.status == "fail" for c in _long_names_report().cases)
+    finally:
+        page.close()
+
+
+def test_every_change_badge_reads_white_on_a_colour(browser: Any, tmp_path: Path) -> None:
+    # judge_split and pending_review once had no colour of their own: white words on the white page.
+    path = tmp_path / "changes.html"
+    path.write_text(render_html(every_change_report()), encoding="utf-8")
+    opened = Opened(browser, path)
+    try:
+        badges = opened.page.eval_on_selector_all(
+            "#cases span.badge[title^='change: ']",
+            "bs => bs.map(b => [b.title, b.innerText, getComputedStyle(b).color, getComputedStyle(b).backgroundColor])",
+        )
+        assert len(badges) == 11
+        for title, words, colour, background in badges:
+            assert colour == "rgb(255, 255, 255)", title
+            assert background not in ("rgba(0, 0, 0, 0)", "rgb(255, 255, 255)"), (title, words, background)
+        assert ("change: judge_split", "judge undecided") in [(t, w) for t, w, _, _ in badges]
+        assert ("change: pending_review", "pending review") in [(t, w) for t, w, _, _ in badges]
+        # The grey behind every badge is the default only: a status keeps the verdict's colours.
+        statuses = opened.page.eval_on_selector_all(
+            "#cases span.badge[class*=' s-']", "bs => bs.map(b => [b.innerText, getComputedStyle(b).backgroundColor])"
+        )
+        assert set(map(tuple, statuses)) == {
+            ("pass", "rgb(26, 127, 55)"),
+            ("fail", "rgb(207, 34, 46)"),
+            ("error", "rgb(154, 103, 0)"),
+        }
+    finally:
+        opened.page.close()
+
+
+def _long_deltas_report() -> Any:
+    """The long names' report with a criterion's long name, figures of many digits and a long reason."""
+    report = _long_names_report()
+    assert report.comparison is not None
+    first = report.comparison.deltas[1]
+    long = first.model_copy(
+        update={
+            "metric": "criteria.cites_the_returns_policy_section_by_number",
+            "base": 0.00001,
+            "now": 2500.0,
+            "delta": 2499.99999,
+            "ci_low": -0.000012,
+            "ci_high": 12500.0,
+            "p_value": 0.000001,
+            "reason": "the judge changed (openai/gpt-4o-mini-2024-07-18 -> anthropic/claude-3-5-sonnet-20241022)",
+            "comparable": False,
+        }
+    )
+    deltas = [*report.comparison.deltas, long]
+    return report.model_copy(update={"comparison": report.comparison.model_copy(update={"deltas": deltas})})
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_the_deltas_read_at_any_width(browser: Any, tmp_path: Path, width: int) -> None:
+    path = tmp_path / "deltas.html"
+    path.write_text(render_html(_long_deltas_report()), encoding="utf-8")
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(path.resolve().as_uri())
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        # Every figure on one line: `0.03` once broke into a digit a line to fit 800 px.
+        lines = page.eval_on_selector_all(
+            "#deltas td.num",
+            "tds => tds.map(td => { const r = document.createRange(); r.selectNodeContents(td);"
+            " return [td.innerText, r.getClientRects().length]; })",
+        )
+        assert len(lines) == 4 * 5 and all(n == 1 for _, n in lines), lines
+        charts = page.eval_on_selector_all(
+            "#deltas svg.delta-chart", "s => s.map(e => e.getBoundingClientRect().width)"
+        )
+        assert charts == [240, 240, 240, 240]  # drawn at its size, never squeezed
+        header_shown = page.eval_on_selector("#deltas thead", "h => getComputedStyle(h).display !== 'none'")
+        assert header_shown is (width >= 1000)
+        if width < 1000:
+            # The header is gone: each figure says what it is.
+            p_label = page.eval_on_selector("#deltas td.p", "td => getComputedStyle(td, '::before').content")
+            assert p_label == '"p "'
+            metric = page.locator("#deltas td.metric").nth(3).bounding_box()
+            assert metric["width"] > width / 2  # the metric has a line of its own
+    finally:
+        page.close()
+
+
+def _wide_labels_report() -> Any:
+    """Categories as wide as they come (CJK, capital Ws, a long sentence) and a p95 threshold far off the axis."""
+    report = _long_names_report()
+    wide = ["配送と返品に関するよくある質問とその回答のまとめ", "W" * 30]
+    cases = [c.model_copy(update={"category": wide[k]}) if k < 2 else c for k, c in enumerate(report.cases[1:])]
+    rules = [r.model_copy(update={"threshold": 60000.0}) if r.metric == "p95_latency_ms" else r for r in report.rules]
+    return report.model_copy(update={"cases": [report.cases[0], *cases], "rules": rules})
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_nothing_in_a_chart_is_clipped(browser: Any, tmp_path: Path, width: int) -> None:
+    path = tmp_path / "charts.html"
+    path.write_text(render_html(_wide_labels_report()), encoding="utf-8")
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    try:
+        page.goto(path.resolve().as_uri())
+        # Every mark and every word of every chart inside its viewBox: what is outside is cut off.
+        outside = page.eval_on_selector_all(
+            "main svg",
+            """svgs => svgs.flatMap(svg => { const v = svg.viewBox.baseVal;
+                 return Array.from(svg.querySelectorAll('text, rect, line, circle')).map(e => [e, e.getBBox()])
+                   .filter(([e, b]) => b.x < v.x - 0.5 || b.y < v.y - 0.5 || b.x + b.width > v.x + v.width + 0.5
+                                       || b.y + b.height > v.y + v.height + 0.5)
+                   .map(([e, b]) => [svg.id || svg.getAttribute('class'), e.tagName, e.textContent]); })""",
+        )
+        assert outside == []
+        # The threshold beyond the axis is written inside the chart, not drawn at a value it is not.
+        beyond = page.locator("#latency-chart #off-scale")
+        assert beyond.evaluate("t => t.firstChild.textContent") == "threshold 60000 ms →"
+        assert page.locator("#latency-chart line.mark-threshold").count() == 0
+        # A category's label ends before its bar begins (x 140), however wide its script.
+        ends = page.eval_on_selector_all(
+            "#category-chart text:not(.count)", "ts => ts.map(t => [t.textContent, t.getBBox().x + t.getBBox().width])"
+        )
+        assert len(ends) == 4 and all(end < 140 for _, end in ends), ends
+    finally:
+        page.close()
+
+
+def _many_failing_report(n: int) -> Any:
+    """The long deltas' report with `n` more failing cases, their categories wide and long, their changes various."""
+    report = _long_deltas_report()
+    wide = ["refunds", "Returns, refunds and exchanges for international orders (EU)", "配送と返品に関するよくある質問"]
+    changes = ["regression", "judge_split", "pending_review", "still_failing", "new"]
+    more = [
+        report.cases[0].model_validate(
+            case(f"cs-{k:04d}", "fail", wide[k % 3], "hard", 900.0 + 37 * k, ("faithfulness 0.50 < 0.80",))
+            | {"change": changes[k % 5]}
+        )
+        for k in range(n)
+    ]
+    return report.model_copy(update={"cases": [*report.cases, *more]})
+
+
+def test_three_hundred_failing_cases_read_at_800_px(browser: Any, tmp_path: Path) -> None:
+    path = tmp_path / "many.html"
+    path.write_text(render_html(_many_failing_report(300)), encoding="utf-8")
+    page = browser.new_page(viewport={"width": 800, "height": 900})
+    try:
+        page.goto(path.resolve().as_uri())
+        assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+        rights = page.eval_on_selector_all(
+            "#cases tr.case, #deltas tr.delta", "rows => rows.map(r => r.getBoundingClientRect().right)"
+        )
+        assert len(rights) == 306 + 4 and max(rights) <= 800
+        assert page.eval_on_selector("#cases thead", "h => getComputedStyle(h).display") == "none"
+        assert page.locator("#shown-count").inner_text() == "306 of 306 cases shown"
     finally:
         page.close()

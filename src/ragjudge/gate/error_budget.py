@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ragjudge.judge.interface import JUDGE_BUG
+from ragjudge.metrics.spec import plain
 
 DEFAULT_MAX_ERROR_RATE = 0.5
 NO_REASON = "no reason recorded"
@@ -36,7 +37,7 @@ def over_budget(cases: Sequence[tuple[str, Sequence[str]]], max_error_rate: floa
     head = (
         f"all {total} cases errored"
         if count == total
-        else f"{count} of {total} cases errored ({count / total:.0%}), over gate.max_error_rate {max_error_rate:g}"
+        else f"{count} of {total} cases errored ({count / total:.0%}), over gate.max_error_rate {plain(max_error_rate)}"
     )
     return f"{head}: the verdict is error; the error that dominated ({times} of {count}): {top}"
 

@@ -12,6 +12,7 @@ from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.suite_case import SuiteCase
 from ragjudge.gate.suite_figures import case_metrics, shown
 from ragjudge.metrics.registry import lookup
+from ragjudge.metrics.spec import plain
 from ragjudge.rules import Missing, Rule
 
 Verdict = Literal["pass", "fail", "error"]
@@ -43,9 +44,9 @@ def _case_rule_outcome(rule: Rule, results: Sequence[SuiteCase]) -> RuleOutcome:
     failing = [r.id for r in results if any(failed.match(c) for c in r.failed_conditions)]
     if failing:
         shown = ", ".join(failing[:5]) + (f" and {len(failing) - 5} more" if len(failing) > 5 else "")
-        reason = f"{len(failing)} case(s) failed {rule.metric} {rule.op} {rule.threshold:g}: {shown}"
+        reason = f"{len(failing)} case(s) failed {rule.metric} {rule.op} {plain(rule.threshold)}: {shown}"
     else:
-        reason = f"every evaluated case met {rule.metric} {rule.op} {rule.threshold:g}"
+        reason = f"every evaluated case met {rule.metric} {rule.op} {plain(rule.threshold)}"
     return RuleOutcome(rule, float(len(failing)), not failing, reason)
 
 
@@ -59,7 +60,7 @@ def _suite_rule_outcome(rule: Rule, metrics: dict[str, float | int | None]) -> R
         # A rule that cannot be checked never passes silently: it fails, with the reason.
         return RuleOutcome(rule, None, False, missing.reason)
     ok = rule.holds(float(value))
-    reason = f"{rule.metric} {value:.4g} {rule.op} {rule.threshold:g}" if ok else rule.failure(float(value))
+    reason = f"{rule.metric} {plain(value, 4)} {rule.op} {plain(rule.threshold)}" if ok else rule.failure(float(value))
     display = shown({rule.metric: value})[rule.metric]
     return RuleOutcome(rule, float(display if display is not None else value), ok, reason)
 

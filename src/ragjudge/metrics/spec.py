@@ -83,6 +83,17 @@ class MetricSpec:
         return self.pattern is not None
 
 
+def plain(value: float, significant: int = 6) -> str:
+    """A figure as `:g` writes it, but never with an exponent: `0.8`, `0.6667`, `12345` (not `1.234e+04`),
+    `0.00001` (not `1e-05`). Reasons are read by people, in the comment and the HTML report."""
+    shown = f"{value:.{significant}g}"
+    if "e" not in shown or not math.isfinite(value):
+        return shown
+    if abs(value) >= 1:
+        return f"{value:.0f}"
+    return f"{float(shown):.{significant - 1 - math.floor(math.log10(abs(float(shown))))}f}".rstrip("0").rstrip(".")
+
+
 def reason_number(spec: MetricSpec, value: float) -> str:
     """A value as a rule's reason writes it: `0.50`, `3012`, `+0.040`, `4`, `0.0123`."""
     if spec.unit == "count":

@@ -26,12 +26,12 @@ from ragjudge.report.html_charts import (
     DeltaRow,
     Distribution,
     Histogram,
-    RateRow,
+    RateChart,
     delta_rows,
     distributions,
     histogram,
     num,
-    rates,
+    rate_chart,
     reference_distributions,
 )
 from ragjudge.report.model import Report
@@ -47,8 +47,8 @@ class View:
     version: str
     rules: list[dict[str, Any]]
     histogram: Histogram | None
-    by_category: list[RateRow]
-    by_difficulty: list[RateRow]
+    by_category: RateChart
+    by_difficulty: RateChart
     distributions: list[Distribution]
     deltas: list[DeltaRow]
     comparison: ComparisonBlock | None
@@ -129,8 +129,8 @@ def build_view(report: Report) -> View:
         version=__version__,
         rules=rules,
         histogram=histogram(report),
-        by_category=rates(report, "category"),
-        by_difficulty=rates(report, "difficulty"),
+        by_category=rate_chart(report, "category"),
+        by_difficulty=rate_chart(report, "difficulty"),
         distributions=distributions(report),
         deltas=delta_rows(comparison),
         comparison=comparison,

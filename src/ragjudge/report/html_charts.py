@@ -6,6 +6,7 @@ with their intervals. Every number on them is written plainly (`num`: never an e
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -17,9 +18,47 @@ from ragjudge.report.model import Report
 CHART_WIDTH = 560
 """Width of the plotting area of every chart, in SVG units."""
 HISTOGRAM_BINS = 12
+HISTOGRAM_RIGHT = 700.0
+"""The latency chart's right edge (its viewBox runs from -20 to 700): the plot ends at 560, its labels after."""
 UNSET = "(none)"
-LABEL_CHARS = 22
-"""A category or difficulty label beside its bar: 140 px of 11 px text."""
+FONT_PX = 11.0
+"""The charts' text size, in SVG units (`svg text` in the template)."""
+LABEL_WIDTH = 132.0
+"""Room for a category or difficulty label beside its bar (the bars start at 140)."""
+BARS_END = 140.0 + CHART_WIDTH
+"""Where a rate chart's bars end; its counts (`2/3`) are written after."""
+_NARROW = frozenset(" .,:;'|!()[]{}/-ilIjftr")
+_WIDE = frozenset("MWmw@%…—")
+
+
+def text_width(text: str) -> float:
+    """How wide `text` is drawn in the charts' 11 px sans-serif, estimated generously: a wide (CJK) character or
+    a `W` a full em, other capitals 0.8, narrow marks 0.4, the rest 0.65. Never less than the font draws it, so
+    text cut to a width fits in it, whatever the script."""
+    ems = 0.0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        if unicodedata.east_asian_width(ch) in ("W", "F") or ch in _WIDE:
+            ems += 1.0
+        elif ch in _NARROW:
+            ems += 0.4
+        else:
+            ems += 0.8 if ch.isupper() else 0.65
+    return ems * FONT_PX
+
+
+def fit(text: str, width: float) -> str:
+    """`text` as it fits in `width`: whole, or cut with an ellipsis."""
+    if text_width(text) <= width:
+        return text
+    room, cut = width - text_width("…"), 0
+    for ch in text:
+        room -= text_width(ch)
+        if room < 0:
+            break
+        cut += 1
+    return text[:cut].rstrip() + "…"
 
 
 @dataclass(frozen=True)
@@ -55,6 +94,9 @@ class Histogram:
     off_scale: str = ""
     """A threshold beyond the axis, in words: no line is drawn for it, where a line would claim a value it is
     not."""
+    beyond: Mark | None = None
+    """That threshold's label inside the chart, at its right edge and pointing past it (`threshold 60000 ms →`);
+    `off_scale` is its title."""
 
 
 @dataclass(frozen=True)
@@ -72,8 +114,28 @@ class RateRow:
 
     @property
     def shown(self) -> str:
-        """The label as it fits beside its bar: cut with an ellipsis (the bar's title keeps it whole)."""
-        return self.label if len(self.label) <= LABEL_CHARS else self.label[: LABEL_CHARS - 1] + "…"
+        """The label as it fits beside its bar: cut with an ellipsis (its title keeps it whole)."""
+        return fit(self.label, LABEL_WIDTH)
+
+    @property
+    def count(self) -> str:
+        return f"{self.passed}/{self.total}"
+
+
+@dataclass(frozen=True)
+class RateChart:
+    """Pass rates by category (or difficulty): a row each, the label, the bar and the count after it."""
+
+    rows: list[RateRow]
+
+    @property
+    def width(self) -> int:
+        """The viewBox's width: to the end of the widest count, so no count is cut off."""
+        return math.ceil(BARS_END + 6 + max((text_width(r.count) for r in self.rows), default=0.0) + 2)
+
+    @property
+    def height(self) -> int:
+        return len(self.rows) * 22 + 4
 
 
 @dataclass(frozen=True)
@@ -160,14 +222,19 @@ def histogram(report: Report, height: float = 150.0) -> Histogram | None:
     for kind, value in (("p50", report.suite.p50_latency_ms), ("p95", report.suite.p95_latency_ms)):
         if value is not None:
             marks.append(Mark(min(value * scale, CHART_WIDTH), f"{kind} {value:.0f} ms", kind))
-    off_scale = ""
+    off_scale, beyond = "", None
     if threshold is not None and threshold * scale > CHART_WIDTH:
         off_scale = f"threshold {threshold:.0f} ms: beyond this axis (it ends at {num(bins * step, 4)} ms)"
+        beyond = Mark(HISTOGRAM_RIGHT - 4, f"threshold {threshold:.0f} ms →", "beyond", "end")
     elif threshold is not None:
         x = threshold * scale
         marks.append(Mark(x, f"threshold {threshold:.0f} ms", "threshold", "end" if x > CHART_WIDTH * 0.7 else "start"))
     ticks = [(k * width, num(k * step, 4)) for k in range(0, bins + 1, max(1, bins // 6))]
-    return Histogram(bars, marks, ticks, len(latencies), off_scale)
+    return Histogram(bars, marks, ticks, len(latencies), off_scale, beyond)
+
+
+def rate_chart(report: Report, key: str) -> RateChart:
+    return RateChart(rates(report, key))
 
 
 def rates(report: Report, key: str) -> list[RateRow]:
