@@ -25,6 +25,7 @@ from ragjudge.judge.interface import Judgement
 from ragjudge.judge.reference import ReferencePoint
 from ragjudge.report.changes import delta_rows
 from ragjudge.report.html import build_view, render_html
+from ragjudge.report.judge_block import CriterionBlock
 from ragjudge.report.junit import render_junit
 from ragjudge.report.markdown import render_comment
 from ragjudge.report.model import Report
@@ -402,3 +403,16 @@ def test_the_suite_figures_are_junit_properties_only_when_there_are_references(t
     assert props["suite.criteria.asks_for_order_mean"] == "3.5"
     plain = {p.name for p in suites(tmp_path, plain_report())["ragjudge cases"].properties()}
     assert not {"suite.answer_correctness", "suite.reference_contradictions"} & plain
+
+
+def test_a_criterion_the_judge_never_scored_reads_not_scored() -> None:
+    report = reference_report()
+    cases = []
+    for c in report.cases:
+        if c.id == "refund-07":
+            criteria = {**c.judge.criteria, "polite": CriterionBlock(score=None, reason="no score given")}
+            c = c.model_copy(update={"judge": c.judge.model_copy(update={"criteria": criteria})})
+        cases.append(c)
+    details = details_of(render_comment(report.model_copy(update={"cases": cases})), "refund-07")
+    assert "- criteria.polite not scored: no score given\n" in details
+    assert "None" not in details
