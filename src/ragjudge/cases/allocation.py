@@ -15,21 +15,18 @@ import random
 import re
 from collections.abc import Sequence
 
-from ragjudge.cases.language import is_cjk
+from ragjudge.cases.language import HAN
 
 MIN_WORDS = 15
 """A document of fewer words than this is too short to ask about (a title, a stub, a line of contact details)."""
 _RUN = re.compile(r"[^\W_]+")
 
 
-_HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
-"""What `language.is_cjk` counts, as a pattern: a run of letters stops at a Han character."""
-
-
 def size_of(text: str) -> float:
     """`text`'s length in words: each run of letters or digits that is not Han, and 2/3 for each Han character."""
-    han = sum(1 for ch in text if is_cjk(ch))
-    runs = len(_RUN.findall(_HAN.sub(" ", text)))
+    # A run of letters stops at a Han character, which counts on its own.
+    han = len(HAN.findall(text))
+    runs = len(_RUN.findall(HAN.sub(" ", text)))
     return runs + han * 2 / 3
 
 

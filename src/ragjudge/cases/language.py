@@ -19,15 +19,19 @@ NAMES: dict[Language, str] = {"zh": "Chinese", "en": "English"}
 _LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 
 
+HAN = re.compile("[\u3400-\u9fff\uf900-\ufaff]")
+"""A Han character: the unified ideographs, extension A and the compatibility block."""
+
+
 def is_cjk(ch: str) -> bool:
-    """A Han character (the unified ideographs, extension A and the compatibility block)."""
-    return "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
+    """Whether `ch` is a Han character (`HAN`)."""
+    return HAN.fullmatch(ch) is not None
 
 
 def language_of(text: str) -> Language | None:
     """`zh` when Han characters are at least half of the Han characters and Latin words, `en` when Latin words
     are more; None for a text with neither (digits, punctuation)."""
-    han = sum(1 for ch in text if is_cjk(ch))
+    han = len(HAN.findall(text))
     latin = len(_LATIN_WORD.findall(text))
     if han + latin == 0:
         return None

@@ -28,8 +28,10 @@ from ragjudge.report.trace_block import PASSAGE_CHARS
 from ragjudge.rules import Rule
 
 
-def _words(text: str) -> str:
-    return " ".join(text.split())
+def same_words(a: str, b: str) -> bool:
+    """Whether two answers say the same, whitespace aside: an answer reflowed is not a changed answer (the
+    pairwise judge compares only changed answers, by this test too)."""
+    return a.split() == b.split()
 
 
 def same_reply(result: CaseResult, base: CaseBlock) -> bool:
@@ -37,7 +39,7 @@ def same_reply(result: CaseResult, base: CaseBlock) -> bool:
     trace = result.endpoint.trace
     if trace is None or trace.answer is None or base.trace.answer is None or result.turns or base.turns:
         return False
-    if _words(trace.answer) != _words(base.trace.answer) or len(trace.passages) != len(base.trace.passages):
+    if not same_words(trace.answer, base.trace.answer) or len(trace.passages) != len(base.trace.passages):
         return False
     # Main's report keeps each passage's text trimmed; a report that kept no text cannot vouch for the passages.
     return all(

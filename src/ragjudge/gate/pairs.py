@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ragjudge.gate.eventlog import EventLog
+from ragjudge.gate.main_vote import same_words
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.judge.pairwise import PairVerdict, PairwiseJudge, Side
 from ragjudge.report.case_block import CaseBlock
@@ -32,7 +33,7 @@ def changed(result: CaseResult, base: CaseBlock | None) -> bool:
     trace = result.endpoint.trace
     if base is None or result.turns or base.turns or trace is None or trace.answer is None:
         return False
-    return base.trace.answer is not None and " ".join(trace.answer.split()) != " ".join(base.trace.answer.split())
+    return base.trace.answer is not None and not same_words(trace.answer, base.trace.answer)
 
 
 def judge_pairs(

@@ -167,6 +167,7 @@ class Generator:
         """Keep the cases that fit, drop the others with their reason; on the first reply, how many to ask again
         and why (misfits the model may fix, and the cases it did not give)."""
         per = _per(outcome.kind)
+        answered = outcome.kind != "out_of_scope"  # an out-of-scope question comes with no points
         groups = [tuple(items[k : k + per]) for k in range(0, len(items) - len(items) % per, per)]
         problems: list[str] = []
         retry = 0
@@ -174,24 +175,10 @@ class Generator:
             if number > count:
                 outcome.drops.append(Drop(MORE, f"{len(groups)} given, {count} asked"))
                 continue
-            wrong = next(
-                (
-                    m
-                    for item in group
-                    if (
-                        m := misfit(
-                            item.question,
-                            item.expected,
-                            item.quote,
-                            outcome.document.text,
-                            language,
-                            outcome.kind != "out_of_scope",
-                        )
-                    )
-                    is not None
-                ),
-                None,
+            misfits = (
+                misfit(i.question, i.expected, i.quote, outcome.document.text, language, answered) for i in group
             )
+            wrong = next((m for m in misfits if m is not None), None)
             if wrong is None:
                 outcome.kept.append(group)
             elif wrong.retry and not final:
