@@ -280,3 +280,20 @@ def test_a_preset_fills_body_and_response_and_what_is_given_wins(tmp_path):
         "metadata.source",
         "page_content",
     )
+
+
+def test_judge_counts_are_numbers_not_booleans(tmp_path):
+    # YAML reads `true` as a bool, which pydantic would take for 1 rejudge.
+    for key in ("rejudge", "consistency_sample"):
+        cfg = write(tmp_path / f"{key}.yml", f"endpoint:\n  url: http://127.0.0.1:1/ask\njudge:\n  {key}: true\n")
+        assert str(config_error(cfg)).startswith(f"{cfg}: judge.{key}: a count is a whole number, not true or false")
+
+
+def test_judge_cache_null_is_no_cache_and_absent_is_the_default(tmp_path):
+    none = write(tmp_path / "none.yml", "endpoint:\n  url: http://127.0.0.1:1/ask\njudge:\n  cache: null\n")
+    assert load_config(none).judge.cache is None
+    # An environment variable that is empty still means unset: the default folder, beside the config.
+    unset = write(
+        tmp_path / "unset.yml", "endpoint:\n  url: http://127.0.0.1:1/ask\njudge:\n  cache: ${NO_SUCH_VAR_X:-}\n"
+    )
+    assert load_config(unset).judge.cache == tmp_path / ".ragjudge" / "cache"

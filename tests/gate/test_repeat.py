@@ -178,7 +178,12 @@ def _fresh_samples(fake: FakeOpenAI, cache: Path, sink: LogSink) -> None:
     fresh = FreshJudge(judge, 2).judge(case, trace, sink)
     assert fresh.calls == 2 and fresh.cache_hits == 0
     assert [b["seed"] for b in fake.bodies] == [7, 7, 207, 207]
-    assert sorted(cache.rglob("*.json")) == stored  # the cache keeps the first run's replies
+    # The cache keeps the first run's replies, and each fresh sample's under its own name: the same sample asked
+    # again (a re-run of the same PR) replays its very reply, one judgement, one vote.
+    now = sorted(cache.rglob("*.json"))
+    assert set(stored) < set(now) and len(now) == 4
+    replay = FreshJudge(judge, 2).judge(case, trace, sink)
+    assert replay.calls == 0 and replay.cache_hits == 2 and len(fake.bodies) == 4
     assert FreshJudge(judge, 2).name == judge.name and FreshJudge(judge, 2).lexical is False
 
 

@@ -37,7 +37,10 @@ def _walk(node: Any, path: tuple[str, ...], source: str, env: Mapping[str, str])
         out: dict[Any, Any] = {}
         for key, value in node.items():
             new = _walk(value, (*path, str(key)), source, env)
-            if new is None or new == "":
+            # A literal null stays: `judge.cache: null` means no cache. Only a value substitution emptied is unset.
+            if new == "":
+                continue
+            if new is None and not _nullable(path, key):
                 continue
             out[key] = new
         return out
@@ -47,6 +50,15 @@ def _walk(node: Any, path: tuple[str, ...], source: str, env: Mapping[str, str])
     if isinstance(node, str):
         return _replace(node, path, source, env)
     return node
+
+
+NULLABLE = frozenset({("judge", "cache")})
+"""Keys whose null says something (no cache) rather than "unset": the only ones a literal null reaches the config
+with; elsewhere a null key is dropped and its default applies, as it always was."""
+
+
+def _nullable(path: tuple[str, ...], key: object) -> bool:
+    return (*path, str(key)) in NULLABLE
 
 
 def _replace(text: str, path: tuple[str, ...], source: str, env: Mapping[str, str]) -> str:

@@ -164,9 +164,20 @@ class JudgeConfig(Section):
         0,
         ge=0,
         le=10,
-        description="Judge the reply of a case that fails on a condition the judge decides this many more times "
-        "(0 to 10; no endpoint call, fresh samples past the cache); the case takes the majority's outcome, and a "
-        "split is `judge_split`, never a regression alone. `--rejudge N` overrides.",
+        description="At most this many more judgements of a case's reply while the judge's votes leave it undecided "
+        "(0 to 10; no endpoint call; each a fresh sample, named, so a cache or main's report that holds it answers for "
+        "it). The votes: every judgement of the reply, main's of the same reply, and for an answer changed since a "
+        "main that passed the case, the pairwise judge's orders; `pass` at one net vote, `fail` at five "
+        "(docs/judges.md). Undecided at the cap is `judge_split`, never a regression alone. Also lets an unsettled "
+        "pairwise verdict be asked again, up to 3 more rounds. `--rejudge N` overrides.",
+    )
+    consistency_sample: int = Field(
+        10,
+        ge=0,
+        le=1000,
+        description="With `rejudge` >= 1: how many cases a run, picked at random (by a hash of their ids), a model "
+        "judge judges a second time whatever it said first: the judge's flip rate (`judge_flip_rate`, the "
+        "footer's) comes from them alone. One more call each; 0: no estimate.",
     )
     pairwise: bool = Field(
         True,
@@ -198,6 +209,14 @@ class JudgeConfig(Section):
         description="The team's own criteria by name, each scored 1 to 5 in the same call for the answered cases "
         "it applies to (`criteria.NAME` in rules).",
     )
+
+    @field_validator("rejudge", "consistency_sample", mode="before")
+    @classmethod
+    def _a_count(cls, value: object) -> object:
+        # YAML reads `true` as a bool, and pydantic would take it for 1: a count is a number.
+        if isinstance(value, bool):
+            raise ValueError("a count is a whole number, not true or false")
+        return value
 
     @field_validator("criteria")
     @classmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,17 +25,19 @@ from ragjudge.errors import ConfigError
 from ragjudge.gate.advisory import advisory
 from ragjudge.gate.bias_probe import BiasCheck
 from ragjudge.gate.eventlog import EventLog
-from ragjudge.gate.main_vote import MainVote, main_votes
+from ragjudge.gate.judge_runs import trust_flips
+from ragjudge.gate.main_vote import main_votes
 from ragjudge.gate.misread import passage_answers_as_errors
 from ragjudge.gate.pipeline import ReplySource, RunPlan
 from ragjudge.gate.provenance import case_set_hash, provenance
 from ragjudge.gate.recorded import latency_rules, load_traces
-from ragjudge.gate.rejudge import flip_rate, rejudge
+from ragjudge.gate.rejudge import Evidence, eligible, flip_rate, rejudge
 from ragjudge.gate.repeat import run_repeated
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.shard import Shard
 from ragjudge.gate.suite import evaluate_suite
+from ragjudge.gate.votes import sampled_for_consistency
 from ragjudge.judge.criteria import check_case_criteria, every_name, undefined
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
@@ -50,6 +52,9 @@ from ragjudge.transport import deadline, urls
 
 if TYPE_CHECKING:
     from ragjudge.judge.pairwise import PairVerdict
+
+MAX_PAIR_REASKS = 3
+"""At most this many more pairwise rounds a changed answer, within `judge.rejudge`."""
 
 
 @dataclass(frozen=True)
@@ -197,18 +202,21 @@ def run_gate(request: GateRequest) -> Report:
             results = not_evaluated(cases, refusal)
         else:
             results = run_repeated(plan, source, judge, log, max_runs, pass_at)
-            main_failures, votes = _main_judgements(results, baseline, case_rules, config.judge)
-            results = rejudge(
-                results, case_rules, judge, log, config.judge.rejudge, config.judge.concurrency, main_failures, votes
-            )
-            if _advisory_on(config, str(trust_fields.get("calibration"))):
-                results, said = advisory(results, case_rules, str(trust_fields.get("calibration")))
-                warnings.extend([said] if said else [])
         if baseline is not None and pairwise_on(config) and not deadline.stopped():
             from ragjudge.gate.pairs import judge_pairs  # the pairwise judge: only with a baseline
             from ragjudge.judge.pairwise import PairwiseJudge
 
-            pairs = judge_pairs(results, baseline.report, PairwiseJudge(config.judge), log, config.judge.concurrency)
+            # Before the rejudge: a changed answer's pairwise orders are votes on whether it regressed.
+            rounds = 1 + min(config.judge.rejudge, MAX_PAIR_REASKS)
+            pairs = judge_pairs(
+                results, baseline.report, PairwiseJudge(config.judge), log, config.judge.concurrency, rounds
+            )
+        if not refusal:
+            evidence = _evidence(results, baseline, case_rules, config.judge, judge, pairs or {})
+            results = rejudge(results, case_rules, judge, log, evidence, config.judge.concurrency)
+            if _advisory_on(config, str(trust_fields.get("calibration"))):
+                results, said = advisory(results, case_rules, str(trust_fields.get("calibration")))
+                warnings.extend([said] if said else [])
         stopped = deadline.stop_reason()
         if bias is not None and not refusal and not stopped:
             bias.run(results, log, warnings)
@@ -240,12 +248,7 @@ def run_gate(request: GateRequest) -> Report:
     if shard_block is not None:
         report = report.model_copy(update={"shard": shard_block})
     recorded = ProvenanceBlock.model_validate(provenance(config, all_cases, url, os.environ, case_hash()))
-    trust = JudgeTrustBlock.model_validate(
-        {
-            **trust_fields,
-            **({"judge_flip_rate": flips["judge_flip_rate"]} if flips else {}),
-        }
-    )
+    trust = JudgeTrustBlock.model_validate({**trust_fields, **trust_flips(flips)})
     report = report.model_copy(update={"provenance": recorded, "judge_trust": trust})
     if stopped:
         report = mark_interrupted(report, stopped, len(cases))
@@ -262,15 +265,26 @@ def run_gate(request: GateRequest) -> Report:
     return redact(with_headline(report))
 
 
-def _main_judgements(
-    results: Sequence[CaseResult], baseline: Baseline | None, rules: Sequence[Rule], judge: JudgeConfig
-) -> tuple[dict[str, list[str]] | None, dict[str, MainVote] | None]:
-    """What main's run judged, for the rejudge: its failed conditions by case id, and its vote on each reply it
-    judged too (`gate.main_vote`)."""
-    if baseline is None:
-        return None, None
-    failures = {c.id: c.failed_conditions for c in baseline.report.cases if c.status == "fail"}
-    return failures, main_votes(results, baseline.report, rules, judge)
+def _evidence(
+    results: Sequence[CaseResult],
+    baseline: Baseline | None,
+    rules: Sequence[Rule],
+    config: JudgeConfig,
+    judge: Judge,
+    pairs: Mapping[str, PairVerdict],
+) -> Evidence:
+    """What the votes draw on besides this run's judgements: main's outcomes and its votes on each reply it judged
+    too (`gate.main_vote`), the pairwise verdicts, and the consistency sample."""
+    eligible_ids = [r.case.id for r in results if eligible(r)]
+    # `judge.rejudge: 0` asks the judge nothing twice; the offline judge says the same every time.
+    size = 0 if judge.lexical or config.rejudge <= 0 else config.consistency_sample
+    return Evidence(
+        cap=config.rejudge,
+        main=main_votes(results, baseline.report, rules, config) if baseline is not None else {},
+        main_status={c.id: c.status for c in baseline.report.cases} if baseline is not None else {},
+        pairs=pairs,
+        sampled=sampled_for_consistency(eligible_ids, size, config.seed or 0),
+    )
 
 
 def _advisory_on(config: Config, calibration: str) -> bool:

@@ -6,8 +6,8 @@ call. So a judge flip on an unchanged answer shows as a split (main's vote again
 never makes a regression. Anything that could make the two judgements differ for a reason other than the judge's
 noise takes the vote away: another answer or other passages (ids, or the text as the report keeps it), another
 case (its hash), another judge (model or prompt fingerprint), other case rules, a conversation, or a main run
-that did not judge the case (an error, a skip). So does a first judgement read from the judge cache: shared
-between main's run and this one, it may be main's very judgement, which must not count twice.
+that did not judge the case (an error, a skip). Main's votes are named by the samples main asked, so a judgement
+this run reads from a cache shared with main's is main's vote, counted once, not a fresh one.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.gate.judge_decided import by_the_judge, judge_metrics
 from ragjudge.gate.provenance import judge_fingerprint
 from ragjudge.gate.scoring import CaseResult
+from ragjudge.gate.votes import Vote
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.model import Report
 from ragjudge.report.provenance_block import JudgeFingerprintBlock
@@ -62,35 +63,49 @@ def same_case_rules(baseline: Report, rules: Sequence[Rule]) -> bool:
 
 @dataclass(frozen=True)
 class MainVote:
-    """Main's judgement of a reply this run judged again."""
+    """Main's judgements of a reply this run judges too: each one of this run's votes, at no call."""
 
     status: str
-    """`pass` when main failed the case on no condition the judge decides and this run's first judgement failed
-    it on no other; else `fail`."""
-    conditions: tuple[str, ...]
-    """The conditions the vote fails the case on: main's that only the judge decides, and this run's that the judge
-    does not decide (the same reply fails those either way)."""
+    """Main's outcome for the case (`pass` or `fail`)."""
+    votes: tuple[Vote, ...]
+    """Main's rubric votes, by the samples main's run asked (its first alone when its report kept no votes)."""
+
+
+def _votes_of(base: CaseBlock, judged: Sequence[str]) -> tuple[Vote, ...] | None:
+    """Main's rubric votes from its report; None when a report of old judged the case again and kept no votes."""
+    runs = base.judge_runs
+    if runs is not None and "votes" in runs.model_fields_set:
+        return tuple(
+            Vote("rubric", int(v["sample"]), bool(v["good"]), "main", tuple(v.get("conditions") or ()))
+            for v in runs.votes
+            if v.get("source") == "rubric" and v.get("by", "this run") in ("this run", "main")
+        )
+    if runs is not None:
+        return None
+    conditions = tuple(c for c in base.failed_conditions if by_the_judge(c, judged))
+    return (Vote("rubric", 0, not conditions, "main", conditions),)
 
 
 def main_votes(
     results: Sequence[CaseResult], baseline: Report, rules: Sequence[Rule], judge: JudgeConfig
 ) -> dict[str, MainVote]:
-    """Main's vote for each case whose very reply main judged, by case id."""
+    """Main's votes for each case whose very reply main judged, by case id.
+
+    A judgement main made is main's vote however this run came to hold it (its own call, or a judge cache shared
+    with main's run, which returns main's very reply): one judgement, one vote (`gate.votes`).
+    """
     if not same_judge(baseline, judge) or not same_case_rules(baseline, rules):
         return {}
     judged = judge_metrics(rules)
     base_by_id = {c.id: c for c in baseline.cases}
-    votes: dict[str, MainVote] = {}
+    found: dict[str, MainVote] = {}
     for result in results:
         base = base_by_id.get(result.case.id)
         if base is None or base.status not in ("pass", "fail") or base.case_hash != case_hash(result.case):
             continue
-        # A first judgement read from the judge cache may be main's very sample: it cannot vote twice.
-        if not same_reply(result, base) or result.judgement is None or result.judgement.cache_hits:
+        if not same_reply(result, base) or result.judgement is None:
             continue
-        conditions = (
-            *(c for c in base.failed_conditions if by_the_judge(c, judged)),
-            *(c for c in result.failed_conditions if not by_the_judge(c, judged)),
-        )
-        votes[result.case.id] = MainVote("fail" if conditions else "pass", conditions)
-    return votes
+        votes = _votes_of(base, judged)
+        if votes:
+            found[result.case.id] = MainVote(base.status, votes)
+    return found

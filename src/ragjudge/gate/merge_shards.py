@@ -16,7 +16,7 @@ from typing import Any
 
 from ragjudge.errors import CaseFileError
 from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE
-from ragjudge.gate.judge_runs import flip_figures
+from ragjudge.gate.judge_runs import flip_figures, trust_flips, vote_rows
 from ragjudge.gate.reporting import rule_blocks
 from ragjudge.gate.suite import evaluate_cases
 from ragjudge.gate.suite_case import SuiteCase
@@ -52,10 +52,13 @@ def merge_reports(parts: Sequence[ShardReport], max_error_rate: float = DEFAULT_
     warnings = _warnings(parts)
     first = parts[0].report
     # The judge's noise over the whole run: each shard rejudged its own cases, and kept how they went.
-    flips = flip_figures([c.judge_split for c in cases if c.judge_runs is not None])
+    flips = flip_figures((c.judge_runs.consistency, vote_rows(c.judge_runs.votes)) for c in cases if c.judge_runs)
     trust = first.judge_trust
     if trust is not None:
-        trust = trust.model_copy(update={"judge_flip_rate": flips["judge_flip_rate"] if flips else None})
+        figures = trust_flips(flips)
+        trust = trust.model_copy(
+            update={k: figures.get(k) for k in ("judge_flip_rate", "judge_flip_rate_interval", "judge_flip_sample")}
+        )
     return Report(
         verdict=result.verdict,
         suite=SuiteBlock.model_validate({**metrics, **(flips or {})}),

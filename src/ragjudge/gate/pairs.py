@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.main_vote import same_words
@@ -37,9 +38,15 @@ def changed(result: CaseResult, base: CaseBlock | None) -> bool:
 
 
 def judge_pairs(
-    results: Sequence[CaseResult], baseline: Report, judge: PairwiseJudge, log: EventLog, workers: int
+    results: Sequence[CaseResult],
+    baseline: Report,
+    judge: PairwiseJudge,
+    log: EventLog,
+    workers: int,
+    rounds: int = 1,
 ) -> dict[str, PairVerdict]:
-    """A verdict for each case whose answer changed since main, by case id."""
+    """A verdict for each case whose answer changed since main, by case id; up to `rounds` rounds of both orders
+    while they leave the verdict unsettled (`judge.pairwise.settle`)."""
     base_by_id = {c.id: c for c in baseline.cases}
     # A case pending review gates nothing, so its answer is not worth two judge calls.
     todo = [r for r in results if r.case.gates and changed(r, base_by_id.get(r.case.id))]
@@ -57,18 +64,10 @@ def judge_pairs(
             # is judged on more of its evidence than the other.
             Side(trace.answer, tuple(p.text[:PASSAGE_CHARS] for p in trace.passages if p.text)),
             lambda fields: log.write("judge", result.case.id, fields),
+            rounds,
         )
         if base.trace.passages and not main_passages:
-            return PairVerdict(
-                verdict.verdict,
-                verdict.consistent,
-                (*verdict.reasons, NO_MAIN_PASSAGES),
-                verdict.unscored,
-                verdict.calls,
-                verdict.tokens,
-                verdict.cost_usd,
-                verdict.cache_hits,
-            )
+            return replace(verdict, reasons=(*verdict.reasons, NO_MAIN_PASSAGES))
         return verdict
 
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="pairwise") as pool:

@@ -1,22 +1,26 @@
-"""Judge the same reply again (`judge.rejudge: N`): the judge's noise, apart from the service's.
+"""Judge the same reply again until the evidence decides (`judge.rejudge`): the judge's noise, apart from the
+service's.
 
 `repeat` re-runs a failing case, a fresh endpoint call and a fresh judgement together, so it cannot tell a
-service that answers differently from a judge that scores one answer differently. A rejudge asks the judge
-again about the very reply it already judged (no endpoint call; fresh samples that bypass the judge cache), N
-more times, for each case whose outcome hangs on the judge: it fails on a condition the judge decides (a
-`judge.<dimension>`, faithfulness, the reference, a criterion), or it passes where main failed it on one. The
-case takes the outcome most of its N+1 judgements give; when they do not all agree it is `judge_split`, and a
-split never makes a regression on its own (`compare.outcome`). A tie keeps the failure. When main's run judged
-this very reply, main's outcome is one more vote (`gate.main_vote`). A conversation is not rejudged (its turns'
-judgements depend on one another's replies).
+service that answers differently from a judge that scores one answer differently. A rejudge asks the judge again
+about the very reply it already judged (no endpoint call; a fresh sample, named, so a cache or main's report that
+holds it answers for it), one judgement at a time, while the votes leave the case undecided, up to
+`judge.rejudge` more judgements (`gate.votes` is the rule). The votes are every rubric judgement of the reply,
+main's included when main judged this very reply (`gate.main_vote`), and, for an answer that changed since a main
+that passed the case, the pairwise judge's orders (`gate.pairs`). A case the votes leave undecided at the cap, or
+that they decide otherwise than main did on this very reply, is `judge_split`: never a regression on its own.
+
+A random sample of cases (`judge.consistency_sample`, picked by a hash of their ids, not by how they were judged)
+gets its first rejudge whatever its first judgement said: the judge's flip rate comes from those pairs alone. A
+conversation is not rejudged (its turns' judgements depend on one another's replies).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from ragjudge.gate.eventlog import EventLog
 from ragjudge.gate.judge_decided import by_the_judge, judge_metrics
@@ -25,24 +29,56 @@ from ragjudge.gate.main_vote import MainVote
 from ragjudge.gate.pipeline import judge_safely
 from ragjudge.gate.repeat import FreshJudge
 from ragjudge.gate.scoring import CaseResult, score_case
+from ragjudge.gate.votes import REJUDGE_ROUND, Vote, decision, described, next_sample
 from ragjudge.judge.interface import Judge, Judgement
 from ragjudge.report.failure_groups import split_condition
 from ragjudge.rules import Rule
 from ragjudge.transport import deadline
 
-REJUDGE_ROUND = 1000
-"""Fresh-sample rounds of a rejudge start here, apart from `repeat`'s rounds (1, 2, ...)."""
+if TYPE_CHECKING:
+    from ragjudge.judge.pairwise import PairVerdict
+
+CONSISTENCY_SAMPLE = REJUDGE_ROUND + 1
+"""The sample a consistency-sampled case is asked again with: its first rejudge, which is a vote like any."""
 
 
-def judge_decided(result: CaseResult, rules: Sequence[Rule], on_main: Sequence[str] | None = None) -> bool:
-    """Whether the case's outcome hangs on the judge (a one-question case with a reply): it fails on a condition
-    only the judge decides, or it passes where main failed it on one (`on_main`: main's failed conditions)."""
-    if result.turns or result.endpoint.trace is None or result.judgement is None:
-        return False
-    judged = judge_metrics(rules)
-    if result.status == "fail":
-        return any(by_the_judge(cond, judged) for cond in result.failed_conditions)
-    return result.status == "pass" and any(by_the_judge(cond, judged) for cond in on_main or ())
+@dataclass(frozen=True)
+class Evidence:
+    """What the votes of this run can draw on besides its own judgements."""
+
+    cap: int
+    """`judge.rejudge`: at most this many rejudges a case (0: the first judgement decides)."""
+    main: Mapping[str, MainVote]
+    """Main's votes for each case whose very reply it judged."""
+    main_status: Mapping[str, str]
+    """Main's outcome by case id."""
+    pairs: Mapping[str, PairVerdict]
+    """The pairwise verdicts of the answers that changed since main."""
+    sampled: frozenset[str]
+    """The consistency sample's case ids."""
+
+
+def eligible(result: CaseResult) -> bool:
+    """A one-question gating case with a reply the judge judged, and an outcome."""
+    return (
+        not result.turns
+        and result.case.gates
+        and result.endpoint.trace is not None
+        and result.judgement is not None
+        and result.status in ("pass", "fail")
+    )
+
+
+def rubric_vote(result: CaseResult, sample: int, judged: Sequence[str]) -> Vote:
+    conditions = tuple(c for c in result.failed_conditions if by_the_judge(c, judged))
+    return Vote("rubric", sample, not conditions, "this run", conditions)
+
+
+def pair_votes(pair: PairVerdict | None) -> tuple[Vote, ...]:
+    """The pairwise orders as votes: good unless the order found this run's answer worse."""
+    if pair is None:
+        return ()
+    return tuple(Vote("pairwise", k, order != "worse") for k, order in enumerate(pair.orders))
 
 
 def _summed(kept: Judgement, every: Sequence[Judgement]) -> Judgement:
@@ -56,33 +92,63 @@ def _summed(kept: Judgement, every: Sequence[Judgement]) -> Judgement:
     )
 
 
-def majority_passes(statuses: Sequence[str]) -> bool:
-    """Whether most judgements pass the case: a tie keeps the failure (the bench's simulation reads this too)."""
-    return 2 * sum(s == "pass" for s in statuses) > len(statuses)
+def _as_decided(first: CaseResult, good: bool, votes: Sequence[Vote], judged: Sequence[str]) -> CaseResult:
+    """The first result made to say what the votes decided, when none of this run's own judgements did (main's
+    votes decided): its conditions the judge does not decide, and the deciding side's judge conditions."""
+    kept = [c for c in first.failed_conditions if not by_the_judge(c, judged)]
+    if not good:
+        kept += next((list(v.conditions) for v in votes if v.source == "rubric" and not v.good), [])
+    return replace(first, status="fail" if kept else "pass", failed_conditions=tuple(kept))
 
 
-def decide(first: CaseResult, again: Sequence[CaseResult], main: MainVote | None = None) -> CaseResult:
-    """The case's outcome from its first judgement's result and its rejudges', and main's vote when main judged
-    this very reply (see the module docstring)."""
-    every = [first, *again]
-    statuses = [r.status for r in every] + ([main.status] if main else [])
-    passes = [r for r in every if r.status == "pass"]
-    failures = [r for r in every if r.status != "pass"]
-    # Main's vote never stands for the case: with it, a majority that passes still has a passing result of its own.
-    kept = passes[0] if majority_passes(statuses) else failures[0]
-    conditions = [frozenset(split_condition(c).shared for c in r.failed_conditions) for r in every]
-    if main is not None:
-        conditions.append(frozenset(split_condition(c).shared for c in main.conditions))
+def settle(first: CaseResult, evidence: Evidence, judged: Sequence[str], ask: Any, pair_counts: bool) -> CaseResult:
+    """The case's outcome from its votes, asking `ask(sample)` (a rescored result, or None: no judgement) for
+    more while they leave it undecided."""
+    case_id = first.case.id
+    main = evidence.main.get(case_id)
+    votes: dict[int, Vote] = {v.sample: v for v in main.votes} if main else {}
+    own: dict[int, CaseResult] = {0: first}
+    votes.setdefault(0, rubric_vote(first, 0, judged))
+    pairs = pair_votes(evidence.pairs.get(case_id)) if pair_counts else ()
+
+    def ask_for(sample: int) -> bool:
+        result = ask(sample)
+        if result is None:
+            return False
+        own[sample] = result
+        votes[sample] = rubric_vote(result, sample, judged)
+        return True
+
+    consistency = case_id in evidence.sampled
+    if consistency and CONSISTENCY_SAMPLE not in votes:
+        consistency = ask_for(CONSISTENCY_SAMPLE)
+    while evidence.cap > 0 and decision([*votes.values(), *pairs]) is None:
+        sample = next_sample(votes, evidence.cap)
+        if sample is None or not ask_for(sample):
+            break
+    every = sorted(votes.values(), key=lambda v: v.sample)
+    if len(every) == 1 and every[0].by == "this run" and not pairs:
+        return first  # judged once, by this run: nothing to settle
+    decided = decision([*every, *pairs])
+    if evidence.cap <= 0:  # measured, not decided: the first judgement stands
+        decided = "pass" if votes[0].good else "fail"
+    good = decided == "pass"
+    matching = [own[v.sample] for v in every if v.by == "this run" and v.good == good and v.sample in own]
+    kept = matching[0] if matching else _as_decided(first, good, every, judged)
+    conditions = [frozenset(split_condition(c).shared for c in v.conditions) for v in every]
     always = frozenset.intersection(*conditions)
-    flipped = sorted({c for found in conditions for c in found} - always)
     runs = JudgeRuns(
-        runs=len(statuses),
-        agreeing=sum(s == kept.status for s in statuses),
-        flipped=tuple(flipped),
-        passed_on_rejudge=kept is not first and kept.status == "pass",
+        runs=len(every),
+        agreeing=sum(v.good == good for v in every),
+        flipped=tuple(sorted({c for found in conditions for c in found} - always)),
+        passed_on_rejudge=good and not votes[0].good,
         main_vote=main is not None,
+        votes=(*every, *pairs),
+        undecided=evidence.cap > 0 and (decided is None or (main is not None and main.status != kept.status)),
+        decided_by=described([*every, *pairs]),
+        consistency=consistency,
     )
-    judgements = [r.judgement for r in every if r.judgement is not None]
+    judgements = [r.judgement for r in own.values() if r.judgement is not None]
     judgement = _summed(kept.judgement, judgements) if kept.judgement is not None else None
     return replace(kept, judgement=judgement, judge_runs=runs, runs=first.runs, flaky=first.flaky)
 
@@ -92,37 +158,32 @@ def rejudge(
     rules: Sequence[Rule],
     judge: Judge | None,
     log: EventLog,
-    times: int,
+    evidence: Evidence,
     workers: int,
-    main_failures: Mapping[str, Sequence[str]] | None = None,
-    main: Mapping[str, MainVote] | None = None,
 ) -> list[CaseResult]:
-    """Every result, those whose outcome hangs on the judge judged `times` more times each; in the same order.
-    `main_failures`: the baseline's failed conditions by case id, for a case that passes now where main failed;
-    `main`: main's vote for each case whose very reply it judged."""
-    if judge is None or times <= 0:
+    """Every result, each eligible one settled by its votes (`settle`); in the same order."""
+    if judge is None or (evidence.cap <= 0 and not evidence.sampled):
         return list(results)
-    on_main = main_failures or {}
-    votes = main or {}
-    pending = [k for k, r in enumerate(results) if judge_decided(r, rules, on_main.get(r.case.id))]
+    judged = judge_metrics(rules)
+    pending = [k for k, r in enumerate(results) if eligible(r)]
 
     def again(index: int) -> CaseResult:
         first = results[index]
-        rescored = []
-        for k in range(1, times + 1):
+
+        def ask(sample: int) -> CaseResult | None:
             if deadline.stopped():
-                break
-            log.write("rejudge", first.case.id, {"judgement": k + 1, "of": times + 1})
-            judgement = judge_safely(FreshJudge(judge, REJUDGE_ROUND + k), first.case, first.endpoint, log)
+                return None
+            log.write("rejudge", first.case.id, {"sample": sample})
+            judgement = judge_safely(FreshJudge(judge, sample), first.case, first.endpoint, log)
             if judgement is None:
-                break
+                return None
             rescore = score_case(first.case, first.endpoint, judgement, rules)
-            if rescore.status == "error" and first.status != "error":
-                # The same reply cannot error but by the judge's call failing: that is no judgement, and no vote.
-                break
-            rescored.append(rescore)
-        # With no rejudge to stand beside it, main's vote decides nothing: the case stays as first judged.
-        return decide(first, rescored, votes.get(first.case.id)) if rescored else first
+            # The same reply cannot error but by the judge's call failing: that is no judgement, and no vote.
+            return None if rescore.status == "error" else rescore
+
+        # Pairwise orders speak to a regression only: an answer that changed since a main that passed the case.
+        pair_counts = evidence.main_status.get(first.case.id) == "pass"
+        return settle(first, evidence, judged, ask, pair_counts)
 
     out = list(results)
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="rejudge") as pool:
@@ -132,5 +193,9 @@ def rejudge(
 
 
 def flip_rate(results: Sequence[CaseResult]) -> dict[str, Any] | None:
-    """`judge_flip_rate` and its interval over the rejudged results (`judge_runs.flip_figures`)."""
-    return flip_figures([r.judge_runs.split for r in results if r.judge_runs is not None])
+    """The judge's flip rate and the rejudged cases' figures over this run's results (`judge_runs.flip_figures`)."""
+    return flip_figures(
+        (r.judge_runs.consistency, [(v.source, v.sample, v.good) for v in r.judge_runs.votes])
+        for r in results
+        if r.judge_runs is not None
+    )

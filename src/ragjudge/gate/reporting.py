@@ -142,7 +142,8 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
         turns=_turn_blocks(result, judge) if result.case.turns else [],
         case_hash=case_hash(result.case),
         judge_runs=result.judge_runs.as_dict() if result.judge_runs else None,
-        judge_split=bool(result.judge_runs and result.judge_runs.split),
+        # Undecided votes on a case that fails on nothing: it passes, and no one need read it as the judge's noise.
+        judge_split=bool(result.judge_runs and result.judge_runs.undecided and result.status == "fail"),
         advisory_conditions=list(result.advisory),
         review=result.case.review,
         **_place(result.case),

@@ -30,11 +30,12 @@ _RERUN_SEED_STRIDE = 100
 
 @contextmanager
 def fresh_samples(rerun: int) -> Iterator[None]:
-    """Judge calls made inside are re-run `rerun` (>= 1) of a case: fresh samples, not the cache.
+    """Judge calls made inside are re-run `rerun` (>= 1) of a case: fresh samples, not the first one's.
 
-    A repeated case must get a new judgement, or the repeat would only replay the first verdict.
-    Such calls neither read nor write the cache (the cache keeps the first run's reply), and
-    their seed is offset so that a seeded judge does not return the first run's reply again.
+    A repeated or rejudged case must get a new judgement, or it would only replay the first verdict: the sample's
+    seed is offset, so a seeded judge does not return the first reply again, and the cache keeps it under its own
+    name. So a judgement is one vote whichever cache answered it: the same PR run again replays each sample's very
+    reply rather than drawing new ones (`gate.votes`).
     """
     token = _RERUN.set(rerun)
     try:
@@ -80,6 +81,8 @@ class Asker:
         get it forwarded to a third-party judge.
         """
         messages = [{**m, "content": masking.mask(m["content"])} for m in messages]
+        rerun = _RERUN.get()
+        sample += rerun * _RERUN_SEED_STRIDE
         key_parts = {
             "base_url": target.base_url or "",
             "model": target.model,
@@ -91,10 +94,7 @@ class Asker:
             "sample": sample,
         }
         key = cache_key(key_parts)
-        rerun = _RERUN.get()
-        if rerun:
-            sample += rerun * _RERUN_SEED_STRIDE
-        hit = None if rerun else self.cache.get(key)
+        hit = self.cache.get(key)
         if hit is not None and isinstance(hit.get("content"), str):
             try:
                 parsed = parse(hit["content"])
@@ -126,8 +126,7 @@ class Asker:
                 ]
                 continue
             self._log(log, target, kind, convo, completion.content, parsed, None, completion, sample, False, schema)
-            if not rerun:
-                self.cache.put(key, {"content": completion.content, "model": target.model, "kind": kind})
+            self.cache.put(key, {"content": completion.content, "model": target.model, "kind": kind})
             return parsed
         raise CallFailed(f"{label} reply invalid after 2 attempts: {_clip(error)}")
 

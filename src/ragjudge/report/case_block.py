@@ -3,7 +3,7 @@ what the baseline said of it."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -109,8 +109,19 @@ class JudgeRunsBlock(GivenKeysBlock):
     """True when the first judgement failed the case and most judgements passed it: the rejudge, not a repeat,
     passed it."""
     main_vote: bool = False
-    """True when one of the `runs` is main's judgement of this very reply (the same answer from the same passages,
-    the same case, judge and case rules): it cost no call."""
+    """True when some of the `runs` are main's judgements of this very reply (the same answer from the same
+    passages, the same case, judge and case rules): they cost no call."""
+    votes: list[dict[str, Any]] = Field(default_factory=list)
+    """Every vote, each judgement once: `{source: rubric | pairwise, sample, good, by: this run | main,
+    conditions}` (docs/judges.md, "One judgement, one vote")."""
+    undecided: bool = False
+    """The votes reached neither margin within `judge.rejudge`, or decided this very reply otherwise than main's
+    run: `judge_split`."""
+    decided_by: str = ""
+    """Which evidence decided, in words: `rubric 1 pass, 5 fail; pairwise worse in 4 of 4 orders`."""
+    consistency: bool = False
+    """One of the run's random consistency sample (`judge.consistency_sample`): its first two rubric judgements
+    measure the judge's flip rate."""
 
 
 class PairwiseCaseBlock(GivenKeysBlock):
@@ -120,9 +131,13 @@ class PairwiseCaseBlock(GivenKeysBlock):
     """This run's answer `better`, `worse` or `tie` against main's; a winner that changed with the order is
     `tie`. Null when the judge could not say (`unscored` says why)."""
     consistent: bool
-    """Both orders gave the same verdict."""
+    """The first round's two orders gave the same verdict (what position consistency counts)."""
     reasons: list[str] = Field(default_factory=list)
-    """The judge's one-line reason in each order (`main first: B: ...`, `this run first: A: ...`)."""
+    """The judge's one-line reason in each order (`main first: B: ...`, `this run first: A: ...`; a later round's
+    `round 2, main first: ...`)."""
+    orders: list[Literal["better", "worse", "tie"]] = Field(default_factory=list)
+    """This run's verdict in each order asked, round by round; a round is asked again while the orders leave the
+    verdict unsettled (docs/judges.md)."""
     unscored: str | None = None
     """Present when the judge's reply could not be used, with why."""
 
@@ -200,8 +215,8 @@ class CaseBlock(Block):
     """Set when the case failed on a condition the judge decides and `judge.rejudge` judged its reply again;
     null otherwise."""
     judge_split: bool = False
-    """True when the judgements of its reply did not all agree (`judge_runs.agreeing < judge_runs.runs`): the
-    comment lists it as "judge undecided", and a split alone never makes it a regression."""
+    """True when the judge's votes on its reply left it undecided (`judge_runs.undecided`): the comment lists it
+    as "judge undecided", and it never makes a regression on its own."""
     case_hash: str | None = None
     """The case as asked and checked (question, reference, checks; not where it was read from): 16 hex digits of
     its SHA-256. Two reports' cases with the same id and another hash were not the same case. Null in reports

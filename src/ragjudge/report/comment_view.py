@@ -119,8 +119,12 @@ def change_words(case: CaseBlock) -> str:
     if case.judge_split and runs is not None:
         # The votes, so a reviewer sees how undecided: `judge undecided (2 of 3 judgements fail it)`.
         verb = "pass" if case.status == "pass" else "fail"
-        mains = ", one is main's" if runs.main_vote else ""
+        by_main = sum(v.get("by") == "main" for v in runs.votes if v.get("source") == "rubric")
+        mains = ", one is main's" if by_main == 1 else f", {by_main} are main's" if by_main else ""
         words = (words or "judge undecided") + f" ({runs.agreeing} of {runs.runs} judgements {verb} it{mains})"
+    if case.change == "regression" and runs is not None and any(v.get("source") == "pairwise" for v in runs.votes):
+        # Decided with the pairwise judge's orders: say so (its reason is in the case's details).
+        words += f" ({runs.decided_by})"
     if case.baseline is not None and case.baseline.case_changed:
         words += " · case changed"
     return words

@@ -116,6 +116,11 @@ class JudgeTrustBlock(GivenKeysBlock):
     pairwise_labels: int | None = None
     """How many people's preferences it was measured on; null without a measure."""
     judge_flip_rate: float | None = None
-    """This run's `suite.judge_flip_rate` when the judge was asked again (`judge.rejudge`); else null."""
+    """This run's `suite.judge_flip_rate`: the share of the judge's verdicts that go against what it says most of
+    the time, estimated from the random consistency sample (`judge.consistency_sample`); else null."""
+    judge_flip_rate_interval: list[float] | None = None
+    """Its 95% interval; null without an estimate."""
+    judge_flip_sample: int | None = None
+    """How many randomly sampled cases it was estimated on; null without an estimate."""
     position_consistency: float | None = None
     """This run's `comparison.pairwise.position_consistency` when answers were compared pairwise; else null."""
