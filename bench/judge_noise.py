@@ -35,16 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate_bench import ragjudge_command  # the same folder's module
+
 KEY = "sk-bench-noisy-judge"
 GATE = 'gate:\n  case: {judge.grounding: ">= 3"}\n  suite: {pass_rate: ">= 0"}\n  regression: {newly_failing: "<= 0"}\n'
-
-
-def ragjudge_command() -> str:
-    beside = Path(sys.executable).with_name("ragjudge")
-    found = str(beside) if beside.exists() else shutil.which("ragjudge")
-    if found is None:
-        raise SystemExit("no ragjudge command: run from a venv with ragjudge installed (pip install -e .)")
-    return found
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:

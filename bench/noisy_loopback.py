@@ -24,10 +24,11 @@ import re
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
-from loopback import PASSAGES, instance  # the same folder's module (bench/ is on the path when run from it)
+import loopback  # the same folder's module (bench/ is on the path when run from it)
+from loopback import PASSAGES, instance
 
 PHRASES = [
     "Your refund reaches you",
@@ -80,21 +81,10 @@ def _set_scores(reply: Any, score: int) -> Any:
     return reply
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-    server: Servers
+class Handler(loopback.Handler):
+    """The gate benchmark's handler (keep-alive, no Nagle, JSON replies), serving this benchmark's routes."""
 
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-    def _reply(self, status: int, body: Any) -> None:
-        payload = json.dumps(body).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
+    server: Servers  # type: ignore[assignment]
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
