@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragjudge.gate.votes import REJUDGE_ROUND, Vote, flip_estimate
+from ragjudge.gate.votes import CONSISTENCY_SAMPLE, Vote, flip_estimate
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def flip_figures(runs: Iterable[tuple[bool, Sequence[VoteRow]]]) -> dict[str, An
     is reported apart, labelled as theirs.
     """
     pairs = disagree = selected = split = 0
-    second = REJUDGE_ROUND + 1
+    second = CONSISTENCY_SAMPLE
     for consistency, votes in runs:
         rubric = {sample: good for source, sample, good in votes if source == "rubric"}
         if consistency and 0 in rubric and second in rubric:

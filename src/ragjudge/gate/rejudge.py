@@ -29,7 +29,7 @@ from ragjudge.gate.main_vote import MainVote
 from ragjudge.gate.pipeline import judge_safely
 from ragjudge.gate.repeat import FreshJudge
 from ragjudge.gate.scoring import CaseResult, score_case
-from ragjudge.gate.votes import REJUDGE_ROUND, Vote, decision, described, next_sample
+from ragjudge.gate.votes import CONSISTENCY_SAMPLE, Vote, decision, described, next_sample
 from ragjudge.judge.interface import Judge, Judgement
 from ragjudge.report.failure_groups import split_condition
 from ragjudge.rules import Rule
@@ -37,10 +37,6 @@ from ragjudge.transport import deadline
 
 if TYPE_CHECKING:
     from ragjudge.judge.pairwise import PairVerdict
-
-CONSISTENCY_SAMPLE = REJUDGE_ROUND + 1
-"""The sample a consistency-sampled case is asked again with: its first rejudge, which is a vote like any."""
-
 
 @dataclass(frozen=True)
 class Evidence:

@@ -32,6 +32,8 @@ FAIL_MARGIN = 5
 """Bad votes less good ones at which the case is decided `fail`."""
 REJUDGE_ROUND = 1000
 """A rejudge's sample names start here, apart from `repeat`'s rounds (1, 2, ...): the k-th is `REJUDGE_ROUND + k`."""
+CONSISTENCY_SAMPLE = REJUDGE_ROUND + 1
+"""The sample a consistency-sampled case is asked again with: its first rejudge, a vote like any."""
 Source = Literal["rubric", "pairwise"]
 
 
