@@ -222,6 +222,7 @@ def test_suite_block(mixed: MixedRun) -> None:
         "judge_cache_hits",
         "judge_tokens",
         "judge_cost_usd",
+        "service_cost_usd",
         "flaky_cases",
         # the reference judgement's figures
         "answer_correctness",
@@ -241,6 +242,7 @@ def test_suite_block(mixed: MixedRun) -> None:
     assert suite["endpoint_error_rate"] == pytest.approx(2 / 12)
     assert suite["judge_error_rate"] == 0.0
     assert suite["cost_usd"] == 0.001
+    assert suite["service_cost_usd"] == 0.001  # the replies' own, apart from the judge's (the offline judge: 0)
     assert 0 < suite["p50_latency_ms"] <= suite["p95_latency_ms"] < 3000
     latencies = sorted(c["trace"]["latency_ms"] for c in mixed.report["cases"] if c["trace"]["latency_ms"] is not None)
     assert len(latencies) == 10

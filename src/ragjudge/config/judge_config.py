@@ -151,6 +151,19 @@ class JudgeConfig(Section):
     escalate: EscalateConfig | None = Field(
         None, description="Re-judge borderline judgements with a stronger model; unset: no escalation."
     )
+    budget_usd: float | None = Field(
+        None,
+        gt=0,
+        description="At most this many USD of judge calls a run (a shard: its own), at `prices`: a call that would "
+        'pass it is not made, the cases left are `error` ("budget exhausted: ..."), every output is written and '
+        "the run exits 3. Unset: no ceiling.",
+    )
+    max_calls: int | None = Field(
+        None,
+        ge=1,
+        description="At most this many judge calls a run (a shard: its own), kept like `budget_usd`. Unset: no "
+        "ceiling.",
+    )
     prices: dict[str, PriceConfig] = Field(
         default_factory=dict,
         description="Per model name, its token prices for the judge's cost; a model not listed costs 0.",
@@ -210,7 +223,7 @@ class JudgeConfig(Section):
         "it applies to (`criteria.NAME` in rules).",
     )
 
-    @field_validator("rejudge", "consistency_sample", mode="before")
+    @field_validator("rejudge", "consistency_sample", "max_calls", mode="before")
     @classmethod
     def _a_count(cls, value: object) -> object:
         # YAML reads `true` as a bool, and pydantic would take it for 1: a count is a number.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -36,8 +37,10 @@ from ragjudge.gate.repeat import run_repeated
 from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.shard import Shard
+from ragjudge.gate.spending import budget_kept, run_budget, with_costs
 from ragjudge.gate.suite import evaluate_suite
 from ragjudge.gate.votes import sampled_for_consistency
+from ragjudge.judge import budget
 from ragjudge.judge.criteria import check_case_criteria, every_name, undefined
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
@@ -184,7 +187,8 @@ def run_gate(request: GateRequest) -> Report:
     warm_up: tuple[Callable[[], object], ...] = (*request.warm_up, case_hash)
     log = EventLog(request.log)
     pairs: dict[str, PairVerdict] | None = None
-    try:
+    spend = run_budget(config.judge, warnings)
+    with budget.running(spend), _closing(log):
         plan = RunPlan(
             cases,
             case_rules,
@@ -220,8 +224,6 @@ def run_gate(request: GateRequest) -> Report:
         stopped = deadline.stop_reason()
         if bias is not None and not refusal and not stopped:
             bias.run(results, log, warnings)
-    finally:
-        log.close()
     replies = [(t.case.id, t.endpoint.trace) for r in results for t in (r.turns or (r,))]
     warnings.extend(mapping_warnings(replies, config.endpoint.response))
     results = passage_answers_as_errors(results)
@@ -261,6 +263,9 @@ def run_gate(request: GateRequest) -> Report:
     elif baseline is not None:
         # Not for a stopped run: its unfinished cases would read as removed.
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
+    report = with_costs(report, config.judge)
+    if spend is not None:
+        report = budget_kept(report, spend, len(cases))
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(with_headline(report))
 
@@ -331,3 +336,11 @@ def judge_summary(config: Config, judge: Judge) -> JudgeInfoBlock:
         base_url_host=host_of(config.judge.base_url) if model_judge else None,
         combined=config.judge.combined if model_judge else False,
     )
+
+
+@contextlib.contextmanager
+def _closing(log: EventLog) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        log.close()

@@ -71,7 +71,7 @@ class Judged:
         return cls(
             faithfulness=judge.faithfulness,
             unscored=bool(judge.unscored),
-            cost_usd=judge.cost_usd,
+            cost_usd=judge.cost_usd or 0.0,  # unknown (null) is said by `gate.spending`, never summed as 0
             calls=judge.calls,
             cache_hits=judge.cache_hits,
             tokens=judge.tokens,

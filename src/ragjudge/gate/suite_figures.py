@@ -222,6 +222,8 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
         "judge_cache_hits": sum(u[3] for u in usage),
         "judge_tokens": sum(u[4] for u in usage),
         "judge_cost_usd": round(sum(u[1] for u in usage if u[1]), 6),
+        # What the replies reported, apart from the judge's: null (unknown, never 0) when none reported a cost.
+        "service_cost_usd": round(sum(service), 6) if (service := [u[0] for u in usage if u[0] is not None]) else None,
         "flaky_cases": sum(c.flaky for c in cases),
     }
     figures = {spec.name: _aggregate(spec, suite) for spec in of_scope("suite") if not spec.is_family()}

@@ -14,6 +14,7 @@ from typing import Any
 
 from ragjudge import masking
 from ragjudge.config.judge_config import JudgeConfig
+from ragjudge.judge import budget
 from ragjudge.judge.cache import JudgeCache, cache_key
 from ragjudge.judge.chat import CallFailed, ChatCaller, Completion, Target
 from ragjudge.judge.interface import LogFn, host_of
@@ -106,11 +107,24 @@ class Asker:
                 return parsed
         convo = list(messages)
         error = ""
+        spend = budget.current()
         for _ in range(2):
-            completion = self.caller.complete(target, convo, schema, sample)
+            if spend is not None:
+                refused = spend.admit(target.model, sum(len(m["content"]) for m in convo))
+                if refused is not None:  # a call that would pass the run's ceiling is not made, nor any after it
+                    raise CallFailed(refused, fatal=True)
+            try:
+                completion = self.caller.complete(target, convo, schema, sample)
+            except CallFailed:
+                if spend is not None:
+                    spend.charge(0.0)  # no usage came back: the call is no longer in flight
+                raise
+            cost = self._price(target.model, completion)
             tally.calls += 1
             tally.tokens += completion.prompt_tokens + completion.completion_tokens
-            tally.cost += self._price(target.model, completion)
+            tally.cost += cost
+            if spend is not None:
+                spend.charge(cost)
             try:
                 if completion.finish_reason == "length":
                     raise ReplyError("the reply was truncated (finish_reason=length)")

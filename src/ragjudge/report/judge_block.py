@@ -124,8 +124,9 @@ class JudgeBlock(GivenKeysBlock):
     """What a person should know about the judgement (`not judged: no usable reply`, samples dropped, ...)."""
     tokens: int = 0
     """Tokens the judge's calls used, prompt and completion."""
-    cost_usd: float = 0.0
-    """What the judge's calls cost in USD; 0 for the offline judge and for a model not in `judge.prices`."""
+    cost_usd: float | None = 0.0
+    """What the judge's calls cost in USD; 0 for the offline judge and for cache hits; null (unknown, never 0)
+    when calls were made to a model not in `judge.prices`."""
     calls: int = 0
     """Calls made to the judge's model for this answer."""
     cache_hits: int = 0

@@ -1,0 +1,108 @@
+"""The run's judge budget (`judge.budget_usd`, `judge.max_calls`): made from the config, and said in the report.
+
+A run that ran out is an `error` (exit 3), whatever its cases say: the cases it could not judge are errors naming
+the budget, and the reason says how far it got, so nobody reads a partly judged run as a verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ragjudge.config.judge_config import JudgeConfig
+from ragjudge.judge.budget import Budget, Ceiling
+from ragjudge.metrics.names import COST_USD
+from ragjudge.report.model import Report
+from ragjudge.report.suite_block import SuiteBlock
+
+EXHAUSTED = "budget exhausted"
+
+
+def run_budget(judge: JudgeConfig, warnings: list[str]) -> Budget | None:
+    """The run's budget; None with the offline judge or no ceiling set."""
+    if judge.provider != "openai" or (judge.budget_usd is None and judge.max_calls is None):
+        return None
+    prices = {m: (p.input_per_mtok, p.output_per_mtok) for m, p in judge.prices.items()}
+    if judge.budget_usd is not None:
+        unpriced = sorted(m for m in _models(judge) if m not in prices)
+        if unpriced:
+            warnings.append(
+                f"judge.budget_usd cannot be kept for {', '.join(unpriced)}: no price under judge.prices, so its "
+                "calls count as free against the budget; set judge.prices."
+                f"{unpriced[0]}: {{input_per_mtok: ..., output_per_mtok: ...}} (judge.max_calls holds regardless)"
+            )
+    return Budget(Ceiling(judge.budget_usd, judge.max_calls, prices))
+
+
+def unpriced_models(judge: JudgeConfig) -> list[str]:
+    """The model judge's models that have no price under `judge.prices`: their calls' cost is unknown."""
+    if judge.provider != "openai":
+        return []
+    return sorted({m for m in _models(judge) if m not in judge.prices})
+
+
+def with_costs(report: Report, judge: JudgeConfig) -> Report:
+    """The report's costs as known: for a judge model without a price, the judge's cost and the total null
+    (unknown, never $0), with one warning."""
+    extra: dict[str, object] = {}
+    unpriced = unpriced_models(judge)
+    cases = report.cases
+    warnings = report.warnings
+    if unpriced and (report.suite.model_extra or {}).get("judge_calls"):
+        why = f"no price for {', '.join(unpriced)} under judge.prices"
+        extra.update({"judge_cost_usd": None, "judge_cost_unknown": why, COST_USD: None})
+        cases = [
+            c.model_copy(update={"judge": c.judge.model_copy(update={"cost_usd": None})}) if c.judge.calls else c
+            for c in cases
+        ]
+        warnings = [
+            *warnings,
+            f"judge cost unknown: {why}; set judge.prices.{unpriced[0]}: "
+            "{input_per_mtok: ..., output_per_mtok: ...} to count it",
+        ]
+    suite = SuiteBlock.model_validate({**report.suite.model_dump(), **extra})
+    return report.model_copy(update={"suite": suite, "cases": cases, "warnings": warnings})
+
+
+def _models(judge: JudgeConfig) -> Sequence[str]:
+    return [judge.model, *([judge.escalate.model] if judge.escalate is not None else [])]
+
+
+def budget_kept(report: Report, spend: Budget, total: int) -> Report:
+    """The report with the budget in `suite.judge_budget`, and, when it ran out, the verdict `error` and why."""
+    suite = SuiteBlock.model_validate({**report.suite.model_dump(), "judge_budget": spend.as_dict()})
+    if spend.exhausted is None:
+        return report.model_copy(update={"suite": suite})
+    cut = sum(any(EXHAUSTED in c for c in case.failed_conditions) for case in report.cases)
+    reason = f"{spend.reason()} after {total - cut} of {total} cases; {cut} not judged are errors"
+    return report.model_copy(
+        update={
+            "suite": suite,
+            "verdict": "error",
+            "error_reason": f"{reason}; {report.error_reason}" if report.error_reason else reason,
+            "warnings": [reason, *report.warnings],
+        }
+    )
+
+
+def merged_costs(merged: Report, parts: Sequence[tuple[str, Report]]) -> Report:
+    """A merge's costs and budgets: unknown when any shard's judge cost was, each shard's budget listed (a budget
+    is per shard), and the verdict `error` when any shard ran out."""
+    extras = [(name, report.suite.model_extra or {}) for name, report in parts]
+    update: dict[str, object] = {}
+    unknown = next((x["judge_cost_unknown"] for _, x in extras if x.get("judge_cost_unknown")), None)
+    if unknown:
+        update.update({"judge_cost_usd": None, "judge_cost_unknown": unknown, COST_USD: None})
+    budgets = [{"shard": name, **x["judge_budget"]} for name, x in extras if isinstance(x.get("judge_budget"), dict)]
+    if budgets:
+        update["judge_budgets"] = budgets
+    suite = SuiteBlock.model_validate({**merged.suite.model_dump(), **update})
+    out = merged.model_copy(update={"suite": suite})
+    ran_out = [
+        f"{name}: {report.error_reason}"
+        for name, report in parts
+        if ((report.suite.model_extra or {}).get("judge_budget") or {}).get("exhausted")
+    ]
+    if ran_out:
+        reason = "; ".join(ran_out)
+        out = out.model_copy(update={"verdict": "error", "error_reason": reason, "warnings": [reason, *out.warnings]})
+    return out
