@@ -10,15 +10,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragjudge.cases.caseset import load_cases
 from ragjudge.config.judge_overrides import with_judge_overrides
 from ragjudge.config.loader import load_config
+from ragjudge.config.model import Config
 from ragjudge.errors import UsageError
-from ragjudge.gate.evaluation import GateRequest, run_gate
+from ragjudge.gate.dry_run import describe, plan_run
+from ragjudge.gate.evaluation import GateRequest, check_criteria, run_gate
 from ragjudge.gate.shard import parse_shard
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.comment_view import run_url_of
 from ragjudge.report.emit import Outputs, add_report_outputs, emit
 from ragjudge.report.markdown import check_template, compiled
+from ragjudge.rules import parse_rules
 
 
 def add_parser(sub: Any) -> None:
@@ -71,6 +75,11 @@ def add_parser(sub: Any) -> None:
         help="judge the reply of a case failing on a judge-decided condition N more times, no endpoint call "
         "(overrides judge.rejudge; 0 to 10)",
     )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="read the config and the cases, ask nothing, and print what the run would ask and cost",
+    )
     p.add_argument("--judge-model", metavar="MODEL", help="judge model (overrides judge.model)")
     p.add_argument("--judge-base-url", metavar="URL", help="OpenAI-compatible base URL (overrides judge.base_url)")
     p.add_argument(
@@ -109,6 +118,8 @@ def handle(args: argparse.Namespace) -> int:
         if not 0 <= args.rejudge <= 10:
             raise UsageError(f"--rejudge {args.rejudge}: N must be 0 to 10")
         config = config.model_copy(update={"judge": config.judge.model_copy(update={"rejudge": args.rejudge})})
+    if args.dry_run:
+        return dry_run(config, args)
     shard = parse_shard(args.shard) if args.shard is not None else None
     template = args.template or config.template
     warm_up: list[Callable[[], object]] = []
@@ -138,3 +149,16 @@ def handle(args: argparse.Namespace) -> int:
         print(f"ragjudge: shard {shard}: exit 0 (the gate is `ragjudge merge` over every shard's report)")
         return 0
     return code
+
+
+def dry_run(config: Config, args: argparse.Namespace) -> int:
+    """`--dry-run`: the case set read and checked as a run reads it, the plan printed, nothing asked."""
+    from_config = not args.cases
+    paths = config.cases if from_config else list(args.cases)
+    cases = list(load_cases(paths, config.max_case_file_bytes, config.folder if from_config else None).cases)
+    cases = [c for c in cases if c.review != "rejected"]
+    check_criteria(cases, config, parse_rules(config.case_rules(), "case", config.key("gate.case")))
+    repeat = args.repeat or (config.repeat.max, config.repeat.pass_at)
+    baseline = args.baseline is not None or config.baseline.report is not None
+    print("\n".join(describe(plan_run(config, cases, repeat, baseline), config)))
+    return 0
