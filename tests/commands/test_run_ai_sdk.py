@@ -258,3 +258,72 @@ def test_the_route_read_without_its_protocol_is_warned_about_and_its_failure_sti
         "endpoint error: the stream sent an error part: An error occurred."
     ]
     assert code == 3
+
+
+class _FlippingJudge:
+    """A model judge that fails each question's first rubric judgement (a flip) and passes it after."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.seen: dict[str, int] = {}
+        self.lock = threading.Lock()
+        self.calls = 0
+
+    def __call__(self, body: dict[str, Any], call_index: int) -> Any:
+        from tests.fakes.openai_server import Reply
+        from tests.judge.openai_helpers import claims_json, merged, rubric_json, user_text
+
+        text = user_text(body)
+        with self.lock:
+            self.calls += 1
+            k = self.seen.get(text, 0)
+            self.seen[text] = k + 1
+        rubric = Reply(content=rubric_json({"grounding": 2 if k == 0 else 4}, default=4))
+        return merged(lambda _b, _i: rubric, lambda _b, _i: Reply(content=claims_json()))(body, call_index)
+
+
+def test_a_noisy_model_judge_with_rejudge_blocks_nothing_and_an_outage_is_still_an_error(
+    ws: Path, capsys: pytest.CaptureFixture[str], ai_sdk: RunningAiSdk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real route, judged by a model judge that flips every first judgement: main's run, then a PR with the
+    # same route (its answers unchanged), then a PR whose model fails. `judge.rejudge: 8`, as docs/judges.md says.
+    from tests.fakes.openai_server import FakeOpenAI
+
+    monkeypatch.setenv("JUDGE_KEY", "sk-judge-loopback-0000")
+    flipping = _FlippingJudge()
+    with FakeOpenAI(flipping) as judge:
+        config = yaml.safe_load((ws / "ragjudge.yml").read_text(encoding="utf-8"))
+        config["judge"] = {
+            "provider": "openai",
+            "model": "gpt-4o-mini",
+            "base_url": judge.base_url,
+            "api_key": "${JUDGE_KEY}",
+            "rejudge": 8,
+            "cache": "judge-cache",
+            "reference": False,  # this judge gives no reference points: the archived answer key is not asked
+        }
+        config["gate"] = {
+            "case": {"context_recall": ">= 1.0", "judge.grounding": ">= 3"},
+            "suite": {"pass_rate": ">= 0.9"},
+        }
+        (ws / "ragjudge.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+        code, main_report, out = _run(capsys, ws)
+        assert code == 0, out
+        # Every flip was asked again and outvoted: nothing fails on the judge's noise.
+        assert {c["status"] for c in main_report["cases"]} == {"pass"}
+        (ws / "main.json").write_text(json.dumps(main_report), encoding="utf-8")
+        before = flipping.calls
+        code, pr, out = _main(capsys, "run", "--baseline", "main.json", "--report", "pr.json")
+        pr = json.loads((ws / "pr.json").read_text(encoding="utf-8"))
+        assert (code, pr["comparison"]["counts"]["regression"]) == (0, 0), out
+        assert {c.get("change") for c in pr["cases"]} == {"still_passing"}
+        # The unchanged replies took main's votes: no rejudge, and cache hits for the first judgements.
+        assert flipping.calls == before
+        ai_sdk.use(LlmMode.FAILING)
+        code, down, out = _main(capsys, "run", "--baseline", "main.json", "--report", "down.json")
+        down = json.loads((ws / "down.json").read_text(encoding="utf-8"))
+    assert (code, down["verdict"]) == (3, "error"), out
+    assert {c["status"] for c in down["cases"]} == {"error"}
+    assert down["comparison"]["counts"]["regression"] == 0
+    assert {c.get("change") for c in down["cases"]} == {"not_comparable"}
