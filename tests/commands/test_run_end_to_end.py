@@ -223,6 +223,7 @@ def test_suite_block(mixed: MixedRun) -> None:
         "judge_tokens",
         "judge_cost_usd",
         "service_cost_usd",
+        "judge_by_kind",
         "flaky_cases",
         # the reference judgement's figures
         "answer_correctness",

@@ -110,6 +110,10 @@ def test_a_flipping_judge_is_outvoted_and_counted(tmp_path: Path, rag: RagServer
         "undecided": True,
         "decided_by": "rubric 1 pass, 2 fail",
         "consistency": False,
+        # What the two rejudges cost, apart from the first judgement (the case's judge figures hold all three).
+        "calls": 2,
+        "tokens": 240,
+        "cost_usd": 0.00028,
     }
     assert cases["flip"]["judge_split"] is True
     # `majority`: fail, pass, pass: one net pass decides it, and the rejudge passed it.

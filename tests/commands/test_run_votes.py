@@ -114,6 +114,10 @@ def test_a_worse_answer_the_rubric_splits_on_and_pairwise_finds_worse_is_a_regre
     assert c021["judge_runs"]["decided_by"] == "rubric 1 pass, 2 fail; pairwise worse in 4 of 4 orders"
     assert c021["pairwise"]["verdict"] == "worse" and c021["pairwise"]["orders"] == ["worse"] * 4
     assert (judge.calls[Q021], judge.pairwise) == (3, 4)
+    # The bill by kind: the two first judgements, c021's two rejudges, its two pairwise rounds.
+    kinds = report["suite"]["judge_by_kind"]
+    assert {k: v["calls"] for k, v in kinds.items()} == {"first": 2, "rejudge": 2, "pairwise": 4}
+    assert sum(v["calls"] for v in kinds.values()) == report["suite"]["judge_calls"]
     assert report["headline"]["new_failures"] == ["c021"]
     comment = (tmp_path / "pr" / "c.md").read_text(encoding="utf-8")
     row = "| <code>c021</code> | fail | regression (rubric 1 pass, 2 fail; pairwise worse in 4 of 4 orders) |"

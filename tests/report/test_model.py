@@ -36,7 +36,14 @@ SUITE_KEYS = {
     "cost_usd",
 }
 # Added beside them (documented in docs/report.md): the judge's usage, and cases that passed only on a repeat.
-SUITE_USAGE_KEYS = {"judge_calls", "judge_cache_hits", "judge_tokens", "judge_cost_usd", "flaky_cases"}
+SUITE_USAGE_KEYS = {
+    "judge_calls",
+    "judge_cache_hits",
+    "judge_tokens",
+    "judge_cost_usd",
+    "service_cost_usd",
+    "flaky_cases",
+}
 # The reference judgement's figures (null when no reference was judged).
 SUITE_REFERENCE_KEYS = {"answer_correctness", "reference_contradictions"}
 # Streamed replies' time to the first token (null when no reply was streamed).
@@ -127,6 +134,7 @@ def test_suite_block_has_the_contract_keys_and_values(report: Report) -> None:
         "judge_cache_hits": 0,
         "judge_tokens": 0,
         "judge_cost_usd": 0.0,
+        "service_cost_usd": 0.002,  # what the replies reported, apart from the judge's
         "flaky_cases": 0,
     }
 

@@ -37,7 +37,8 @@ def add_parser(sub: Any) -> None:
 def handle(args: argparse.Namespace) -> int:
     from ragjudge.compare import baseline_for, compare_with_baseline, regression_rules
     from ragjudge.config.loader import load_config
-    from ragjudge.gate.merge_shards import ShardReport, merge_reports
+    from ragjudge.gate.merge_shards import ShardReport, merge_reports, shard_name
+    from ragjudge.gate.spending import merged_costs
     from ragjudge.report.headline import with_headline
     from ragjudge.report.reading import load_report
 
@@ -51,7 +52,8 @@ def handle(args: argparse.Namespace) -> int:
     outputs = Outputs(args.report, args.comment_file, template, args.junit, args.html, run_url_of(os.environ))
     check_output_paths(outputs.flags())
     parts = [ShardReport(path, load_report(path)) for path in args.reports]
-    report = merge_reports(parts, config.gate.max_error_rate)
+    # The costs and budgets as the shards knew them: unknown stays unknown, and each shard's budget is listed.
+    report = merged_costs(merge_reports(parts, config.gate.max_error_rate), [(shard_name(p), p.report) for p in parts])
     # The same comparison as `run --baseline`, once, over the whole merged set.
     warnings: list[str] = []
     baseline = baseline_for(args.baseline or config.baseline.report, config.gate.regression is not None, warnings)

@@ -34,6 +34,11 @@ class JudgeRuns:
     consistency: bool = False
     """The case was one of the run's random consistency sample (`judge.consistency_sample`): its first two rubric
     judgements measure the judge's flip rate."""
+    calls: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    """What this run's rejudges of the reply cost (the first judgement's are apart; both are in the case's judge
+    figures)."""
 
     @property
     def split(self) -> bool:
@@ -50,6 +55,9 @@ class JudgeRuns:
             "undecided": self.undecided,
             "decided_by": self.decided_by,
             "consistency": self.consistency,
+            "calls": self.calls,
+            "tokens": self.tokens,
+            "cost_usd": round(self.cost_usd, 6),
         }
 
 

@@ -18,7 +18,6 @@ from ragjudge.errors import CaseFileError
 from ragjudge.gate.error_budget import DEFAULT_MAX_ERROR_RATE
 from ragjudge.gate.judge_runs import flip_figures, trust_flips, vote_rows
 from ragjudge.gate.reporting import rule_blocks
-from ragjudge.gate.spending import merged_costs
 from ragjudge.gate.suite import evaluate_cases
 from ragjudge.gate.suite_case import SuiteCase
 from ragjudge.gate.suite_figures import RunUsage, with_run_usage
@@ -60,7 +59,7 @@ def merge_reports(parts: Sequence[ShardReport], max_error_rate: float = DEFAULT_
         trust = trust.model_copy(
             update={k: figures.get(k) for k in ("judge_flip_rate", "judge_flip_rate_interval", "judge_flip_sample")}
         )
-    merged = Report(
+    return Report(
         verdict=result.verdict,
         suite=SuiteBlock.model_validate({**metrics, **(flips or {})}),
         rules=rule_blocks(result.rules),
@@ -73,10 +72,9 @@ def merge_reports(parts: Sequence[ShardReport], max_error_rate: float = DEFAULT_
         # The shards agree on case set, rules, judge and commit (`_check_agreement`): the first one's stands for all.
         provenance=first.provenance,
     )
-    return merged_costs(merged, [(_shard_name(p), p.report) for p in parts])
 
 
-def _shard_name(part: ShardReport) -> str:
+def shard_name(part: ShardReport) -> str:
     shard = part.report.shard
     return f"shard {shard.index}/{shard.count}" if shard is not None else str(part.path)
 

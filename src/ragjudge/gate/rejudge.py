@@ -124,6 +124,7 @@ def settle(first: CaseResult, evidence: Evidence, judged: Sequence[str], ask: An
         if sample is None or not ask_for(sample):
             break
     every = sorted(votes.values(), key=lambda v: v.sample)
+    rejudged = [r.judgement for k, r in own.items() if k and r.judgement is not None]
     if len(every) == 1 and every[0].by == "this run" and not pairs:
         return first  # judged once, by this run: nothing to settle
     decided = decision([*every, *pairs])
@@ -144,6 +145,9 @@ def settle(first: CaseResult, evidence: Evidence, judged: Sequence[str], ask: An
         undecided=evidence.cap > 0 and (decided is None or (main is not None and main.status != kept.status)),
         decided_by=described([*every, *pairs]),
         consistency=consistency,
+        calls=sum(j.calls for j in rejudged),
+        tokens=sum(j.tokens for j in rejudged),
+        cost_usd=sum(j.cost_usd for j in rejudged),
     )
     judgements = [r.judgement for r in own.values() if r.judgement is not None]
     judgement = _summed(kept.judgement, judgements) if kept.judgement is not None else None

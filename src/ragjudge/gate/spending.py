@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.budget import Budget, Ceiling
 from ragjudge.metrics.names import COST_USD
+from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.model import Report
 from ragjudge.report.suite_block import SuiteBlock
 
@@ -50,17 +51,27 @@ def with_costs(report: Report, judge: JudgeConfig) -> Report:
     if unpriced and (report.suite.model_extra or {}).get("judge_calls"):
         why = f"no price for {', '.join(unpriced)} under judge.prices"
         extra.update({"judge_cost_usd": None, "judge_cost_unknown": why, COST_USD: None})
-        cases = [
-            c.model_copy(update={"judge": c.judge.model_copy(update={"cost_usd": None})}) if c.judge.calls else c
-            for c in cases
-        ]
+        cases = [_unpriced(c) for c in cases]
         warnings = [
             *warnings,
             f"judge cost unknown: {why}; set judge.prices.{unpriced[0]}: "
             "{input_per_mtok: ..., output_per_mtok: ...} to count it",
         ]
+    extra["judge_by_kind"] = by_kind(cases)
     suite = SuiteBlock.model_validate({**report.suite.model_dump(), **extra})
     return report.model_copy(update={"suite": suite, "cases": cases, "warnings": warnings})
+
+
+def _unpriced(case: CaseBlock) -> CaseBlock:
+    """A case whose judge calls' cost is unknown: null, never 0, wherever calls were made."""
+    update: dict[str, object] = {}
+    if case.judge.calls:
+        update["judge"] = case.judge.model_copy(update={"cost_usd": None})
+    if case.judge_runs is not None and case.judge_runs.calls:
+        update["judge_runs"] = case.judge_runs.model_copy(update={"cost_usd": None})
+    if case.pairwise is not None and case.pairwise.calls:
+        update["pairwise"] = case.pairwise.model_copy(update={"cost_usd": None})
+    return case.model_copy(update=update) if update else case
 
 
 def _models(judge: JudgeConfig) -> Sequence[str]:
@@ -92,6 +103,7 @@ def merged_costs(merged: Report, parts: Sequence[tuple[str, Report]]) -> Report:
     unknown = next((x["judge_cost_unknown"] for _, x in extras if x.get("judge_cost_unknown")), None)
     if unknown:
         update.update({"judge_cost_usd": None, "judge_cost_unknown": unknown, COST_USD: None})
+    update["judge_by_kind"] = by_kind(merged.cases)
     budgets = [{"shard": name, **x["judge_budget"]} for name, x in extras if isinstance(x.get("judge_budget"), dict)]
     if budgets:
         update["judge_budgets"] = budgets
@@ -106,3 +118,31 @@ def merged_costs(merged: Report, parts: Sequence[tuple[str, Report]]) -> Report:
         reason = "; ".join(ran_out)
         out = out.model_copy(update={"verdict": "error", "error_reason": reason, "warnings": [reason, *out.warnings]})
     return out
+
+
+def by_kind(cases: Sequence[CaseBlock]) -> dict[str, dict[str, float | int | None]]:
+    """`suite.judge_by_kind`: the judge's calls, tokens and cost for first judgements (escalations and samples
+    included), rejudges and pairwise comparisons, from the cases (so `run` and `merge` count alike)."""
+    kinds: dict[str, dict[str, float | int | None]] = {
+        k: {"calls": 0, "tokens": 0, "cost_usd": 0.0} for k in ("first", "rejudge", "pairwise")
+    }
+
+    def add(kind: str, calls: int, tokens: int, cost: float | None) -> None:
+        row = kinds[kind]
+        row["calls"] = int(row["calls"] or 0) + calls
+        row["tokens"] = int(row["tokens"] or 0) + tokens
+        row["cost_usd"] = None if cost is None or row["cost_usd"] is None else float(row["cost_usd"]) + cost
+
+    for case in cases:
+        runs, judge = case.judge_runs, case.judge
+        re_calls, re_tokens = (runs.calls, runs.tokens) if runs is not None else (0, 0)
+        re_cost = runs.cost_usd if runs is not None else 0.0
+        first_cost = None if judge.cost_usd is None or re_cost is None else judge.cost_usd - re_cost
+        add("first", judge.calls - re_calls, judge.tokens - re_tokens, first_cost)
+        add("rejudge", re_calls, re_tokens, re_cost)
+        if case.pairwise is not None:
+            add("pairwise", case.pairwise.calls, case.pairwise.tokens, case.pairwise.cost_usd)
+    for row in kinds.values():
+        if row["cost_usd"] is not None:
+            row["cost_usd"] = round(float(row["cost_usd"]), 6)
+    return kinds

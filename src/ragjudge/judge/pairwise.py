@@ -132,6 +132,7 @@ class PairVerdict:
             out["unscored"] = self.unscored
         if self.orders:
             out["orders"] = list(self.orders)
+        out.update({"calls": self.calls, "tokens": self.tokens, "cost_usd": round(self.cost_usd, 6)})
         return out
 
 

@@ -122,6 +122,12 @@ class JudgeRunsBlock(GivenKeysBlock):
     consistency: bool = False
     """One of the run's random consistency sample (`judge.consistency_sample`): its first two rubric judgements
     measure the judge's flip rate."""
+    calls: int = 0
+    """Calls this run's rejudges of the reply made (included in the case's `judge.calls`)."""
+    tokens: int = 0
+    """Their tokens (included in `judge.tokens`)."""
+    cost_usd: float | None = 0.0
+    """Their cost in USD (included in `judge.cost_usd`); null when the judge's model has no price."""
 
 
 class PairwiseCaseBlock(GivenKeysBlock):
@@ -135,6 +141,11 @@ class PairwiseCaseBlock(GivenKeysBlock):
     reasons: list[str] = Field(default_factory=list)
     """The judge's one-line reason in each order (`main first: B: ...`, `this run first: A: ...`; a later round's
     `round 2, main first: ...`)."""
+    calls: int = 0
+    """The judge calls the comparison made (2 a round; cache hits not counted)."""
+    tokens: int = 0
+    cost_usd: float | None = 0.0
+    """Their tokens and cost in USD (null when the judge's model has no price)."""
     orders: list[Literal["better", "worse", "tie"]] = Field(default_factory=list)
     """This run's verdict in each order asked, round by round; a round is asked again while the orders leave the
     verdict unsettled (docs/judges.md)."""
