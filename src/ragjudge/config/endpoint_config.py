@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ragjudge.config import presets
 from ragjudge.config.headers import Headers
-from ragjudge.config.protocol import BuiltinProtocol, ProtocolSetting
+from ragjudge.config.protocol import BuiltinProtocol, FailureShapeName, ProtocolSetting
 from ragjudge.config.section import MAX_TIMEOUT_S, Section
 from ragjudge.transport import urls
 
@@ -133,6 +133,13 @@ class EndpointConfig(Section):
         description="How a streamed reply's events are read: a built-in protocol's name, or one declared with "
         "`text`, `end`, `error`, `passages`, ... (docs/streams.md: Stream protocols). Unset: the mapped "
         "`answer_delta` in every event, and the stream ends when the connection closes.",
+    )
+    ignore_failure_shapes: list[FailureShapeName] = Field(
+        default_factory=list,
+        description="Common failure shapes every stream reader takes for a failure, whatever the protocol, turned "
+        "off by name for a stream that uses one for something else: `error-event`, `error-object`, `type-error`, "
+        "`run-error`, `response-failed`, `finish-reason-error` (docs/streams.md: Failures). A built-in protocol's "
+        "marker of that shape goes too; a declared `error:` marker stays.",
     )
     model: str | None = Field(
         None,

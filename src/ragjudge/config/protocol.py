@@ -24,6 +24,12 @@ BuiltinProtocol = Literal["openai-chat", "openai-responses", "ai-sdk", "langserv
 
 Scalar = str | int | float | bool | None
 
+FailureShapeName = Literal[
+    "error-event", "error-object", "type-error", "run-error", "response-failed", "finish-reason-error"
+]
+"""The failure shapes every stream reader recognises (`endpoint/failures.py`), by the name
+`endpoint.ignore_failure_shapes` turns one off with."""
+
 
 class Marker(Section):
     """Which events: every test given must hold (at least one is given)."""

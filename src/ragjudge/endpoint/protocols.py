@@ -42,6 +42,9 @@ class Selector:
     """An end that completes the stream but lets it send more: reading goes on to the close."""
     reason: str = "the stream sent an error event"
     """How an error marker's reason opens (built-in protocols name the failure they read)."""
+    shape: str | None = None
+    """For a built-in failure marker: the common failure shape it is an instance of (`endpoint/failures.py`), so
+    that `endpoint.ignore_failure_shapes` turns it off with the gate's own marker of that shape."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ BUILTIN: dict[str, Protocol] = {
         name="openai-chat",
         text=(_s(path="choices.0.delta.content"),),
         ends=(DONE, _s(has="choices.0.finish_reason", until_close=True)),
-        errors=(_s(has="error", path="error"),),
+        errors=(_s(has="error", path="error", shape="error-object"),),
         reasoning=(_s(path="choices.0.delta.reasoning_content"),),
         refusal=(_s(path="choices.0.delta.refusal"),),
         usage=(_s(has="usage", path="usage"),),
@@ -95,13 +98,18 @@ BUILTIN: dict[str, Protocol] = {
         text=(_s(where={"type": "response.output_text.delta"}, path="delta"),),
         ends=(_s(where={"type": "response.completed"}),),
         errors=(
-            _s(where={"type": "response.failed"}, path="response.error.message", reason="the response failed"),
+            _s(
+                where={"type": "response.failed"},
+                path="response.error.message",
+                reason="the response failed",
+                shape="response-failed",
+            ),
             _s(
                 where={"type": "response.incomplete"},
                 path="response.incomplete_details.reason",
                 reason="the response is incomplete",
             ),
-            _s(where={"type": "error"}, path="message", reason="the stream sent an error event"),
+            _s(where={"type": "error"}, path="message", reason="the stream sent an error event", shape="type-error"),
         ),
         passages=(
             _s(
@@ -124,11 +132,12 @@ BUILTIN: dict[str, Protocol] = {
         text=(_s(where={"type": "text-delta"}, path="delta"),),
         ends=(_s(where={"type": "finish"}), DONE),
         errors=(
-            _s(where={"type": "error"}, path="errorText", reason="the stream sent an error part"),
+            _s(where={"type": "error"}, path="errorText", reason="the stream sent an error part", shape="type-error"),
             _s(where={"type": "abort"}, reason="the stream was aborted"),
             _s(
                 where={"type": "finish", "finishReason": "error"},
                 reason='the stream finished with finishReason "error"',
+                shape="finish-reason-error",
             ),
         ),
         passages=(
@@ -144,7 +153,7 @@ BUILTIN: dict[str, Protocol] = {
         name="langserve",
         text=(_s(event="data", path="answer"),),
         ends=(_s(event="end"),),
-        errors=(_s(event="error"),),
+        errors=(_s(event="error", shape="error-event"),),
     ),
 }
 """The built-in protocols, by name (`endpoint.protocol`, and the preset of the same name)."""
@@ -185,6 +194,8 @@ def _selectors(markers: Sequence[Marker] | None) -> tuple[Selector, ...] | None:
     for marker in markers:
         fields = marker.model_dump()
         fields["where"] = tuple(fields["where"].items())
+        if "message" in fields:  # an error marker's message is where its value is
+            fields["path"] = fields.pop("message")
         out.append(Selector(**fields))
     return tuple(out)
 

@@ -28,12 +28,17 @@ class ReplyReader:
         """The declared stream protocol; None: streams are read by `protocols.generic`."""
         self._refusal = RefusalRules.from_config(config.refusal)
         self._secrets = header_secrets(config.headers)
+        self._ignored = frozenset(config.ignore_failure_shapes)
 
     def assembly(self, kind: str) -> stream.Assembly:
         """A stream's reader: the declared protocol, or the generic one for the mapping and the format."""
         protocol = self.protocol or protocols.generic(self.mapping.answer_delta, kind)
         return stream.Assembly(
-            self.mapping, excerpt=lambda b: mask(error_excerpt(b), self._secrets), protocol=protocol, kind=kind
+            self.mapping,
+            excerpt=lambda b: mask(error_excerpt(b), self._secrets),
+            protocol=protocol,
+            kind=kind,
+            ignored=self._ignored,
         )
 
     def as_protocol(self, decoded: Decoded) -> Decoded:

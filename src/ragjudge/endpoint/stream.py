@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ragjudge.config.endpoint_config import ResponseMapping
+from ragjudge.endpoint import failures
 from ragjudge.endpoint.events import Event
 from ragjudge.endpoint.paths import dig, is_missing, put
 from ragjudge.endpoint.protocols import BUILTIN, Protocol, Selector, generic, passage, recognise
@@ -70,9 +71,13 @@ class Assembly:
         excerpt: Callable[[bytes], str] | None = None,
         protocol: Protocol | None = None,
         kind: str = "sse",
+        ignored: frozenset[str] = frozenset(),
     ) -> None:
+        """`ignored`: the common failure shapes turned off by name (`endpoint.ignore_failure_shapes`)."""
         self.mapping = mapping
         self.protocol = protocol if protocol is not None else generic(mapping.answer_delta, kind)
+        self._errors = failures.markers(self.protocol.errors, ignored)
+        """The protocol's failure markers, then the gate's common ones (`endpoint/failures.py`)."""
         self.kind = kind
         self.events = 0
         self.deltas: list[str] = []
@@ -121,7 +126,7 @@ class Assembly:
             self.seen.append((event.name, data if data is not _NOT_JSON else None))
         name = event.name
         protocol = self.protocol
-        for selector in protocol.errors:
+        for selector in self._errors:
             if _matches(selector, name, raw, data):
                 raise StreamFault(self._failure(selector, event, data))
         end = next((s for s in protocol.ends if _matches(s, name, raw, data)), None)
