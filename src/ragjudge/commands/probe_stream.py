@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from ragjudge.config.endpoint_config import DEFAULT_BODY
 from ragjudge.config.presets import PRESETS
 from ragjudge.endpoint.protocols import BUILTIN, Recognised, recognise
+from ragjudge.endpoint.wiring import end_marker, no_end_warning
 
 if TYPE_CHECKING:
     from ragjudge.config.endpoint_config import EndpointConfig
@@ -73,7 +74,13 @@ def show_stream(
             f"  reasoning: {sum(len(r) for r in assembly.reasoning)} characters, kept apart from the answer", file=out
         )
     if not protocol.generic:
-        return None
+        endless = no_end_warning(endpoint)
+        if endless is None:
+            return None
+        print(f"\nwarning: {endless}", file=out)
+        print("suggested: add under `endpoint.protocol:` (the last event this stream sent), then probe again", file=out)
+        print(f"  {end_marker(assembly.last)}", file=out)
+        return "the declared protocol has no end"
     looks = recognise(assembly.seen, raw.stream_header)
     if looks is None:
         return None

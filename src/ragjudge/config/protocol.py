@@ -31,6 +31,14 @@ FailureShapeName = Literal[
 `endpoint.ignore_failure_shapes` turns one off with."""
 
 
+def _dotted(path: str) -> str:
+    """A dotted path, or a ValueError naming it: a path with an empty part (`a..b`, `.a`, `a.`) leads nowhere, so a
+    marker written so would never fire (an error marker that never fires lets an outage pass)."""
+    if not path or any(not part for part in path.split(".")):
+        raise ValueError(f"{path!r} is not a dotted path (a part is empty)")
+    return path
+
+
 class Marker(Section):
     """Which events: every test given must hold (at least one is given)."""
 
@@ -54,9 +62,13 @@ class Marker(Section):
     @classmethod
     def _paths(cls, value: dict[str, Scalar]) -> dict[str, Scalar]:
         for path in value:
-            if not path or any(not part for part in path.split(".")):
-                raise ValueError(f"{path!r} is not a dotted path")
+            _dotted(path)
         return value
+
+    @field_validator("has")
+    @classmethod
+    def _has(cls, value: str | None) -> str | None:
+        return None if value is None else _dotted(value)
 
 
 class Reading(Marker):
@@ -65,6 +77,11 @@ class Reading(Marker):
     path: str | None = Field(
         None, description="Dotted path to the value in the event's JSON; unset: the event's data text itself."
     )
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        return None if value is None else _dotted(value)
 
 
 class TextReading(Reading):
@@ -97,6 +114,11 @@ class ErrorMarker(Marker):
         "`error`, else its data.",
     )
 
+    @field_validator("message")
+    @classmethod
+    def _message(cls, value: str | None) -> str | None:
+        return None if value is None else _dotted(value)
+
 
 class PassageSource(Reading):
     """Events that carry passages, collected across every matching event: the value at `path` is one passage
@@ -105,6 +127,11 @@ class PassageSource(Reading):
     id: str | None = Field(None, description="Path to the passage's id inside one passage.")
     text: str | None = Field(None, description="Path to the passage's text inside one passage.")
     title: str | None = Field(None, description="Path to the passage's title inside one passage.")
+
+    @field_validator("id", "text", "title")
+    @classmethod
+    def _inside(cls, value: str | None) -> str | None:
+        return None if value is None else _dotted(value)
 
 
 class ProtocolConfig(Section):

@@ -93,6 +93,8 @@ class Assembly:
         self.finish_reason: str | None = None
         self.seen: list[tuple[str, Any]] = []
         """The first events' names and JSON, for `protocols.recognise`."""
+        self.last: tuple[str, Any, str] | None = None
+        """The last event read (name, JSON or None, the start of its data), for probe's proposed end marker."""
         self.first_at: float | None = None
         """When the bytes carrying the first answer text arrived (in the caller's clock, as given to `take`)."""
         self._excerpt = excerpt
@@ -124,6 +126,7 @@ class Assembly:
                 data = _NOT_JSON
         if len(self.seen) < _SEEN_KEPT:
             self.seen.append((event.name, data if data is not _NOT_JSON else None))
+        self.last = (event.name, data if data is not _NOT_JSON else None, raw[:200])
         name = event.name
         protocol = self.protocol
         for selector in self._errors:
@@ -133,15 +136,41 @@ class Assembly:
         if data is _NOT_JSON and raw and protocol.json_events and end is None:
             what = "line" if self.kind == "ndjson" else "event"
             raise StreamFault(f"stream {what} {self.events} is not valid JSON")
-        self._read(name, event.data, data)
+        self._read(name, event.data, data, after_end=self.ended)
         if end is not None:
             self.ended = True
             return not end.until_close
         return False
 
-    def _read(self, name: str, text: str, data: Any) -> None:
-        """Take what the event carries. `text` is its data as sent (a text stream's spaces are its answer's)."""
+    def _read(self, name: str, text: str, data: Any, after_end: bool = False) -> None:
+        """Take what the event carries. `text` is its data as sent (a text stream's spaces are its answer's).
+
+        `after_end`: the stream already reached an end that lets it send more (usage after an OpenAI chunk's
+        `finish_reason`): only the usage, finish reason, conversation id and mapped keys are read, never more
+        answer text, reasoning or passages."""
         raw = text.strip()
+        protocol = self.protocol
+        if not after_end:
+            self._read_content(name, text, raw, data)
+        for key, selectors in (
+            ("conversation_id", protocol.conversation_id),
+            ("usage", protocol.usage),
+            ("finish_reason", protocol.finish_reason),
+        ):
+            for selector in selectors:
+                if _matches(selector, name, raw, data):
+                    value = self._value(selector, text, data)
+                    if not _empty(value):
+                        setattr(self, "_conversation_id" if key == "conversation_id" else key, value)
+        if isinstance(data, dict):
+            for path, head in self._lookups:
+                if head in data:
+                    value = dig(data, path)
+                    if not is_missing(value):
+                        self._found[path] = value
+
+    def _read_content(self, name: str, text: str, raw: str, data: Any) -> None:
+        """The answer text, refusal, reasoning and passages an event carries."""
         protocol = self.protocol
         for selector in protocol.text:
             if _matches(selector, name, raw, data):
@@ -165,22 +194,6 @@ class Assembly:
         for selector in protocol.passages:
             if _matches(selector, name, raw, data):
                 self._take_passages(selector, self._value(selector, text, data))
-        for key, selectors in (
-            ("conversation_id", protocol.conversation_id),
-            ("usage", protocol.usage),
-            ("finish_reason", protocol.finish_reason),
-        ):
-            for selector in selectors:
-                if _matches(selector, name, raw, data):
-                    value = self._value(selector, text, data)
-                    if not _empty(value):
-                        setattr(self, "_conversation_id" if key == "conversation_id" else key, value)
-        if isinstance(data, dict):
-            for path, head in self._lookups:
-                if head in data:
-                    value = dig(data, path)
-                    if not is_missing(value):
-                        self._found[path] = value
 
     @staticmethod
     def _value(selector: Selector, text: str, data: Any) -> Any:
@@ -277,8 +290,11 @@ class Assembly:
             put(out, answer_path, "")  # a stream that ended normally with no text answered nothing
         if self.refused:
             put(out, self.mapping.refused or "refused", True)
-        if self._passages is not None:
-            put(out, self.mapping.retrieved or "retrieved", self._passages)
+        # The config's own `response.retrieved`, found in the events, wins over the protocol's passage events: a
+        # preset pasted from probe (`protocol: ai-sdk`) silently replaced the passages the team had mapped.
+        mapped = self.mapping.retrieved
+        if self._passages is not None and not (mapped and mapped in self._found):
+            put(out, mapped or "retrieved", self._passages)
         if self._conversation_id is not None:
             put(out, self.mapping.conversation_id or "conversation_id", self._conversation_id)
         # Made safe once joined: a surrogate pair sent in two deltas is one character again.

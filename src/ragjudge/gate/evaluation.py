@@ -20,7 +20,7 @@ from ragjudge.config.model import Config
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.coverage import mapping_warnings, unknown_passages_warning
 from ragjudge.endpoint.result import EndpointResult
-from ragjudge.endpoint.wiring import history_warning, undeclared_protocol_warning
+from ragjudge.endpoint.wiring import history_warning, no_end_warning, undeclared_protocol_warning
 from ragjudge.errors import ConfigError
 from ragjudge.gate.advisory import advisory
 from ragjudge.gate.bias_probe import BiasCheck
@@ -132,6 +132,9 @@ def run_gate(request: GateRequest) -> Report:
         unheard = history_warning(cases, config.endpoint)
         if unheard is not None:
             warnings.append(unheard)
+        endless = no_end_warning(config.endpoint)
+        if endless is not None:
+            warnings.append(endless)
         source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)
     check_criteria(cases, config, (*case_rules, *suite_rules, *regression_rules(config)))
     rejected = [c.id for c in cases if c.review == "rejected"]
