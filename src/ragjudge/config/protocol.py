@@ -17,10 +17,10 @@ from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ragjudge.config.section import Section
 
-BUILTIN_PROTOCOLS = ("openai-chat", "openai-responses", "ai-sdk", "langserve")
+BUILTIN_PROTOCOLS = ("openai-chat", "openai-responses", "ai-sdk", "langserve", "ag-ui")
 """The protocols `endpoint.protocol` (and the preset of the same name) can name."""
 
-BuiltinProtocol = Literal["openai-chat", "openai-responses", "ai-sdk", "langserve"]
+BuiltinProtocol = Literal["openai-chat", "openai-responses", "ai-sdk", "langserve", "ag-ui"]
 
 Scalar = str | int | float | bool | None
 
@@ -134,6 +134,24 @@ class PassageSource(Reading):
         return None if value is None else _dotted(value)
 
 
+class ToolSource(Reading):
+    """Events that carry tool calls: at `path` one call or a list of them (unset: the event itself), each read at
+    the paths below. Calls are kept apart by `id`; every event of one call adds what it carries."""
+
+    id: str | None = Field(None, description="Path to the call's id inside one call (events of one call share it).")
+    name: str | None = Field(None, description="Path to the tool's name inside one call.")
+    args: str | None = Field(
+        None, description="Path to the call's arguments: the next piece of their JSON text, or (`whole`) all of them."
+    )
+    whole: bool = Field(False, description="`args` holds the whole arguments, not the next piece.")
+    result: str | None = Field(None, description="Path to the call's result inside one call.")
+
+    @field_validator("id", "name", "args", "result")
+    @classmethod
+    def _inside(cls, value: str | None) -> str | None:
+        return None if value is None else _dotted(value)
+
+
 class ProtocolConfig(Section):
     """A stream protocol, in the vocabulary of the built-in ones. Each key takes one marker or a list."""
 
@@ -165,6 +183,11 @@ class ProtocolConfig(Section):
     finish_reason: list[Reading] | None = Field(
         None, description="Events carrying the finish reason (the last one read wins)."
     )
+    tools: list[ToolSource] | None = Field(
+        None,
+        description="Events carrying tool calls (name, arguments, result): in the trace and for a case's `tools:` "
+        "conditions, never answer text.",
+    )
 
     @field_validator(
         "text",
@@ -176,6 +199,7 @@ class ProtocolConfig(Section):
         "conversation_id",
         "usage",
         "finish_reason",
+        "tools",
         mode="before",
     )
     @classmethod

@@ -15,10 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ragjudge.config.endpoint_config import ResponseMapping
-from ragjudge.endpoint import failures
+from ragjudge.endpoint import failures, tool_calls
 from ragjudge.endpoint.events import Event
 from ragjudge.endpoint.paths import dig, is_missing, put
-from ragjudge.endpoint.protocols import BUILTIN, Protocol, Selector, generic, passage, recognise
+from ragjudge.endpoint.protocols import BUILTIN, TOOL_EVENTS, Protocol, Selector, generic, passage
+from ragjudge.endpoint.recognition import recognise
 from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS
 from ragjudge.endpoint.trace import StreamNotes
 from ragjudge.safetext import clean_data, clean_text
@@ -78,6 +79,11 @@ class Assembly:
         self.protocol = protocol if protocol is not None else generic(mapping.answer_delta, kind)
         self._errors = failures.markers(self.protocol.errors, ignored)
         """The protocol's failure markers, then the gate's common ones (`endpoint/failures.py`)."""
+        self._tools = tuple(dict.fromkeys((*self.protocol.tools, *TOOL_EVENTS)))
+        """The protocol's tool-call events, then every built-in protocol's: a tool call is never answer text."""
+        self.tools = tool_calls.Collector()
+        self._roles: dict[str, str] = {}
+        """Each message's role by its id, where the protocol says (AG-UI): only the assistant's text is the answer."""
         self.kind = kind
         self.events = 0
         self.deltas: list[str] = []
@@ -170,14 +176,29 @@ class Assembly:
                         self._found[path] = value
 
     def _read_content(self, name: str, text: str, raw: str, data: Any) -> None:
-        """The answer text, refusal, reasoning and passages an event carries."""
+        """The answer text, tool calls, refusal, reasoning and passages an event carries."""
         protocol = self.protocol
-        for selector in protocol.text:
+        for selector in protocol.roles:
+            if _matches(selector, name, raw, data) and selector.id and selector.path:
+                message, role = dig(data, selector.id), dig(data, selector.path)
+                if isinstance(message, str) and isinstance(role, str) and len(self._roles) < 1000:
+                    self._roles[message] = role
+        tool = False
+        for selector in self._tools:
             if _matches(selector, name, raw, data):
-                self._take_text(self._value(selector, text, data))
+                tool = True
+                value = data if selector.path is None else dig(data, selector.path)
+                self.tools.take(value, selector.id, selector.name, selector.args, selector.result, selector.whole)
+        # A typed reasoning event is never answer text, whatever else matches it (`delta` is both, undeclared).
+        thinking = any(s.where and _matches(s, name, raw, data) for s in protocol.reasoning)
+        for selector in () if tool or thinking else protocol.text:
+            if _matches(selector, name, raw, data):
+                message = dig(data, selector.id) if selector.id else None
+                if not isinstance(message, str) or self._roles.get(message, "assistant") == "assistant":
+                    self._take_text(self._value(selector, text, data))
                 break
         else:
-            if protocol.generic:
+            if protocol.generic and not tool and not thinking:
                 self._generic_answer(text, data)
         for selector in protocol.refusal:
             if _matches(selector, name, raw, data):
@@ -288,6 +309,11 @@ class Assembly:
             put(out, answer_path, "".join(self._text))
         elif self.protocol.text:
             put(out, answer_path, "")  # a stream that ended normally with no text answered nothing
+        if self.protocol.tools or self.tools.seen:  # the protocol exposes tool calls: none called is "none"
+            calls = self.tools.calls()
+            put(out, self.mapping.tool_calls or "tool_calls", calls)
+            if self.mapping.retrieval_tool and self._passages is None:
+                self._passages = tool_calls.retrieval_passages(calls, self.mapping)
         if self.refused:
             put(out, self.mapping.refused or "refused", True)
         # The config's own `response.retrieved`, found in the events, wins over the protocol's passage events: a

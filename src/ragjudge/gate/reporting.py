@@ -16,7 +16,7 @@ from ragjudge.report.judge_block import JudgeBlock
 from ragjudge.report.model import Report
 from ragjudge.report.provenance_block import JudgeInfoBlock
 from ragjudge.report.suite_block import RuleBlock, SuiteBlock
-from ragjudge.report.trace_block import PASSAGE_CHARS, PassageBlock, TraceBlock
+from ragjudge.report.trace_block import PASSAGE_CHARS, PassageBlock, ToolCallBlock, TraceBlock
 from ragjudge.report.workspace import workspace_path
 
 
@@ -70,6 +70,12 @@ def _trace_block(result: CaseResult) -> TraceBlock:
         protocol=trace.stream.protocol if trace and trace.stream else None,
         finish_reason=trace.stream.finish_reason if trace and trace.stream else None,
         reasoning=trace.stream.reasoning if trace and trace.stream else None,
+        tool_calls=None
+        if trace is None or trace.tool_calls is None
+        else [
+            ToolCallBlock(name=c.name, arguments=c.arguments, result=c.result, position=c.position)
+            for c in trace.tool_calls
+        ],
     )
 
 
