@@ -105,8 +105,16 @@ def test_top_level_keys(report: Report) -> None:
 
 def test_suite_block_has_the_contract_keys_and_values(report: Report) -> None:
     suite = _json(report)["suite"]
-    assert set(suite) == SUITE_KEYS | SUITE_USAGE_KEYS | SUITE_REFERENCE_KEYS | SUITE_STREAM_KEYS | SUITE_REGISTRY_KEYS
+    assert set(suite) == (
+        SUITE_KEYS
+        | SUITE_USAGE_KEYS
+        | SUITE_REFERENCE_KEYS
+        | SUITE_STREAM_KEYS
+        | SUITE_REGISTRY_KEYS
+        | {"tool_condition_accuracy"}
+    )
     assert {k: suite[k] for k in SUITE_STREAM_KEYS} == {"p50_ttft_ms": None, "p95_ttft_ms": None}
+    assert suite["tool_condition_accuracy"] is None  # no case has tool conditions
     assert {k: v for k, v in suite.items() if k in SUITE_KEYS} == {
         "cases": 3,
         "passed": 1,
@@ -203,6 +211,8 @@ def test_case_entries(report: Report) -> None:
             "pairwise",
             "advisory_conditions",
             "review",
+            "tools",
+            "tools_held",
         }
         assert set(case["trace"]) == TRACE_KEYS | {
             "attempts",

@@ -36,6 +36,7 @@ from ragjudge.gate.reporting import build_report
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.shard import Shard
 from ragjudge.gate.suite import evaluate_suite
+from ragjudge.gate.tool_checks import unknown_tools_warning
 from ragjudge.judge.criteria import check_case_criteria, every_name, undefined
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import Judge, host_of
@@ -221,6 +222,7 @@ def run_gate(request: GateRequest) -> Report:
     warnings.extend(mapping_warnings(replies, config.endpoint.response))
     results = passage_answers_as_errors(results)
     warnings.extend(unknown_passages_warning(replies))
+    warnings.extend(unknown_tools_warning([(t.case, t.endpoint.trace) for r in results for t in (r.turns or (r,))]))
     warnings.extend(undeclared_protocol_warning(replies))
     # Cases pending review ran and are reported; no rule counts them.
     gating = [r for r in results if r.case.gates]

@@ -10,6 +10,7 @@ from ragjudge.cases.hashing import case_hash
 from ragjudge.endpoint.trace import Passage
 from ragjudge.gate.scoring import CaseResult, not_evaluated_reason
 from ragjudge.gate.suite import RuleOutcome, SuiteResult
+from ragjudge.gate.tool_checks import tool_state
 from ragjudge.judge.interface import Judgement
 from ragjudge.report.case_block import CaseBlock, TurnBlock
 from ragjudge.report.judge_block import JudgeBlock
@@ -111,6 +112,8 @@ def _turn_blocks(result: CaseResult, judge: str) -> list[TurnBlock]:
                 ),
                 category=turn.category,
                 should_answer=turn.should_answer,
+                tools=turn.tools.as_dict() if turn.tools else None,
+                tools_held=tool_state(turn, asked.endpoint.trace) if asked else None,
                 expected=_expected(turn),
                 golden_context_ids=list(turn.golden_context_ids),
                 must_mention=list(turn.must_mention),
@@ -137,6 +140,8 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
         question=result.case.question,
         difficulty=result.case.difficulty,
         should_answer=result.case.should_answer,
+        tools=result.case.tools.as_dict() if result.case.tools else None,
+        tools_held=tool_state(result.case, result.endpoint.trace),
         expected=_expected(result.case),
         golden_context_ids=list(result.case.golden_context_ids),
         must_mention=list(result.case.must_mention),

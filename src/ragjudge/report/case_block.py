@@ -3,7 +3,7 @@ what the baseline said of it."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -85,6 +85,10 @@ class TurnBlock(Block):
     """The turn's category: its own, else the conversation's."""
     should_answer: bool | None = None
     """Whether this turn is to be answered (its own `should_answer`, else what its category says)."""
+    tools: dict[str, Any] | None = None
+    """The turn's tool conditions as written (`called`, `not_called`, `args`, `order`); null when it has none."""
+    tools_held: Literal["held", "failed", "unknown"] | None = None
+    """Whether its tool conditions held; `unknown` when the reply exposed no tool calls; null without any."""
     expected: str | list[str] | None = None
     """The turn's reference answer as written; null when not given."""
     golden_context_ids: list[str] = Field(default_factory=list)
@@ -158,6 +162,10 @@ class CaseBlock(Block):
     """The case's difficulty (`easy`, `medium`, `hard`); null when not given."""
     should_answer: bool | None = None
     """None in reports written before it was recorded: read it as the category implies."""
+    tools: dict[str, Any] | None = None
+    """The case's tool conditions as written (`called`, `not_called`, `args`, `order`); null when it has none."""
+    tools_held: Literal["held", "failed", "unknown"] | None = None
+    """Whether its tool conditions held; `unknown` when the reply exposed no tool calls; null without any."""
     expected: str | list[str] | None = None
     """The case's reference answer as written: one text, or a list of its points; null when not given."""
     golden_context_ids: list[str] = Field(default_factory=list)
