@@ -121,6 +121,7 @@ _ROUTES = {
     "openai-chat": "an OpenAI-compatible chat completions",
     "openai-responses": "an OpenAI Responses API",
     "ai-sdk": "an AI SDK chat",
+    "ag-ui": "an AG-UI agent",
 }
 
 
@@ -136,6 +137,8 @@ def http_error_hints(url: str, raw: RawReply, endpoint: EndpointConfig) -> list[
         name = "openai-responses"
     elif path.endswith("/api/chat") or ("messages" in said and "parts" in said):
         name = "ai-sdk"
+    elif "threadid" in said and "runid" in said:  # AG-UI's run input refused: its required fields named
+        name = "ag-ui"
     if name is None or endpoint.preset == name or endpoint.protocol == name:
         return []
     # The request itself failed: the preset's body is the fix, whoever wrote the body that failed.
