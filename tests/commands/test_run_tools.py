@@ -175,3 +175,41 @@ def test_a_service_that_exposes_no_tool_calls_leaves_the_conditions_unknown(
         "their tool conditions are unknown, neither passed nor failed; use a protocol that streams them "
         "(preset: ag-ui, ai-sdk, openai-chat, openai-responses) or map endpoint.response.tool_calls"
     ]
+
+
+def test_the_comment_shows_a_failing_case_s_tool_calls_and_main_s_beside_the_pr_s(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    endpoint, stream = SERVICES["ag-ui"]
+    variant = {"now": "healthy"}
+
+    def answer(ex: Exchange) -> None:
+        ex.stream(stream(_question(ex.request.json()), variant["now"]))
+
+    with ResponderServer(answer) as server:
+        write_config(ws, server.url, CASES, endpoint=endpoint)
+        assert run(capsys, "run", "--report", "main.json").code == 0
+        variant["now"] = "refunder"
+        outcome = run(
+            capsys,
+            "run",
+            "--report",
+            "pr.json",
+            "--baseline",
+            "main.json",
+            "--comment-file",
+            "comment.md",
+            "--html",
+            "pr.html",
+        )
+    assert outcome.code == 1
+    comment = (ws / "comment.md").read_text(encoding="utf-8")
+    assert (
+        '**Tool calls:** <code>search\\_docs</code> {"query": "refunds"}, <code>issue\\_refund</code> '
+        '{"order\\_id": "A123"}'
+    ) in comment.splitlines(), comment
+    assert "| Tool calls | search\\_docs | search\\_docs → issue\\_refund |" in comment.splitlines(), comment
+    regression = by_id(load(ws / "pr.json"))["refund-question"]
+    assert regression["change"] == "regression" and regression["baseline"]["tool_calls"] == ["search_docs"]
+    html = (ws / "pr.html").read_text(encoding="utf-8")
+    assert '<div class="tool-call"><code>issue_refund</code> <span class="text">{"order_id": "A123"}</span>' in html

@@ -59,6 +59,9 @@ class CaseBaselineBlock(GivenKeysBlock):
     flipped_points: list[str] = Field(default_factory=list)
     """Present only for a `regression` whose reference points were judged both times and changed: each changed
     point as `"<point>": covered -> contradicted`."""
+    tool_calls: list[str] | None = None
+    """Present only for a `regression` whose tool calls differ from this run's: the baseline's tools, in the order
+    called."""
     case_changed: bool = False
     """Present (`true`) only when the case itself differs from the baseline's (its question, reference or checks:
     `case_hash`), so it may pass or fail because of its case, not the endpoint."""
