@@ -213,3 +213,30 @@ def test_the_comment_shows_a_failing_case_s_tool_calls_and_main_s_beside_the_pr_
     assert regression["change"] == "regression" and regression["baseline"]["tool_calls"] == ["search_docs"]
     html = (ws / "pr.html").read_text(encoding="utf-8")
     assert '<div class="tool-call"><code>issue_refund</code> <span class="text">{"order_id": "A123"}</span>' in html
+
+
+def test_a_retrieval_tool_the_agent_never_called_is_a_retrieval_failure(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    endpoint, stream = SERVICES["ag-ui"]
+    cases = [
+        {"id": "searched", "question": "How do refunds work?", "golden_context_ids": ["refund-policy"]},
+        {"id": "never-searched", "question": "Where is my order A123?", "golden_context_ids": ["refund-policy"]},
+    ]
+
+    def answer(ex: Exchange) -> None:
+        events = stream(_question(ex.request.json()), "healthy")
+        # search_docs returns the refund policy as its result
+        ex.stream([e.replace(b'"content": "ok"', b'"content": "[{\\"id\\": \\"refund-policy\\"}]"') for e in events])
+
+    with ResponderServer(answer) as server:
+        write_config(ws, server.url, cases, endpoint={**endpoint, "response": {"retrieval_tool": "search_docs"}})
+        run(capsys, "run", "--report", "report.json")
+    report = by_id(load(ws / "report.json"))
+    assert report["searched"]["trace"]["retrieved_ids"] == ["refund-policy"]
+    assert report["searched"]["status"] == "pass"
+    missed = report["never-searched"]
+    assert missed["trace"]["retrieved_ids"] == [] and missed["metrics"]["context_recall"] == 0.0
+    assert missed["failed_conditions"][0] == (
+        "never called its retrieval tool search_docs: nothing was retrieved (context_recall 0)"
+    )

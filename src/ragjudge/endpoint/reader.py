@@ -73,9 +73,13 @@ class ReplyReader:
 
     def _parse(self, data: Any, elapsed_ms: float) -> Trace:
         try:
-            return parse_reply(data, self.mapping, elapsed_ms, self._refusal)
+            trace = parse_reply(data, self.mapping, elapsed_ms, self._refusal)
         except RecursionError:
             raise ReplyShapeError("reply is nested too deeply to read") from None
+        tool = self.mapping.retrieval_tool
+        if tool and trace.tool_calls is not None and all(call.name != tool for call in trace.tool_calls):
+            trace = dataclasses.replace(trace, retrieval_tool_missed=tool)
+        return trace
 
     def _checked(self, trace: Trace, data: Any, question: str | None) -> Trace:
         """The trace, noting an answer that is the question, a passage's text or an id (endpoint/answer_check.py)."""

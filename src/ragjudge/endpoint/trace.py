@@ -120,6 +120,9 @@ class Trace:
     """The passages' text and title were let go once judged (a large run keeps only their ids)."""
     stream: StreamNotes | None = None
     """A streamed reply: how it was read; None for one JSON body."""
+    retrieval_tool_missed: str | None = None
+    """The retrieval tool (`response.retrieval_tool`) when the reply exposes tool calls and none was of it: the
+    agent retrieved nothing because it never searched."""
     tool_calls: tuple[ToolCall, ...] | None = None
     """The tool calls the reply exposed, in order; None when the service exposes none (its protocol reads no tool
     calls and the reply has no `tool_calls`), so a case's tool conditions are unknown, never passed or failed."""
