@@ -1,6 +1,6 @@
 """`ragjudge probe` and `ragjudge run` against a real Pydantic AI agent served over AG-UI on loopback
 (tests/fakes/pydantic_ai_server.py): from a config of only the URL, probe's first suggestion is `preset: ag-ui`;
-with it the agent's cases (English and Chinese, out of scope, an order lookup, a refund question, a two-turn
+with it the agent's 12 cases (English and Chinese, two out of scope, an order lookup, an archived-policy answer key that fails naming the contradicted point, a two-turn
 conversation) read right, its tool calls gated; with its model failing every case is an error quoting the
 `RUN_ERROR` message and the run is exit 3; a stream cut before `RUN_FINISHED` by a proxy is an error."""
 
@@ -39,6 +39,20 @@ CASES: list[dict[str, Any]] = [
         "golden_context_ids": ["运费"],
         "must_mention": ["2个工作日"],
     },
+    # An answer key written against last year's policy: the agent's 14 days contradicts it.
+    {
+        "id": "archived-refund",
+        "question": "How long do refunds take?",
+        "golden_context_ids": ["refund-policy"],
+        "expected": ["Refunds are issued within 7 days of the return reaching our warehouse."],
+    },
+    {"id": "visa", "question": "Can I pay with Visa?", "golden_context_ids": ["paypal"], "must_mention": ["Visa"]},
+    {
+        "id": "standard-zh",
+        "question": "标准配送需要几天？",
+        "golden_context_ids": ["运费"],
+        "must_mention": ["5个工作日"],
+    },
     {"id": "penguins", "question": "Can penguins fly?", "category": "out-of-scope"},
     {"id": "stocks-zh", "question": "明天股市会涨吗？", "category": "超纲"},
     {
@@ -69,7 +83,12 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _config(ws: Path, url: str, **endpoint: Any) -> None:
-    config = {"endpoint": {"url": url, **endpoint}, "judge": {"provider": "offline"}, "cases": ["cases.yaml"]}
+    config = {
+        "endpoint": {"url": url, **endpoint},
+        "judge": {"provider": "offline"},
+        "cases": ["cases.yaml"],
+        "gate": {"case": {"context_recall": ">= 1.0", "reference_contradictions": "<= 0"}},
+    }
     (ws / "ragjudge.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
 
 
@@ -102,9 +121,15 @@ def test_the_healthy_agent_s_cases_read_right(
     outcome = run(capsys, "run", "--report", "report.json")
     report = load(ws / "report.json")
     cases = by_id(report)
-    assert {cid: (c["status"], c["failed_conditions"]) for cid, c in cases.items()} == {
-        cid: ("pass", []) for cid in cases
+    failing = {cid: c["failed_conditions"] for cid, c in cases.items() if c["status"] != "pass"}
+    assert failing == {
+        "archived-refund": [
+            'contradicts the reference: "Refunds are issued within 7 days of the return reaching our warehouse." '
+            '(answer: "Refunds are issued within 14 days of the return reaching our warehouse")',
+            "reference_contradictions 1 > 0",
+        ]
     }, outcome.out
+    assert len(cases) == 12
     refund = cases["refund-en"]["trace"]
     assert refund["protocol"] == "ag-ui" and refund["retrieved_ids"][0] == "refund-policy"
     assert [t["name"] for t in refund["tool_calls"]] == ["search_docs"]
