@@ -1,8 +1,9 @@
 """`ragjudge probe` and `ragjudge run` against a real Pydantic AI agent served over AG-UI on loopback
 (tests/fakes/pydantic_ai_server.py): from a config of only the URL, probe's first suggestion is `preset: ag-ui`;
-with it the agent's 12 cases (English and Chinese, two out of scope, an order lookup, an archived-policy answer key that fails naming the contradicted point, a two-turn
-conversation) read right, its tool calls gated; with its model failing every case is an error quoting the
-`RUN_ERROR` message and the run is exit 3; a stream cut before `RUN_FINISHED` by a proxy is an error."""
+with it the agent's 12 cases (English and Chinese, two out of scope, an order lookup, an archived-policy answer
+key that fails naming the contradicted point, a two-turn conversation) read right, its tool calls gated; with its
+model failing every case is an error quoting the `RUN_ERROR` message and the run is exit 3; a stream cut before
+`RUN_FINISHED` by a proxy is an error."""
 
 from __future__ import annotations
 
