@@ -49,3 +49,19 @@ def test_with_the_preset_the_stream_maps_cleanly(ws: Path, capsys: pytest.Captur
     assert '  answer: "Refunds take 14 days."' in out
     assert "result: the reply maps cleanly" in out
     assert code == 0, out
+
+
+def test_with_its_own_body_it_keeps_the_body_and_never_suggests_answer_for_a_stream(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with RawServer(_reply) as server:
+        configure(ws, server.url, body='{"q": {{ question | tojson }}}')
+        _code, out, _err = probe(capsys)
+    lines = out.splitlines()
+    at = lines.index("suggested first: paste under `endpoint:` in your config, then probe again")
+    assert lines[at + 1] == "  protocol: ag-ui"
+    assert (
+        "  answer: nothing (tried answer): for a stream, map answer_delta to where each event carries its piece of "
+        "the answer, or declare the stream's protocol (above)"
+    ) in lines
+    assert "    answer: " not in out  # no `response: {answer: ...}` to paste
