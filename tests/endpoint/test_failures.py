@@ -89,6 +89,11 @@ CONFIGS: dict[str, tuple[dict[str, Any], list[tuple[str, Any]], list[tuple[str, 
         [("metadata", {"run_id": "r-1"})],
         [("end", "")],
     ),
+    "preset ag-ui": (
+        {"preset": "ag-ui"},
+        [("", {"type": "RUN_STARTED", "threadId": "t", "runId": "r"})],
+        [("", {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"})],
+    ),
     "declared, no error": (
         {"protocol": DECLARED_NO_ERROR},
         [("token", {"text": ""})],
