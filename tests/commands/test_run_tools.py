@@ -240,3 +240,24 @@ def test_a_retrieval_tool_the_agent_never_called_is_a_retrieval_failure(
     assert missed["failed_conditions"][0] == (
         "never called its retrieval tool search_docs: nothing was retrieved (context_recall 0)"
     )
+
+
+def test_recorded_traces_carry_their_tool_calls_and_conditions(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [
+        {
+            "id": "order",
+            "question": "Where is my order A123?",
+            "answer": "Order A123 has shipped.",
+            "latencyMs": 300,
+            "tools": {"args": {"lookup_order": {"order_id": "A123"}}},
+            "tool_calls": [{"name": "lookup_order", "arguments": '{"order_id": "A124"}'}],
+        }
+    ]
+    (ws / "traces.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    write_config(ws, "http://127.0.0.1:9/unused", [], suite_rules={})
+    run(capsys, "run", "--traces", "traces.jsonl", "--report", "report.json")
+    case = by_id(load(ws / "report.json"))["order"]
+    assert case["failed_conditions"] == ['lookup_order called with order_id "A124", expected "A123"']
+    assert case["trace"]["tool_calls"] == [
+        {"name": "lookup_order", "arguments": {"order_id": "A124"}, "result": None, "position": 1}
+    ]
