@@ -168,3 +168,18 @@ def test_openai_chat_finish_reason_error_with_no_content_is_an_error_not_a_decli
     server = serve(lambda ex: ex.stream(chunks))
     result = make_client(server.url, retries=0, preset="openai-chat", model="m").call(make_case(should_answer=False))
     assert (result.trace, result.error) == (None, 'endpoint error: the stream finished with finish reason "error"')
+
+
+def test_a_mapped_conversation_id_wins_over_the_protocol_s(serve, make_client, make_case) -> None:
+    events = [
+        ("", {"type": "RUN_STARTED", "threadId": "thread-1", "runId": "r"}),
+        ("", {"type": "STATE_SNAPSHOT", "snapshot": {"session": "s-42"}}),
+        ("", {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "Hi."}),
+        ("", {"type": "RUN_FINISHED", "threadId": "thread-1", "runId": "r"}),
+    ]
+    server = serve(lambda ex: ex.stream(_wire(events)))
+    mapped = make_client(server.url, retries=0, preset="ag-ui", response={"conversation_id": "snapshot.session"})
+    result = mapped.call(make_case())
+    assert result.trace is not None and result.trace.conversation_id == "s-42"
+    unmapped = make_client(server.url, retries=0, preset="ag-ui").call(make_case())
+    assert unmapped.trace is not None and unmapped.trace.conversation_id == "thread-1"

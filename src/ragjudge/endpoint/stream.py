@@ -321,8 +321,9 @@ class Assembly:
         mapped = self.mapping.retrieved
         if self._passages is not None and not (mapped and mapped in self._found):
             put(out, mapped or "retrieved", self._passages)
-        if self._conversation_id is not None:
-            put(out, self.mapping.conversation_id or "conversation_id", self._conversation_id)
+        mapped_id = self.mapping.conversation_id
+        if self._conversation_id is not None and not (mapped_id and mapped_id in self._found):
+            put(out, mapped_id or "conversation_id", self._conversation_id)
         # Made safe once joined: a surrogate pair sent in two deltas is one character again.
         cleaned: dict[str, Any] = clean_data(out)
         return cleaned
