@@ -168,8 +168,21 @@ def test_turning_a_shape_off_turns_off_the_preset_s_marker_of_that_shape_too(ser
 
 
 def test_every_shape_is_named_in_the_config_and_documented() -> None:
+    import importlib.util
+    import sys
     from pathlib import Path
 
-    doc = (Path(__file__).parents[2] / "docs" / "streams.md").read_text(encoding="utf-8")
+    docs = Path(__file__).parents[2] / "docs"
+    assert "<!-- generated: failure-shapes -->" in (docs / "streams.md").read_text(encoding="utf-8")
+    sys.path.insert(0, str(docs / "hooks"))
+    try:
+        spec = importlib.util.spec_from_file_location("ragjudge_docs_hook_failures", docs / "hooks" / "generate.py")
+        assert spec is not None and spec.loader is not None
+        hook = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(hook)
+    finally:
+        sys.path.remove(str(docs / "hooks"))
+    table = hook.failure_table(SHAPES)
     for shape in SHAPES:
-        assert f"| `{shape.name}` |" in doc, shape.name
+        assert f"| `{shape.name}` |" in table, shape.name
+    assert "| `run-error` | AG-UI's `RUN_ERROR`, its `message` | `the run failed: <its message>` |" in table
