@@ -127,3 +127,17 @@ def test_undeclared_with_answer_delta_delta_tool_arguments_are_never_the_answer(
 def test_ag_ui_is_recognised_by_its_type_field() -> None:
     looks = recognise([("", agui("RUN_STARTED", threadId="t", runId="r"))])
     assert looks is not None and (looks.name, looks.label) == ("ag-ui", "AG-UI events")
+
+
+def test_passages_from_a_state_snapshot_when_declared(serve, make_client, make_case) -> None:
+    events = [
+        agui("RUN_STARTED", threadId="t", runId="r"),
+        agui("STATE_SNAPSHOT", snapshot={"documents": PASSAGES}),
+        agui("TEXT_MESSAGE_CONTENT", messageId="m", delta="Refunds take 14 days."),
+        agui("RUN_FINISHED", threadId="t", runId="r"),
+    ]
+    server = serve(lambda ex: ex.stream(_wire(events)))
+    protocol = {"extends": "ag-ui", "passages": {"where": {"type": "STATE_SNAPSHOT"}, "path": "snapshot.documents"}}
+    result = make_client(server.url, retries=0, preset="ag-ui", protocol=protocol).call(make_case())
+    assert result.trace is not None and result.trace.retrieved_ids == ("refund-policy",)
+    assert result.trace.answer == "Refunds take 14 days." and result.trace.tool_calls == ()
