@@ -17,7 +17,7 @@ from ragjudge.config.endpoint_config import ResponseMapping
 from ragjudge.config.loader import load_config
 from ragjudge.endpoint.events import Event
 from ragjudge.endpoint.protocols import BUILTIN
-from ragjudge.endpoint.stream import Assembly
+from ragjudge.endpoint.stream import Assembly, StreamFault
 from ragjudge.errors import ConfigError
 
 
@@ -183,3 +183,21 @@ def test_a_mapped_conversation_id_wins_over_the_protocol_s(serve, make_client, m
     assert result.trace is not None and result.trace.conversation_id == "s-42"
     unmapped = make_client(server.url, retries=0, preset="ag-ui").call(make_case())
     assert unmapped.trace is not None and unmapped.trace.conversation_id == "thread-1"
+
+
+def test_markers_picked_by_a_type_of_any_scalar_still_match(tmp_path: Path) -> None:
+    # Events are tried only against the markers their `type` can match: a numeric type, or none, still reads.
+    config = _config(
+        tmp_path,
+        "    text: {where: {type: 3}, path: text}\n    end: {where: {type: 9}}\n    error: {where: {kind: x}}\n",
+    )
+    from ragjudge.endpoint.protocols import declared
+
+    protocol = declared(load_config(config).endpoint.protocol)
+    assembly = Assembly(ResponseMapping(), protocol=protocol)
+    assembly.add(Event("", json.dumps({"type": 3, "text": "Refunds."})))
+    assembly.add(Event("", json.dumps({"type": "3", "text": " Not this."})))  # "3" is not 3
+    assert assembly.add(Event("", json.dumps({"type": 9})))
+    assert assembly.reply()["answer"] == "Refunds."
+    with pytest.raises(StreamFault, match=r"^the stream sent an error event: down$"):
+        Assembly(ResponseMapping(), protocol=protocol).add(Event("", json.dumps({"kind": "x", "message": "down"})))

@@ -45,6 +45,34 @@ def _empty(value: Any) -> bool:
     return is_missing(value) or value in (None, "", False) or value == {} or value == []
 
 
+_UNTYPED: Any = object()
+
+
+def _type_of(selector: Selector) -> Any:
+    return next((value for path, value in selector.where if path == "type"), _UNTYPED)
+
+
+class _ByType:
+    """Selectors by the JSON `type` they require, in their order: an event is tried only against those that can
+    match it (a reader tries some thirty markers per event; most are picked by `type`)."""
+
+    def __init__(self, selectors: tuple[Selector, ...]) -> None:
+        self.selectors = selectors
+        self._kinds = tuple(_type_of(s) for s in selectors)
+        self._for: dict[Any, tuple[Selector, ...]] = {}
+
+    def get(self, data: Any) -> tuple[Selector, ...]:
+        kind = data.get("type", _UNTYPED) if isinstance(data, dict) else _UNTYPED
+        if not isinstance(kind, str | int | float | bool) or kind is None:
+            kind = _UNTYPED  # no type, or one no marker can name: only the markers that need none
+        found = self._for.get(kind)
+        if found is None:
+            found = tuple(s for s, k in zip(self.selectors, self._kinds, strict=True) if k is _UNTYPED or k == kind)
+            if len(self._for) < 256:  # bounded: a stream's types are few, a hostile one's are not
+                self._for[kind] = found
+        return found
+
+
 def _matches(selector: Selector, name: str, raw: str, data: Any) -> bool:
     if selector.event is not None and name != selector.event:
         return False
@@ -77,10 +105,13 @@ class Assembly:
         """`ignored`: the common failure shapes turned off by name (`endpoint.ignore_failure_shapes`)."""
         self.mapping = mapping
         self.protocol = protocol if protocol is not None else generic(mapping.answer_delta, kind)
-        self._errors = failures.markers(self.protocol.errors, ignored)
+        self._errors = _ByType(failures.markers(self.protocol.errors, ignored))
         """The protocol's failure markers, then the gate's common ones (`endpoint/failures.py`)."""
-        self._tools = tuple(dict.fromkeys((*self.protocol.tools, *TOOL_EVENTS)))
+        self._tools = _ByType(tuple(dict.fromkeys((*self.protocol.tools, *TOOL_EVENTS))))
         """The protocol's tool-call events, then every built-in protocol's: a tool call is never answer text."""
+        self._ends = _ByType(self.protocol.ends)
+        self._text_events = _ByType(self.protocol.text)
+        self._reasoning = _ByType(self.protocol.reasoning)
         self.tools = tool_calls.Collector()
         self._roles: dict[str, str] = {}
         """Each message's role by its id, where the protocol says (AG-UI): only the assistant's text is the answer."""
@@ -135,10 +166,10 @@ class Assembly:
         self.last = (event.name, data if data is not _NOT_JSON else None, raw[:200])
         name = event.name
         protocol = self.protocol
-        for selector in self._errors:
+        for selector in self._errors.get(data):
             if _matches(selector, name, raw, data):
                 raise StreamFault(self._failure(selector, event, data))
-        end = next((s for s in protocol.ends if _matches(s, name, raw, data)), None)
+        end = next((s for s in self._ends.get(data) if _matches(s, name, raw, data)), None)
         if data is _NOT_JSON and raw and protocol.json_events and end is None:
             what = "line" if self.kind == "ndjson" else "event"
             raise StreamFault(f"stream {what} {self.events} is not valid JSON")
@@ -184,14 +215,14 @@ class Assembly:
                 if isinstance(message, str) and isinstance(role, str) and len(self._roles) < 1000:
                     self._roles[message] = role
         tool = False
-        for selector in self._tools:
+        for selector in self._tools.get(data):
             if _matches(selector, name, raw, data):
                 tool = True
                 value = data if selector.path is None else dig(data, selector.path)
                 self.tools.take(value, selector.id, selector.name, selector.args, selector.result, selector.whole)
         # A typed reasoning event is never answer text, whatever else matches it (`delta` is both, undeclared).
-        thinking = any(s.where and _matches(s, name, raw, data) for s in protocol.reasoning)
-        for selector in () if tool or thinking else protocol.text:
+        thinking = any(s.where and _matches(s, name, raw, data) for s in self._reasoning.get(data))
+        for selector in () if tool or thinking else self._text_events.get(data):
             if _matches(selector, name, raw, data):
                 message = dig(data, selector.id) if selector.id else None
                 if not isinstance(message, str) or self._roles.get(message, "assistant") == "assistant":
@@ -206,7 +237,7 @@ class Assembly:
                 if isinstance(value, str) and value:
                     self.refused = True
                     self._take_text(value)
-        for selector in protocol.reasoning:
+        for selector in self._reasoning.get(data):
             if _matches(selector, name, raw, data):
                 value = self._value(selector, text, data)
                 if isinstance(value, str) and self.reasoning_chars < MAX_REASONING_CHARS:
