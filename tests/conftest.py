@@ -19,7 +19,12 @@ import pytest
 
 from ragjudge import masking
 
-pytest_plugins = ["tests.fakes.fixtures", "tests.fakes.hayhooks_server", "tests.fakes.ai_sdk_server"]
+pytest_plugins = [
+    "tests.fakes.fixtures",
+    "tests.fakes.hayhooks_server",
+    "tests.fakes.ai_sdk_server",
+    "tests.fakes.pydantic_ai_server",
+]
 
 
 @pytest.fixture(autouse=True)

@@ -27,6 +27,7 @@ def test_suite_metrics_are_the_documented_ones() -> None:
     assert {
         "pass_rate",
         "rejection_accuracy",
+        "tool_condition_accuracy",
         "p95_latency_ms",
         "p50_latency_ms",
         "p99_latency_ms",

@@ -37,6 +37,14 @@ def _ours(module_name: str, name: str) -> Any:
     return getattr(module, name)
 
 
+def failure_table(shapes: Any) -> str:
+    """The common failure shapes every stream reader knows (`endpoint/failures.py`): name, shape, case error."""
+    rows = ["| name | the shape | the case error opens |", "|---|---|---|"]
+    for shape in shapes:
+        rows.append(f"| `{shape.name}` | {shape.what} | `{shape.markers[0].reason}: <its message>` |")
+    return "\n".join(rows)
+
+
 PARTS: dict[str, Callable[[str], str]] = {
     "report-contract": lambda _: contract_tables.render(_ours("ragjudge.report.model", "Report"), anchor="report"),
     "canary-report": lambda _: contract_tables.render(
@@ -44,6 +52,7 @@ PARTS: dict[str, Callable[[str], str]] = {
     ),
     "config": lambda _: contract_tables.render(_ours("ragjudge.config.model", "Config"), anchor="config"),
     "metrics": lambda _: metric_tables.render(_ours("ragjudge.metrics", "SPECS")),
+    "failure-shapes": lambda _: failure_table(_ours("ragjudge.endpoint.failures", "SHAPES")),
     "readme-intro": lambda _: readme_parts.intro(ROOT / "README.md"),
     "readme-section": lambda title: readme_parts.section(ROOT / "README.md", title),
 }

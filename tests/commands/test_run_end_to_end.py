@@ -233,8 +233,11 @@ def test_suite_block(mixed: MixedRun) -> None:
         "p95_ttft_ms",
         # a suite metric the registry gained after the contract (docs/metrics.md)
         "p99_latency_ms",
+        # the cases' tool conditions (none here: no case has `tools:`)
+        "tool_condition_accuracy",
     }
     assert (suite["p50_ttft_ms"], suite["p95_ttft_ms"]) == (None, None)
+    assert suite["tool_condition_accuracy"] is None
     assert suite["flaky_cases"] == 0
     assert (suite["cases"], suite["passed"], suite["failed"], suite["errored"]) == (12, 5, 5, 2)
     assert suite["pass_rate"] == pytest.approx(5 / 12)

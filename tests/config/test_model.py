@@ -243,7 +243,7 @@ def test_an_unknown_preset_exits_2_naming_the_key_and_the_choices(tmp_path, caps
     assert (code, out) == (2, "")
     assert err.splitlines()[0] == (
         f"ragjudge: error: {cfg}: endpoint.preset: Input should be "
-        "'openai-chat', 'openai-responses', 'ai-sdk' or 'langserve'"
+        "'openai-chat', 'openai-responses', 'ai-sdk', 'langserve' or 'ag-ui'"
     )
 
 

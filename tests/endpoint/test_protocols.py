@@ -13,7 +13,8 @@ from ragjudge.cases.case import Case, Exchange
 from ragjudge.config.endpoint_config import EndpointConfig, ResponseMapping
 from ragjudge.config.loader import load_config
 from ragjudge.endpoint.events import Event, SseParser
-from ragjudge.endpoint.protocols import BUILTIN, declared, read_body, recognise
+from ragjudge.endpoint.protocols import BUILTIN, declared, read_body
+from ragjudge.endpoint.recognition import recognise
 from ragjudge.endpoint.reply import ReplyShapeError, parse_reply
 from ragjudge.endpoint.stream import Assembly, StreamFault
 from ragjudge.endpoint.wiring import carries_history, history_warning
@@ -164,7 +165,8 @@ def test_undeclared_named_events_ending_in_done_end_at_the_close() -> None:
         ("    end: {event: done}\n", "endpoint.protocol: text: say which events carry the answer text"),
         (
             "    extends: vercel\n",
-            "endpoint.protocol.extends: Input should be 'openai-chat', 'openai-responses', 'ai-sdk' or 'langserve'",
+            "endpoint.protocol.extends: Input should be 'openai-chat', 'openai-responses', 'ai-sdk', 'langserve' or "
+            "'ag-ui'",
         ),
         ("    text: {event: token}\n    ending: {event: done}\n", "unknown key 'endpoint.protocol.ending'"),
     ],
@@ -253,6 +255,7 @@ def test_a_responses_body_is_read_from_its_output_items() -> None:
     assert data == {
         "answer": "Refunds take 14 days.",
         "retrieved": [{"id": "file-1", "text": "Refunds take 14 days.", "title": "refund-policy.md"}],
+        "tool_calls": [],
     }
     with pytest.raises(ReplyShapeError, match=r"^the response failed: boom$"):
         read_body(
@@ -381,7 +384,11 @@ def test_a_responses_body_s_refusal_part_is_a_declined_answer_at_the_mapped_path
         ],
     }
     data = read_body(BUILTIN["openai-responses"], body, ResponseMapping(refused="declined"))
-    assert data == {"answer": "I can not help with that.", "declined": True}  # results null: passages unknown
+    assert data == {
+        "answer": "I can not help with that.",
+        "declined": True,
+        "tool_calls": [],
+    }  # results null: passages unknown
 
 
 def test_a_file_search_result_without_a_filename_has_no_title() -> None:
@@ -391,4 +398,4 @@ def test_a_file_search_result_without_a_filename_has_no_title() -> None:
         "output": [{"type": "file_search_call", "results": [{"file_id": "file-1", "text": "Refunds."}]}],
     }
     data = read_body(BUILTIN["openai-responses"], body, ResponseMapping(retrieved_id="doc"))
-    assert data == {"answer": "", "retrieved": [{"doc": "file-1", "text": "Refunds."}]}
+    assert data == {"answer": "", "retrieved": [{"doc": "file-1", "text": "Refunds."}], "tool_calls": []}

@@ -111,7 +111,7 @@ def test_reading_stops_at_a_declared_end_and_nothing_after_it_is_answer() -> Non
     assembly = Assembly(ResponseMapping(), protocol=BUILTIN["ai-sdk"])
     assert [assembly.add(e) for e in events[:2]] == [False, True]
     assembly.check_end()
-    assert assembly.reply() == {"answer": "Refunds."}
+    assert assembly.reply() == {"answer": "Refunds.", "tool_calls": []}  # the AI SDK exposes tool calls: none
 
 
 def test_a_stream_of_only_empty_deltas_is_an_empty_answer_only_when_it_ended_normally() -> None:
@@ -163,7 +163,7 @@ def test_an_answer_sent_as_null_later_does_not_replace_the_answer_sent() -> None
 def test_a_null_refusal_in_a_chunk_is_no_refusal_and_a_refusal_s_text_is_a_declined_answer() -> None:
     chunk = '{"choices": [{"delta": {"content": "Refunds", "refusal": null}}]}'
     whole = _assemble(ResponseMapping(), [Event("", chunk), Event("", "[DONE]")], BUILTIN["openai-chat"])
-    assert whole.reply() == {"answer": "Refunds"}
+    assert whole.reply() == {"answer": "Refunds", "tool_calls": []}
     refusal = '{"choices": [{"delta": {"refusal": "I can not help with that."}}]}'
     declined = _assemble(ResponseMapping(), [Event("", refusal), Event("", "[DONE]")], BUILTIN["openai-chat"])
     trace = parse_reply(declined.reply(), ResponseMapping(), 1.0)
@@ -177,7 +177,11 @@ def test_the_usage_chunk_after_the_finish_reason_chunk_is_still_read() -> None:
     ]
     assembly = _assemble(ResponseMapping(), events, BUILTIN["openai-chat"])
     assembly.check_end()
-    assert (assembly.usage, assembly.finish_reason, assembly.reply()) == ({"total_tokens": 9}, "stop", {"answer": "Hi"})
+    assert (assembly.usage, assembly.finish_reason, assembly.reply()) == (
+        {"total_tokens": 9},
+        "stop",
+        {"answer": "Hi", "tool_calls": []},
+    )
 
 
 def test_reasoning_is_kept_up_to_its_bound_exactly() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -65,13 +66,30 @@ def answer_last_question(body: dict[str, Any], call_index: int) -> Reply:
     return answer_from_prompt({"messages": [*system, {"role": "user", "content": f"Question: {question}"}]}, call_index)
 
 
+ORDER_ID = re.compile(r"\b[A-Z]\d{3}\b")
+
+
+def answer_with_tools(body: dict[str, Any], call_index: int) -> Reply:
+    """The model of the tools route (`/api/chat-tools`): asked about an order, it calls `lookup_order` with the
+    order's id; given the tool's result, it answers from it; else as `answer_last_question`."""
+    messages = [m for m in body.get("messages", []) if isinstance(m, dict)]
+    results = [m for m in messages if m.get("role") == "tool"]
+    if results:
+        return Reply(content=f"Order {results[-1].get('content')}.")
+    users = [m for m in messages if m.get("role") == "user"]
+    order = ORDER_ID.search(str(users[-1].get("content") or "")) if users else None
+    if body.get("tools") and order is not None:
+        return Reply(tool_calls=[("lookup_order", {"order_id": order.group(0)})])
+    return answer_last_question(body, call_index)
+
+
 def responder(mode: LlmMode) -> Responder:
     """The FakeOpenAI responder for `mode`."""
 
     def answer(body: dict[str, Any], call_index: int) -> Reply:
         match mode:
             case LlmMode.HEALTHY:
-                return answer_last_question(body, call_index)
+                return answer_with_tools(body, call_index)
             case LlmMode.FAILING:
                 return Reply(status=500)
             case LlmMode.CUT:
@@ -87,7 +105,8 @@ def responder(mode: LlmMode) -> Responder:
 @dataclass(frozen=True)
 class RunningAiSdk:
     url: str
-    """``http://127.0.0.1:PORT``: the routes are ``{url}/api/chat``, ``{url}/api/chat-text``, ``{url}/healthz``."""
+    """``http://127.0.0.1:PORT``: the routes are ``{url}/api/chat``, ``{url}/api/chat-text``,
+    ``{url}/api/chat-tools``, ``{url}/healthz``."""
     openai: FakeOpenAI
     """The route's model; `use` sets its responder."""
     process: subprocess.Popen[bytes]

@@ -62,6 +62,9 @@ class Reply:
     cut_after_chars: int | None = None
     """``"stream": true`` only: the stream breaks after this many characters of ``content`` (mid-delta): no
     finish chunk, no usage, no ``[DONE]``, and the chunked body is never terminated (the connection closes)."""
+    tool_calls: list[tuple[str, dict[str, Any]]] | None = None
+    """``"stream": true`` only: the model calls these tools (name, arguments) instead of answering: each streamed
+    as OpenAI does, a ``tool_calls`` delta naming it, then one with its arguments, finish reason ``tool_calls``."""
 
 
 Responder = Callable[[dict[str, Any], int], Reply]
@@ -304,10 +307,14 @@ class FakeOpenAI(LoopbackServer):
         events = [chunk({"role": "assistant", "content": ""})]
         events += [chunk({"reasoning_content": piece}) for piece in words(reply.reasoning or "")]
         events += [chunk({"content": piece}) for piece in pieces]
+        for i, (name, arguments) in enumerate(reply.tool_calls or []):
+            opened = {"index": i, "id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": ""}}
+            events.append(chunk({"tool_calls": [opened]}))
+            events.append(chunk({"tool_calls": [{"index": i, "function": {"arguments": json.dumps(arguments)}}]}))
         lines = [f"data: {json.dumps(event, ensure_ascii=False)}\n\n" for event in events]
         if reply.cut_after_chars is not None:
             return lines
-        tail = [chunk({}, reply.finish_reason)]
+        tail = [chunk({}, "tool_calls" if reply.tool_calls else reply.finish_reason)]
         options = body.get("stream_options")
         if isinstance(options, dict) and options.get("include_usage"):
             prompt, completion = reply.usage

@@ -149,6 +149,7 @@ def test_computed_suite_metrics_are_the_suites_own() -> None:
         names.COST_USD,
         names.PASS_RATE,
         names.REJECTION_ACCURACY,
+        names.TOOL_CONDITION_ACCURACY,
         names.JUDGE_ERROR_RATE,
         names.ENDPOINT_ERROR_RATE,
         "criteria.<name>_mean",

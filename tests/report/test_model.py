@@ -112,8 +112,16 @@ def test_top_level_keys(report: Report) -> None:
 
 def test_suite_block_has_the_contract_keys_and_values(report: Report) -> None:
     suite = _json(report)["suite"]
-    assert set(suite) == SUITE_KEYS | SUITE_USAGE_KEYS | SUITE_REFERENCE_KEYS | SUITE_STREAM_KEYS | SUITE_REGISTRY_KEYS
+    assert set(suite) == (
+        SUITE_KEYS
+        | SUITE_USAGE_KEYS
+        | SUITE_REFERENCE_KEYS
+        | SUITE_STREAM_KEYS
+        | SUITE_REGISTRY_KEYS
+        | {"tool_condition_accuracy"}
+    )
     assert {k: suite[k] for k in SUITE_STREAM_KEYS} == {"p50_ttft_ms": None, "p95_ttft_ms": None}
+    assert suite["tool_condition_accuracy"] is None  # no case has tool conditions
     assert {k: v for k, v in suite.items() if k in SUITE_KEYS} == {
         "cases": 3,
         "passed": 1,
@@ -211,6 +219,8 @@ def test_case_entries(report: Report) -> None:
             "pairwise",
             "advisory_conditions",
             "review",
+            "tools",
+            "tools_held",
         }
         assert set(case["trace"]) == TRACE_KEYS | {
             "attempts",
@@ -226,6 +236,7 @@ def test_case_entries(report: Report) -> None:
             "protocol",
             "finish_reason",
             "reasoning",
+            "tool_calls",
         }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -256,6 +267,7 @@ def test_case_entries(report: Report) -> None:
         "protocol": None,
         "finish_reason": None,
         "reasoning": None,
+        "tool_calls": None,
     }
     assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
     assert (ok["difficulty"], ok["should_answer"]) == (None, True)
@@ -320,6 +332,7 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "protocol": None,
         "finish_reason": None,
         "reasoning": None,
+        "tool_calls": None,
     }
 
 

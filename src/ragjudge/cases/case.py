@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ragjudge.cases.tools import ToolConditions
 from ragjudge.config.judge_config import CriterionConfig
 
 TURN_SEPARATOR = " turn "
@@ -56,6 +57,8 @@ class Case:
     """The case file it was read from, as named; None for a case not read from a file (`--question`, traces)."""
     line: int | None = None
     """The line its item starts on in `file` (a conversation's turns: the conversation's); None without one."""
+    tools: ToolConditions | None = None
+    """Its tool conditions (`tools:`); None when it has none."""
 
     @property
     def gates(self) -> bool:

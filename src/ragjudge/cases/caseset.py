@@ -19,6 +19,7 @@ from ragjudge.cases.duplicates import duplicate_warnings
 from ragjudge.cases.files import TOO_DEEP, TOO_DEEP_TIP, RawItem, read_items
 from ragjudge.cases.schema import NO_QUESTION, CaseModel
 from ragjudge.cases.scope import expects_answer, looks_out_of_scope
+from ragjudge.cases.tools import ToolConditions
 from ragjudge.config.mistakes import recognise
 from ragjudge.config.model import DEFAULT_MAX_CASE_FILE_BYTES
 from ragjudge.errors import CaseFileError
@@ -133,6 +134,7 @@ def to_case(path: Path, item: RawItem) -> Case:
         review=model.review,
         file=file,
         line=line,
+        tools=ToolConditions.of(model.tools),
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from ragjudge.cases.case import TURN_SEPARATOR, Case, Exchange
 from ragjudge.cases.schema import CaseModel, TurnModel
 from ragjudge.cases.scope import expects_answer
+from ragjudge.cases.tools import ToolConditions
 from ragjudge.config.judge_config import CriterionConfig
 
 
@@ -53,6 +54,7 @@ def conversation(
                 turn=number,
                 file=file,
                 line=line,
+                tools=ToolConditions.of(turn.tools),
             )
         )
     return Case(

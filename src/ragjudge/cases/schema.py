@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ragjudge.cases.tools import ToolsModel
 from ragjudge.config.judge_config import CriterionConfig, check_criterion_name
 
 MAX_TURNS = 50
@@ -15,7 +16,7 @@ NO_QUESTION = "a case needs a `question` (or `turns:`, a conversation's list of 
 """The model's own complaint when a case has neither; the loader says it first, as a missing field."""
 
 # Per-question fields that, on a conversation, belong to one of its turns.
-_PER_TURN_ONLY = ("expected", "golden_context_ids", "should_answer", "must_mention", "must_not_mention")
+_PER_TURN_ONLY = ("expected", "golden_context_ids", "should_answer", "must_mention", "must_not_mention", "tools")
 
 
 def check_expected(value: str | list[str] | None) -> str | list[str] | None:
@@ -47,6 +48,7 @@ class _Asked(BaseModel):
         default_factory=list, validation_alias=AliasChoices("must_not_mention", "mustNotMention")
     )
     criteria: list[str] | dict[str, CriterionConfig] = Field(default_factory=list)
+    tools: ToolsModel | None = None
 
     @field_validator("expected")
     @classmethod

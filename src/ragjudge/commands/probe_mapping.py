@@ -79,6 +79,14 @@ def show_mapping(
         if is_missing(value):
             tried = f"mapped to {mapped}" if mapped else "tried " + ", ".join(DEFAULT_KEYS[key])
             line = f"  {key}: nothing ({tried})"
+            if key == "answer" and client.streams(raw):
+                # The assembled object is not an event: `answer` would be the wrong key for a stream.
+                print(
+                    f"{line}: for a stream, map answer_delta to where each event carries its piece of the answer, "
+                    "or declare the stream's protocol (above)",
+                    file=out,
+                )
+                continue
             hint = _hint(key, data, case.question)
             if hint and hint != mapped:
                 line += f": did you mean {hint}?"

@@ -6,12 +6,16 @@ The same recognition (`endpoint.protocols.recognise`) gives a run its warning; h
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
+from ragjudge import masking
 from ragjudge.config.endpoint_config import DEFAULT_BODY
 from ragjudge.config.presets import PRESETS
-from ragjudge.endpoint.protocols import BUILTIN, Recognised, recognise
+from ragjudge.endpoint.protocols import BUILTIN
+from ragjudge.endpoint.recognition import Recognised, recognise
+from ragjudge.endpoint.wiring import end_marker, no_end_warning
 
 if TYPE_CHECKING:
     from ragjudge.config.endpoint_config import EndpointConfig
@@ -60,7 +64,15 @@ def show_stream(
     """How the stream was read, its TTFT, and for an undeclared protocol what it looks like with the wiring that
     reads it. Returns the warning the result carries (None when the stream was read by its declared protocol)."""
     protocol = assembly.protocol
-    shown = "none declared: the mapped answer_delta, ending at the close" if protocol.generic else protocol.name
+    if protocol.generic:
+        read = (
+            f"the mapped answer_delta ({endpoint.response.answer_delta})"
+            if endpoint.response.answer_delta
+            else "no answer_delta mapped: each event's answer, or a text stream's data"
+        )
+        shown = f"none declared: {read}, ending at the close"
+    else:
+        shown = protocol.name
     print(f"\nstream: {assembly.events} events, read by protocol {shown}", file=out)
     if ttft_ms is not None:
         print(f"  time to the first token: {ttft_ms:.0f} ms", file=out)
@@ -72,8 +84,23 @@ def show_stream(
         print(
             f"  reasoning: {sum(len(r) for r in assembly.reasoning)} characters, kept apart from the answer", file=out
         )
+    calls = assembly.tools.calls()
+    if calls:
+        print(f"  tool calls: {len(calls)} (never part of the answer)", file=out)
+        for i, call in enumerate(calls[:20], 1):
+            args = json.dumps(call["arguments"], ensure_ascii=False)[:200]
+            said = ""
+            if "result" in call:
+                said = " -> " + json.dumps(call["result"], ensure_ascii=False)[:120]
+            print(masking.mask(f"    {i}. {call['name'] or '(unnamed)'} {args}{said}"), file=out)
     if not protocol.generic:
-        return None
+        endless = no_end_warning(endpoint)
+        if endless is None:
+            return None
+        print(f"\nwarning: {endless}", file=out)
+        print("suggested: add under `endpoint.protocol:` (the last event this stream sent), then probe again", file=out)
+        print(f"  {end_marker(assembly.last)}", file=out)
+        return "the declared protocol has no end"
     looks = recognise(assembly.seen, raw.stream_header)
     if looks is None:
         return None
@@ -94,6 +121,7 @@ _ROUTES = {
     "openai-chat": "an OpenAI-compatible chat completions",
     "openai-responses": "an OpenAI Responses API",
     "ai-sdk": "an AI SDK chat",
+    "ag-ui": "an AG-UI agent",
 }
 
 
@@ -109,6 +137,8 @@ def http_error_hints(url: str, raw: RawReply, endpoint: EndpointConfig) -> list[
         name = "openai-responses"
     elif path.endswith("/api/chat") or ("messages" in said and "parts" in said):
         name = "ai-sdk"
+    elif "threadid" in said and "runid" in said:  # AG-UI's run input refused: its required fields named
+        name = "ag-ui"
     if name is None or endpoint.preset == name or endpoint.protocol == name:
         return []
     # The request itself failed: the preset's body is the fix, whoever wrote the body that failed.

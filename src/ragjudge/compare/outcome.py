@@ -60,6 +60,9 @@ def baseline_view(base: CaseBlock, now: CaseBlock, change: str) -> CaseBaselineB
         flipped = flipped_points(base, now)
         if flipped:
             update["flipped_points"] = flipped
+        before, after = base.trace.tool_calls, now.trace.tool_calls
+        if before is not None and after is not None and [t.name for t in before] != [t.name for t in after]:
+            update["tool_calls"] = [t.name for t in before]
     return view.model_copy(update=update) if update else view
 
 

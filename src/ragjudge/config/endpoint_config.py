@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ragjudge.config import presets
 from ragjudge.config.headers import Headers
-from ragjudge.config.protocol import BuiltinProtocol, ProtocolSetting
+from ragjudge.config.protocol import BuiltinProtocol, FailureShapeName, ProtocolSetting
 from ragjudge.config.section import MAX_TIMEOUT_S, Section
 from ragjudge.transport import urls
 
@@ -68,6 +68,18 @@ class ResponseMapping(Section):
         description="Path to the server-reported latency in ms, kept beside ragjudge's own and never gated on; "
         "unset: `latencyMs`, `latency_ms`.",
     )
+    tool_calls: str | None = Field(
+        None,
+        description="Path to the list of tool calls the service made (each a `name` or `function.name`, its "
+        "`arguments`, `args` or `input`, its `result` or `output`); unset: `tool_calls`, `toolCalls`. A streamed "
+        "reply's calls are read by its protocol.",
+    )
+    retrieval_tool: str | None = Field(
+        None,
+        description="The name of the agent's retrieval tool: the results of its calls are the passages (a list, "
+        "or an object whose `response.retrieved` or default keys hold them); a case whose agent never called it "
+        "retrieved nothing.",
+    )
     conversation_id: str | None = Field(
         None,
         description="Path to the id a stateful service gives a conversation, passed to the next turn's templates "
@@ -124,8 +136,9 @@ class EndpointConfig(Section):
     preset: BuiltinProtocol | None = Field(
         None,
         description="Wire a well-known API in one line: `openai-chat` (OpenAI-compatible chat completions, "
-        "streamed), `openai-responses` (the Responses API), `ai-sdk` (an AI SDK UI message stream route) or "
-        "`langserve` (a LangServe runnable's `/stream`): the body, the protocol of the same name, and response "
+        "streamed), `openai-responses` (the Responses API), `ai-sdk` (an AI SDK UI message stream route), "
+        "`langserve` (a LangServe runnable's `/stream`) or `ag-ui` (an AG-UI agent endpoint): the body, the "
+        "protocol of the same name, and response "
         "keys; a given `body`, `protocol` and `response:` keys win.",
     )
     protocol: ProtocolSetting | None = Field(
@@ -133,6 +146,13 @@ class EndpointConfig(Section):
         description="How a streamed reply's events are read: a built-in protocol's name, or one declared with "
         "`text`, `end`, `error`, `passages`, ... (docs/streams.md: Stream protocols). Unset: the mapped "
         "`answer_delta` in every event, and the stream ends when the connection closes.",
+    )
+    ignore_failure_shapes: list[FailureShapeName] = Field(
+        default_factory=list,
+        description="Common failure shapes every stream reader takes for a failure, whatever the protocol, turned "
+        "off by name for a stream that uses one for something else: `error-event`, `error-object`, `type-error`, "
+        "`run-error`, `response-failed`, `finish-reason-error` (docs/streams.md: Failures). A built-in protocol's "
+        "marker of that shape goes too; a declared `error:` marker stays.",
     )
     model: str | None = Field(
         None,

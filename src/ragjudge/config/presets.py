@@ -17,6 +17,14 @@ AI_SDK_BODY = (
     '"trigger": "submit-message"}'
 )
 
+AG_UI_BODY = (
+    '{"threadId": {{ (conversation_id or case.id) | tojson }}, "runId": {{ (case.id ~ "-run-" ~ turn) | tojson }}, '
+    '"state": {}, "messages": [{% for m in messages %}{"id": {{ (case.id ~ "-" ~ loop.index) | tojson }}, '
+    '"role": {{ m.role | tojson }}, "content": {{ m.content | tojson }}}{{ "" if loop.last else ", " }}'
+    '{% endfor %}], "tools": [], "context": [], "forwardedProps": {}}'
+)
+"""AG-UI's run input (`RunAgentInput`): the thread, the run, and the conversation as its messages."""
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -31,7 +39,11 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     # OpenAI-compatible chat completions (gateways, hayhooks' chat route, vLLM, ...). Streamed: the protocol reads
     # the deltas; a service that answers with one JSON body anyway: its message.
-    "openai-chat": Preset(OPENAI_CHAT_BODY, {"answer": "choices.0.message.content"}, needs_model=True),
+    "openai-chat": Preset(
+        OPENAI_CHAT_BODY,
+        {"answer": "choices.0.message.content", "tool_calls": "choices.0.message.tool_calls"},
+        needs_model=True,
+    ),
     # The Responses API (`POST /v1/responses`); one JSON body is read by the protocol too.
     "openai-responses": Preset(OPENAI_RESPONSES_BODY, needs_model=True),
     # An AI SDK route (`streamText(...).toUIMessageStreamResponse()`): the conversation as UIMessages.
@@ -41,6 +53,8 @@ PRESETS: dict[str, Preset] = {
         '{"input": {"question": {{ question | tojson }}}}',
         {"retrieved": "context", "retrieved_id": "metadata.source", "retrieved_text": "page_content"},
     ),
+    # An AG-UI agent endpoint (Pydantic AI's `handle_ag_ui_request`, LangGraph, CrewAI, ADK, ...).
+    "ag-ui": Preset(AG_UI_BODY),
 }
 """Per preset: the body template and the `response:` paths it supplies; each also declares the stream protocol
 of its name (`endpoint.protocol`), unless one is given."""

@@ -17,12 +17,26 @@ from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ragjudge.config.section import Section
 
-BUILTIN_PROTOCOLS = ("openai-chat", "openai-responses", "ai-sdk", "langserve")
+BUILTIN_PROTOCOLS = ("openai-chat", "openai-responses", "ai-sdk", "langserve", "ag-ui")
 """The protocols `endpoint.protocol` (and the preset of the same name) can name."""
 
-BuiltinProtocol = Literal["openai-chat", "openai-responses", "ai-sdk", "langserve"]
+BuiltinProtocol = Literal["openai-chat", "openai-responses", "ai-sdk", "langserve", "ag-ui"]
 
 Scalar = str | int | float | bool | None
+
+FailureShapeName = Literal[
+    "error-event", "error-object", "type-error", "run-error", "response-failed", "finish-reason-error"
+]
+"""The failure shapes every stream reader recognises (`endpoint/failures.py`), by the name
+`endpoint.ignore_failure_shapes` turns one off with."""
+
+
+def _dotted(path: str) -> str:
+    """A dotted path, or a ValueError naming it: a path with an empty part (`a..b`, `.a`, `a.`) leads nowhere, so a
+    marker written so would never fire (an error marker that never fires lets an outage pass)."""
+    if not path or any(not part for part in path.split(".")):
+        raise ValueError(f"{path!r} is not a dotted path (a part is empty)")
+    return path
 
 
 class Marker(Section):
@@ -48,9 +62,13 @@ class Marker(Section):
     @classmethod
     def _paths(cls, value: dict[str, Scalar]) -> dict[str, Scalar]:
         for path in value:
-            if not path or any(not part for part in path.split(".")):
-                raise ValueError(f"{path!r} is not a dotted path")
+            _dotted(path)
         return value
+
+    @field_validator("has")
+    @classmethod
+    def _has(cls, value: str | None) -> str | None:
+        return None if value is None else _dotted(value)
 
 
 class Reading(Marker):
@@ -59,6 +77,11 @@ class Reading(Marker):
     path: str | None = Field(
         None, description="Dotted path to the value in the event's JSON; unset: the event's data text itself."
     )
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        return None if value is None else _dotted(value)
 
 
 class TextReading(Reading):
@@ -91,6 +114,11 @@ class ErrorMarker(Marker):
         "`error`, else its data.",
     )
 
+    @field_validator("message")
+    @classmethod
+    def _message(cls, value: str | None) -> str | None:
+        return None if value is None else _dotted(value)
+
 
 class PassageSource(Reading):
     """Events that carry passages, collected across every matching event: the value at `path` is one passage
@@ -99,6 +127,29 @@ class PassageSource(Reading):
     id: str | None = Field(None, description="Path to the passage's id inside one passage.")
     text: str | None = Field(None, description="Path to the passage's text inside one passage.")
     title: str | None = Field(None, description="Path to the passage's title inside one passage.")
+
+    @field_validator("id", "text", "title")
+    @classmethod
+    def _inside(cls, value: str | None) -> str | None:
+        return None if value is None else _dotted(value)
+
+
+class ToolSource(Reading):
+    """Events that carry tool calls: at `path` one call or a list of them (unset: the event itself), each read at
+    the paths below. Calls are kept apart by `id`; every event of one call adds what it carries."""
+
+    id: str | None = Field(None, description="Path to the call's id inside one call (events of one call share it).")
+    name: str | None = Field(None, description="Path to the tool's name inside one call.")
+    args: str | None = Field(
+        None, description="Path to the call's arguments: the next piece of their JSON text, or (`whole`) all of them."
+    )
+    whole: bool = Field(False, description="`args` holds the whole arguments, not the next piece.")
+    result: str | None = Field(None, description="Path to the call's result inside one call.")
+
+    @field_validator("id", "name", "args", "result")
+    @classmethod
+    def _inside(cls, value: str | None) -> str | None:
+        return None if value is None else _dotted(value)
 
 
 class ProtocolConfig(Section):
@@ -132,6 +183,11 @@ class ProtocolConfig(Section):
     finish_reason: list[Reading] | None = Field(
         None, description="Events carrying the finish reason (the last one read wins)."
     )
+    tools: list[ToolSource] | None = Field(
+        None,
+        description="Events carrying tool calls (name, arguments, result): in the trace and for a case's `tools:` "
+        "conditions, never answer text.",
+    )
 
     @field_validator(
         "text",
@@ -143,6 +199,7 @@ class ProtocolConfig(Section):
         "conversation_id",
         "usage",
         "finish_reason",
+        "tools",
         mode="before",
     )
     @classmethod

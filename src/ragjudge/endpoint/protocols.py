@@ -3,15 +3,19 @@
 Each built-in protocol is written here in the vocabulary a team uses to declare its own
 (`config/protocol.py`), and `stream.Assembly` is the one reader of all of them. Nothing is guessed from a
 stream's shape: a stream of an undeclared protocol is read by `generic` (the mapped `answer_delta`, ending
-when the connection closes), and `recognise` only names what a stream looks like, for probe's suggestion and
-a run's warning.
+when the connection closes), and `recognition.recognise` only names what a stream looks like, for probe's
+suggestion and a run's warning.
+
+Tool calls are read the same way, by `tools` selectors: where a call's id, name, argument text (a delta, or
+whole) and result are. Every reader knows every built-in protocol's tool-call events (`TOOL_EVENTS`), so no
+reader, declared or not, ever takes a tool call's arguments for answer text.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ragjudge.config.endpoint_config import ResponseMapping
@@ -37,11 +41,22 @@ class Selector:
     id: str | None = None
     text: str | None = None
     title: str | None = None
-    """Per-passage paths, for passage sources."""
+    """Per-passage paths, for passage sources; `id` is also a tool call's id (and a text event's message id)."""
+    name: str | None = None
+    """A tool call's name, inside the item."""
+    args: str | None = None
+    """A tool call's arguments, inside the item: a piece of their JSON text, or (`whole`) all of it."""
+    result: str | None = None
+    """A tool call's result, inside the item."""
+    whole: bool = False
+    """The arguments are the whole of them, not the next piece."""
     until_close: bool = False
     """An end that completes the stream but lets it send more: reading goes on to the close."""
     reason: str = "the stream sent an error event"
     """How an error marker's reason opens (built-in protocols name the failure they read)."""
+    shape: str | None = None
+    """For a built-in failure marker: the common failure shape it is an instance of (`endpoint/failures.py`), so
+    that `endpoint.ignore_failure_shapes` turns it off with the gate's own marker of that shape."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,12 @@ class Protocol:
     conversation_id: tuple[Selector, ...] = ()
     usage: tuple[Selector, ...] = ()
     finish_reason: tuple[Selector, ...] = ()
+    tools: tuple[Selector, ...] = ()
+    """Events carrying tool calls: at `path` one call or a list of them (unset: the event itself), read at `id`,
+    `name`, `args`, `result`. A protocol with none exposes no tool calls (their conditions are unknown)."""
+    roles: tuple[Selector, ...] = ()
+    """Events that open a message: its id at `id`, its role at `path`; text of a message whose role is not
+    `assistant` is not answer text."""
     end_required: bool = True
     """A close before an end is a cut stream. False for `generic`, whose ends only stop the reading."""
     json_events: bool = True
@@ -83,9 +104,19 @@ BUILTIN: dict[str, Protocol] = {
         name="openai-chat",
         text=(_s(path="choices.0.delta.content"),),
         ends=(DONE, _s(has="choices.0.finish_reason", until_close=True)),
-        errors=(_s(has="error", path="error"),),
+        errors=(_s(has="error", path="error", shape="error-object"),),
         reasoning=(_s(path="choices.0.delta.reasoning_content"),),
         refusal=(_s(path="choices.0.delta.refusal"),),
+        # `tool_calls` deltas, assembled by their index: the first names the call, the rest add argument text.
+        tools=(
+            _s(
+                has="choices.0.delta.tool_calls",
+                path="choices.0.delta.tool_calls",
+                id="index",
+                name="function.name",
+                args="function.arguments",
+            ),
+        ),
         usage=(_s(has="usage", path="usage"),),
         finish_reason=(_s(has="choices.0.finish_reason", path="choices.0.finish_reason"),),
     ),
@@ -95,13 +126,18 @@ BUILTIN: dict[str, Protocol] = {
         text=(_s(where={"type": "response.output_text.delta"}, path="delta"),),
         ends=(_s(where={"type": "response.completed"}),),
         errors=(
-            _s(where={"type": "response.failed"}, path="response.error.message", reason="the response failed"),
+            _s(
+                where={"type": "response.failed"},
+                path="response.error.message",
+                reason="the response failed",
+                shape="response-failed",
+            ),
             _s(
                 where={"type": "response.incomplete"},
                 path="response.incomplete_details.reason",
                 reason="the response is incomplete",
             ),
-            _s(where={"type": "error"}, path="message", reason="the stream sent an error event"),
+            _s(where={"type": "error"}, path="message", reason="the stream sent an error event", shape="type-error"),
         ),
         passages=(
             _s(
@@ -115,6 +151,23 @@ BUILTIN: dict[str, Protocol] = {
         ),
         reasoning=(_s(where={"type": "response.reasoning_summary_text.delta"}, path="delta"),),
         refusal=(_s(where={"type": "response.refusal.delta"}, path="delta"),),
+        tools=(
+            _s(
+                where={"type": "response.output_item.added", "item.type": "function_call"},
+                path="item",
+                id="id",
+                name="name",
+            ),
+            _s(where={"type": "response.function_call_arguments.delta"}, id="item_id", args="delta"),
+            _s(
+                where={"type": "response.output_item.done", "item.type": "function_call"},
+                path="item",
+                id="id",
+                name="name",
+                args="arguments",
+                whole=True,
+            ),
+        ),
         usage=(_s(where={"type": "response.completed"}, path="response.usage"),),
         finish_reason=(_s(where={"type": "response.completed"}, path="response.status"),),
     ),
@@ -124,11 +177,12 @@ BUILTIN: dict[str, Protocol] = {
         text=(_s(where={"type": "text-delta"}, path="delta"),),
         ends=(_s(where={"type": "finish"}), DONE),
         errors=(
-            _s(where={"type": "error"}, path="errorText", reason="the stream sent an error part"),
+            _s(where={"type": "error"}, path="errorText", reason="the stream sent an error part", shape="type-error"),
             _s(where={"type": "abort"}, reason="the stream was aborted"),
             _s(
                 where={"type": "finish", "finishReason": "error"},
                 reason='the stream finished with finishReason "error"',
+                shape="finish-reason-error",
             ),
         ),
         passages=(
@@ -136,6 +190,12 @@ BUILTIN: dict[str, Protocol] = {
             _s(where={"type": "source-url"}, id="sourceId", title="title"),
         ),
         reasoning=(_s(where={"type": "reasoning-delta"}, path="delta"),),
+        tools=(
+            _s(where={"type": "tool-input-start"}, id="toolCallId", name="toolName"),
+            _s(where={"type": "tool-input-delta"}, id="toolCallId", args="inputTextDelta"),
+            _s(where={"type": "tool-input-available"}, id="toolCallId", name="toolName", args="input", whole=True),
+            _s(where={"type": "tool-output-available"}, id="toolCallId", result="output"),
+        ),
         usage=(_s(where={"type": "finish"}, has="messageMetadata.usage", path="messageMetadata.usage"),),
         finish_reason=(_s(where={"type": "finish"}, has="finishReason", path="finishReason"),),
     ),
@@ -144,17 +204,51 @@ BUILTIN: dict[str, Protocol] = {
         name="langserve",
         text=(_s(event="data", path="answer"),),
         ends=(_s(event="end"),),
-        errors=(_s(event="error"),),
+        errors=(_s(event="error", shape="error-event"),),
+    ),
+    # AG-UI, what agent frameworks speak to UIs (Pydantic AI, LangGraph, CrewAI, ADK, Strands, Mastra): events
+    # typed by their JSON `type`. Text is the assistant's messages' content; a tool call's argument deltas never are.
+    "ag-ui": Protocol(
+        name="ag-ui",
+        text=(
+            _s(where={"type": "TEXT_MESSAGE_CONTENT"}, path="delta", id="messageId"),
+            _s(where={"type": "TEXT_MESSAGE_CHUNK"}, path="delta", id="messageId"),
+        ),
+        roles=(
+            _s(where={"type": "TEXT_MESSAGE_START"}, id="messageId", path="role"),
+            _s(where={"type": "TEXT_MESSAGE_CHUNK"}, id="messageId", path="role"),
+        ),
+        ends=(_s(where={"type": "RUN_FINISHED"}),),
+        errors=(_s(where={"type": "RUN_ERROR"}, path="message", reason="the run failed", shape="run-error"),),
+        reasoning=(
+            _s(where={"type": "REASONING_MESSAGE_CONTENT"}, path="delta"),
+            _s(where={"type": "REASONING_MESSAGE_CHUNK"}, path="delta"),
+            _s(where={"type": "THINKING_TEXT_MESSAGE_CONTENT"}, path="delta"),
+        ),
+        tools=(
+            _s(where={"type": "TOOL_CALL_START"}, id="toolCallId", name="toolCallName"),
+            _s(where={"type": "TOOL_CALL_ARGS"}, id="toolCallId", args="delta"),
+            _s(where={"type": "TOOL_CALL_CHUNK"}, id="toolCallId", name="toolCallName", args="delta"),
+            _s(where={"type": "TOOL_CALL_RESULT"}, id="toolCallId", result="content"),
+        ),
+        conversation_id=(_s(where={"type": "RUN_STARTED"}, path="threadId"),),
     ),
 }
 """The built-in protocols, by name (`endpoint.protocol`, and the preset of the same name)."""
 
 assert tuple(BUILTIN) == BUILTIN_PROTOCOLS
 
+TYPED_REASONING = tuple(dict.fromkeys(s for protocol in BUILTIN.values() for s in protocol.reasoning if s.where))
+"""Every built-in protocol's reasoning events picked by their type: an undeclared stream keeps them apart too."""
+
+TOOL_EVENTS = tuple(dict.fromkeys(selector for protocol in BUILTIN.values() for selector in protocol.tools))
+"""Every built-in protocol's tool-call events: every reader reads them as tool calls, never as answer text (read
+undeclared with `answer_delta: delta`, AG-UI's `TOOL_CALL_ARGS` deltas became the answer)."""
+
 _GENERIC_ERRORS = tuple(
     dict.fromkeys(
         selector
-        for protocol in ("ai-sdk", "openai-responses", "openai-chat", "langserve")
+        for protocol in ("ai-sdk", "openai-responses", "openai-chat", "langserve", "ag-ui")
         for selector in BUILTIN[protocol].errors
     )
 )
@@ -173,6 +267,7 @@ def generic(answer_delta: str | None, kind: str) -> Protocol:
         text=(_s(path=answer_delta),) if answer_delta else (),
         ends=(DONE, _s(event="end")),
         errors=_GENERIC_ERRORS,
+        reasoning=TYPED_REASONING,
         end_required=False,
         json_events=bool(answer_delta) or kind == "ndjson",
     )
@@ -185,6 +280,8 @@ def _selectors(markers: Sequence[Marker] | None) -> tuple[Selector, ...] | None:
     for marker in markers:
         fields = marker.model_dump()
         fields["where"] = tuple(fields["where"].items())
+        if "message" in fields:  # an error marker's message is where its value is
+            fields["path"] = fields.pop("message")
         out.append(Selector(**fields))
     return tuple(out)
 
@@ -207,6 +304,7 @@ def declared(config: str | ProtocolConfig | None) -> Protocol | None:
         ("conversation_id", "conversation_id"),
         ("usage", "usage"),
         ("finish_reason", "finish_reason"),
+        ("tools", "tools"),
     ):
         given = _selectors(getattr(config, key))
         if given is not None:
@@ -221,81 +319,6 @@ def declared(config: str | ProtocolConfig | None) -> Protocol | None:
             json_events=any(s.path is not None for s in protocol.text),
         )
     return protocol
-
-
-@dataclass(frozen=True)
-class Recognised:
-    """What a stream looks like, and the wiring that reads it."""
-
-    name: str
-    """A built-in protocol's name, or `named-events` (event names no built-in protocol uses)."""
-    label: str
-    """How probe and the run's warning call it."""
-    events: tuple[str, ...] = field(default=())
-    """For `named-events`: the event names seen, in order of first appearance."""
-
-
-LABELS = {
-    "openai-chat": "OpenAI Chat Completions chunks",
-    "openai-responses": "OpenAI Responses API events",
-    "ai-sdk": "the AI SDK's UI message stream",
-    "langserve": "LangServe events",
-}
-
-_AI_SDK_TYPES = frozenset(
-    {
-        "start",
-        "start-step",
-        "text-start",
-        "text-delta",
-        "text-end",
-        "finish-step",
-        "finish",
-        "source-document",
-        "source-url",
-        "reasoning-start",
-        "reasoning-delta",
-        "reasoning-end",
-        "error",
-        "abort",
-        "tool-input-start",
-        "tool-input-delta",
-        "tool-input-available",
-        "tool-output-available",
-        "message-metadata",
-    }
-)
-
-
-def recognise(events: Iterable[tuple[str, Any]], header: str | None = None) -> Recognised | None:
-    """What a stream's events (name, decoded JSON or None) look like; None when nothing is recognised.
-
-    `header` is the reply's `x-vercel-ai-ui-message-stream` header, which names the AI SDK's stream outright."""
-    if header:
-        return Recognised("ai-sdk", LABELS["ai-sdk"])
-    names: list[str] = []
-    for name, data in events:
-        if name and name not in names:
-            names.append(name)
-        if not isinstance(data, dict):
-            continue
-        kind = data.get("type")
-        if data.get("object") == "chat.completion.chunk" or _is_chunk(data):
-            return Recognised("openai-chat", LABELS["openai-chat"])
-        if isinstance(kind, str) and kind.startswith("response."):
-            return Recognised("openai-responses", LABELS["openai-responses"])
-        if isinstance(kind, str) and (kind in _AI_SDK_TYPES or kind.startswith("data-")):
-            return Recognised("ai-sdk", LABELS["ai-sdk"])
-    if names and set(names) <= {"metadata", "data", "end", "error"} and "data" in names:
-        return Recognised("langserve", LABELS["langserve"])
-    if names:
-        return Recognised("named-events", "named events (" + ", ".join(names[:6]) + ")", tuple(names))
-    return None
-
-
-def _is_chunk(data: dict[str, Any]) -> bool:
-    choices = data.get("choices")
-    return isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict) and "delta" in choices[0]
 
 
 def passage(source: Selector, item: Any, mapping: ResponseMapping) -> dict[str, Any]:
@@ -330,6 +353,7 @@ def read_body(protocol: Protocol, data: Any, mapping: ResponseMapping) -> Any:
             f"the response is incomplete: {reason}" if isinstance(reason, str) else "the response is incomplete"
         )
     texts: list[str] = []
+    calls: list[dict[str, Any]] = []
     refused = False
     passages: list[dict[str, Any]] | None = None
     source = next(s for s in protocol.passages) if protocol.passages else None
@@ -343,10 +367,12 @@ def read_body(protocol: Protocol, data: Any, mapping: ResponseMapping) -> Any:
                 elif isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
                     texts.append(part["refusal"])
                     refused = True
+        elif item.get("type") == "function_call":
+            calls.append({"name": item.get("name"), "arguments": item.get("arguments"), "id": item.get("call_id")})
         elif item.get("type") == "file_search_call" and isinstance(item.get("results"), list) and source is not None:
             passages = passages or []
             passages.extend(passage(source, result, mapping) for result in item["results"])
-    out: dict[str, Any] = {mapping.answer or "answer": "".join(texts)}
+    out: dict[str, Any] = {mapping.answer or "answer": "".join(texts), mapping.tool_calls or "tool_calls": calls}
     if refused:
         out[mapping.refused or "refused"] = True
     if passages is not None:

@@ -28,12 +28,17 @@ class ReplyReader:
         """The declared stream protocol; None: streams are read by `protocols.generic`."""
         self._refusal = RefusalRules.from_config(config.refusal)
         self._secrets = header_secrets(config.headers)
+        self._ignored = frozenset(config.ignore_failure_shapes)
 
     def assembly(self, kind: str) -> stream.Assembly:
         """A stream's reader: the declared protocol, or the generic one for the mapping and the format."""
         protocol = self.protocol or protocols.generic(self.mapping.answer_delta, kind)
         return stream.Assembly(
-            self.mapping, excerpt=lambda b: mask(error_excerpt(b), self._secrets), protocol=protocol, kind=kind
+            self.mapping,
+            excerpt=lambda b: mask(error_excerpt(b), self._secrets),
+            protocol=protocol,
+            kind=kind,
+            ignored=self._ignored,
         )
 
     def as_protocol(self, decoded: Decoded) -> Decoded:
@@ -68,9 +73,13 @@ class ReplyReader:
 
     def _parse(self, data: Any, elapsed_ms: float) -> Trace:
         try:
-            return parse_reply(data, self.mapping, elapsed_ms, self._refusal)
+            trace = parse_reply(data, self.mapping, elapsed_ms, self._refusal)
         except RecursionError:
             raise ReplyShapeError("reply is nested too deeply to read") from None
+        tool = self.mapping.retrieval_tool
+        if tool and trace.tool_calls is not None and all(call.name != tool for call in trace.tool_calls):
+            trace = dataclasses.replace(trace, retrieval_tool_missed=tool)
+        return trace
 
     def _checked(self, trace: Trace, data: Any, question: str | None) -> Trace:
         """The trace, noting an answer that is the question, a passage's text or an id (endpoint/answer_check.py)."""

@@ -81,6 +81,9 @@ def read_stream(
     chunks: list[bytes] = []
     ended = False
     arrived = time.monotonic()
+    after_end: tuple[float, int] | None = None
+    """Once the stream reached an end that lets it send more (an OpenAI chunk's `finish_reason`): when reading on
+    stops, and the bytes read until then. A service that then holds the connection open has still answered."""
     try:
         for chunk in capped_chunks(response, config.max_response_bytes):
             arrived = time.monotonic()
@@ -89,6 +92,14 @@ def read_stream(
             ended = assembly.take(parser.feed(chunk), arrived)
             if ended:
                 _drain(response, limit.expires)
+                break
+            if assembly.ended and after_end is None:
+                after_end = (min(limit.expires, time.monotonic() + _DRAIN_S), sum(len(c) for c in chunks))
+                _idle(response, max(0.001, after_end[0] - time.monotonic()))
+            if after_end is not None and (
+                time.monotonic() > after_end[0] or sum(len(c) for c in chunks) - after_end[1] > _DRAIN_BYTES
+            ):
+                ended = True
                 break
             if time.monotonic() > limit.expires:
                 raise AttemptFailed("timeout", "timeout", retry=True)
@@ -101,9 +112,11 @@ def read_stream(
     except (urllib3.exceptions.HTTPError, OSError) as exc:
         if limit.fired is not None:
             raise cut_off(limit) from None
-        if isinstance(exc, ReadTimeoutError | TimeoutError) or "timed out" in str(exc).lower():
-            raise AttemptFailed("idle", "idle timeout", retry=True) from None
-        raise AttemptFailed("stream", assembly.cut(), retry=False, body=b"".join(chunks)) from None
+        if not assembly.ended:
+            if isinstance(exc, ReadTimeoutError | TimeoutError) or "timed out" in str(exc).lower():
+                raise AttemptFailed("idle", "idle timeout", retry=True) from None
+            raise AttemptFailed("stream", assembly.cut(), retry=False, body=b"".join(chunks)) from None
+        # The stream was complete: what it did after its end (held the connection, dropped it) is not the reply.
     reply = assembly.reply()
     reason = non_finite_reason(reply)
     if reason is not None:
@@ -133,6 +146,9 @@ def _drain(response: urllib3.BaseHTTPResponse, expires: float) -> None:
     a small bound, so that its connection goes back to the pool: left unread, every streamed call opened a new one.
     Nothing read here is part of the reply; past the bound the connection is simply closed."""
     stop = min(expires, time.monotonic() + _DRAIN_S)
+    # Each read waits at most what is left of the bound: a service that holds the connection open after its end
+    # made this wait the whole timeout_s, and past the attempt's deadline the whole answer became a timeout.
+    _idle(response, max(0.001, stop - time.monotonic()))
     size = 0
     try:
         for chunk in body_chunks(response):

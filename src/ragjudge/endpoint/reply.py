@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragjudge.config.endpoint_config import ResponseMapping
+from ragjudge.endpoint import tool_calls
 from ragjudge.endpoint.paths import MISSING, deepest, describe, dig, find_named, scalar_text
 from ragjudge.endpoint.refusal import RefusalRules, decide
 from ragjudge.endpoint.suggestion import ID_NAMES, looks_like_content_hash, suggest
@@ -297,6 +298,7 @@ def parse_reply(data: Any, mapping: ResponseMapping, latency_ms: float, rules: R
         server_latency_ms=_numeric(reader, LATENCY_MS),
         latency_ms=latency_ms,
         conversation_id=_conversation_id(reader),
+        tool_calls=tool_calls.read(data, mapping),
         refused_by=refused_by,
         read=ReadNotes(
             resolved=frozenset(resolved | reading.resolved),

@@ -15,9 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ragjudge.config.endpoint_config import ResponseMapping
+from ragjudge.endpoint import failures, tool_calls
 from ragjudge.endpoint.events import Event
 from ragjudge.endpoint.paths import dig, is_missing, put
-from ragjudge.endpoint.protocols import BUILTIN, Protocol, Selector, generic, passage, recognise
+from ragjudge.endpoint.protocols import BUILTIN, TOOL_EVENTS, Protocol, Selector, generic, passage
+from ragjudge.endpoint.recognition import recognise
 from ragjudge.endpoint.reply import DEFAULT_KEYS, REPLY_LEVEL_KEYS
 from ragjudge.endpoint.trace import StreamNotes
 from ragjudge.safetext import clean_data, clean_text
@@ -41,6 +43,34 @@ _MESSAGE_KEYS = ("errorText", "message", "detail", "error")
 
 def _empty(value: Any) -> bool:
     return is_missing(value) or value in (None, "", False) or value == {} or value == []
+
+
+_UNTYPED: Any = object()
+
+
+def _type_of(selector: Selector) -> Any:
+    return next((value for path, value in selector.where if path == "type"), _UNTYPED)
+
+
+class _ByType:
+    """Selectors by the JSON `type` they require, in their order: an event is tried only against those that can
+    match it (a reader tries some thirty markers per event; most are picked by `type`)."""
+
+    def __init__(self, selectors: tuple[Selector, ...]) -> None:
+        self.selectors = selectors
+        self._kinds = tuple(_type_of(s) for s in selectors)
+        self._for: dict[Any, tuple[Selector, ...]] = {}
+
+    def get(self, data: Any) -> tuple[Selector, ...]:
+        kind = data.get("type", _UNTYPED) if isinstance(data, dict) else _UNTYPED
+        if not isinstance(kind, str | int | float | bool) or kind is None:
+            kind = _UNTYPED  # no type, or one no marker can name: only the markers that need none
+        found = self._for.get(kind)
+        if found is None:
+            found = tuple(s for s, k in zip(self.selectors, self._kinds, strict=True) if k is _UNTYPED or k == kind)
+            if len(self._for) < 256:  # bounded: a stream's types are few, a hostile one's are not
+                self._for[kind] = found
+        return found
 
 
 def _matches(selector: Selector, name: str, raw: str, data: Any) -> bool:
@@ -70,9 +100,21 @@ class Assembly:
         excerpt: Callable[[bytes], str] | None = None,
         protocol: Protocol | None = None,
         kind: str = "sse",
+        ignored: frozenset[str] = frozenset(),
     ) -> None:
+        """`ignored`: the common failure shapes turned off by name (`endpoint.ignore_failure_shapes`)."""
         self.mapping = mapping
         self.protocol = protocol if protocol is not None else generic(mapping.answer_delta, kind)
+        self._errors = _ByType(failures.markers(self.protocol.errors, ignored))
+        """The protocol's failure markers, then the gate's common ones (`endpoint/failures.py`)."""
+        self._tools = _ByType(tuple(dict.fromkeys((*self.protocol.tools, *TOOL_EVENTS))))
+        """The protocol's tool-call events, then every built-in protocol's: a tool call is never answer text."""
+        self._ends = _ByType(self.protocol.ends)
+        self._text_events = _ByType(self.protocol.text)
+        self._reasoning = _ByType(self.protocol.reasoning)
+        self.tools = tool_calls.Collector()
+        self._roles: dict[str, str] = {}
+        """Each message's role by its id, where the protocol says (AG-UI): only the assistant's text is the answer."""
         self.kind = kind
         self.events = 0
         self.deltas: list[str] = []
@@ -88,6 +130,8 @@ class Assembly:
         self.finish_reason: str | None = None
         self.seen: list[tuple[str, Any]] = []
         """The first events' names and JSON, for `protocols.recognise`."""
+        self.last: tuple[str, Any, str] | None = None
+        """The last event read (name, JSON or None, the start of its data), for probe's proposed end marker."""
         self.first_at: float | None = None
         """When the bytes carrying the first answer text arrived (in the caller's clock, as given to `take`)."""
         self._excerpt = excerpt
@@ -119,47 +163,32 @@ class Assembly:
                 data = _NOT_JSON
         if len(self.seen) < _SEEN_KEPT:
             self.seen.append((event.name, data if data is not _NOT_JSON else None))
+        self.last = (event.name, data if data is not _NOT_JSON else None, raw[:200])
         name = event.name
         protocol = self.protocol
-        for selector in protocol.errors:
+        for selector in self._errors.get(data):
             if _matches(selector, name, raw, data):
                 raise StreamFault(self._failure(selector, event, data))
-        end = next((s for s in protocol.ends if _matches(s, name, raw, data)), None)
+        end = next((s for s in self._ends.get(data) if _matches(s, name, raw, data)), None)
         if data is _NOT_JSON and raw and protocol.json_events and end is None:
             what = "line" if self.kind == "ndjson" else "event"
             raise StreamFault(f"stream {what} {self.events} is not valid JSON")
-        self._read(name, event.data, data)
+        self._read(name, event.data, data, after_end=self.ended)
         if end is not None:
             self.ended = True
             return not end.until_close
         return False
 
-    def _read(self, name: str, text: str, data: Any) -> None:
-        """Take what the event carries. `text` is its data as sent (a text stream's spaces are its answer's)."""
+    def _read(self, name: str, text: str, data: Any, after_end: bool = False) -> None:
+        """Take what the event carries. `text` is its data as sent (a text stream's spaces are its answer's).
+
+        `after_end`: the stream already reached an end that lets it send more (usage after an OpenAI chunk's
+        `finish_reason`): only the usage, finish reason, conversation id and mapped keys are read, never more
+        answer text, reasoning or passages."""
         raw = text.strip()
         protocol = self.protocol
-        for selector in protocol.text:
-            if _matches(selector, name, raw, data):
-                self._take_text(self._value(selector, text, data))
-                break
-        else:
-            if protocol.generic:
-                self._generic_answer(text, data)
-        for selector in protocol.refusal:
-            if _matches(selector, name, raw, data):
-                value = self._value(selector, text, data)
-                if isinstance(value, str) and value:
-                    self.refused = True
-                    self._take_text(value)
-        for selector in protocol.reasoning:
-            if _matches(selector, name, raw, data):
-                value = self._value(selector, text, data)
-                if isinstance(value, str) and self.reasoning_chars < MAX_REASONING_CHARS:
-                    self.reasoning.append(value[: MAX_REASONING_CHARS - self.reasoning_chars])
-                    self.reasoning_chars += len(self.reasoning[-1])
-        for selector in protocol.passages:
-            if _matches(selector, name, raw, data):
-                self._take_passages(selector, self._value(selector, text, data))
+        if not after_end:
+            self._read_content(name, text, raw, data)
         for key, selectors in (
             ("conversation_id", protocol.conversation_id),
             ("usage", protocol.usage),
@@ -176,6 +205,47 @@ class Assembly:
                     value = dig(data, path)
                     if not is_missing(value):
                         self._found[path] = value
+
+    def _read_content(self, name: str, text: str, raw: str, data: Any) -> None:
+        """The answer text, tool calls, refusal, reasoning and passages an event carries."""
+        protocol = self.protocol
+        for selector in protocol.roles:
+            if _matches(selector, name, raw, data) and selector.id and selector.path:
+                message, role = dig(data, selector.id), dig(data, selector.path)
+                if isinstance(message, str) and isinstance(role, str) and len(self._roles) < 1000:
+                    self._roles[message] = role
+        tool = False
+        for selector in self._tools.get(data):
+            if _matches(selector, name, raw, data):
+                tool = True
+                value = data if selector.path is None else dig(data, selector.path)
+                self.tools.take(value, selector.id, selector.name, selector.args, selector.result, selector.whole)
+        # A typed reasoning event is never answer text, whatever else matches it (`delta` is both, undeclared).
+        thinking = any(s.where and _matches(s, name, raw, data) for s in self._reasoning.get(data))
+        for selector in () if tool or thinking else self._text_events.get(data):
+            if _matches(selector, name, raw, data):
+                message = dig(data, selector.id) if selector.id else None
+                if not isinstance(message, str) or self._roles.get(message, "assistant") == "assistant":
+                    self._take_text(self._value(selector, text, data))
+                break
+        else:
+            if protocol.generic and not tool and not thinking:
+                self._generic_answer(text, data)
+        for selector in protocol.refusal:
+            if _matches(selector, name, raw, data):
+                value = self._value(selector, text, data)
+                if isinstance(value, str) and value:
+                    self.refused = True
+                    self._take_text(value)
+        for selector in self._reasoning.get(data):
+            if _matches(selector, name, raw, data):
+                value = self._value(selector, text, data)
+                if isinstance(value, str) and self.reasoning_chars < MAX_REASONING_CHARS:
+                    self.reasoning.append(value[: MAX_REASONING_CHARS - self.reasoning_chars])
+                    self.reasoning_chars += len(self.reasoning[-1])
+        for selector in protocol.passages:
+            if _matches(selector, name, raw, data):
+                self._take_passages(selector, self._value(selector, text, data))
 
     @staticmethod
     def _value(selector: Selector, text: str, data: Any) -> Any:
@@ -270,12 +340,21 @@ class Assembly:
             put(out, answer_path, "".join(self._text))
         elif self.protocol.text:
             put(out, answer_path, "")  # a stream that ended normally with no text answered nothing
+        if self.protocol.tools or self.tools.seen:  # the protocol exposes tool calls: none called is "none"
+            calls = self.tools.calls()
+            put(out, self.mapping.tool_calls or "tool_calls", calls)
+            if self.mapping.retrieval_tool and self._passages is None:
+                self._passages = tool_calls.retrieval_passages(calls, self.mapping)
         if self.refused:
             put(out, self.mapping.refused or "refused", True)
-        if self._passages is not None:
-            put(out, self.mapping.retrieved or "retrieved", self._passages)
-        if self._conversation_id is not None:
-            put(out, self.mapping.conversation_id or "conversation_id", self._conversation_id)
+        # The config's own `response.retrieved`, found in the events, wins over the protocol's passage events: a
+        # preset pasted from probe (`protocol: ai-sdk`) silently replaced the passages the team had mapped.
+        mapped = self.mapping.retrieved
+        if self._passages is not None and not (mapped and mapped in self._found):
+            put(out, mapped or "retrieved", self._passages)
+        mapped_id = self.mapping.conversation_id
+        if self._conversation_id is not None and not (mapped_id and mapped_id in self._found):
+            put(out, mapped_id or "conversation_id", self._conversation_id)
         # Made safe once joined: a surrogate pair sent in two deltas is one character again.
         cleaned: dict[str, Any] = clean_data(out)
         return cleaned

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 RefusedBy = Literal["field", "empty", "pattern", "builtin", "judge"]
 
@@ -74,6 +74,22 @@ class StreamNotes:
 
 
 @dataclass(frozen=True)
+class ToolCall:
+    """One tool call the service made while answering, as its reply exposed it."""
+
+    name: str
+    """The tool's name ("" when the reply named none)."""
+    arguments: Any
+    """The arguments, their JSON decoded (an object, usually); the text as sent when it is not JSON; None: none."""
+    position: int
+    """Its place among the reply's calls, from 1."""
+    result: Any = None
+    """What the tool returned, where the reply carried it (bounded); None when it did not."""
+    id: str | None = None
+    """The call's id in the reply, where it has one."""
+
+
+@dataclass(frozen=True)
 class Trace:
     """An endpoint reply, normalised."""
 
@@ -104,6 +120,12 @@ class Trace:
     """The passages' text and title were let go once judged (a large run keeps only their ids)."""
     stream: StreamNotes | None = None
     """A streamed reply: how it was read; None for one JSON body."""
+    retrieval_tool_missed: str | None = None
+    """The retrieval tool (`response.retrieval_tool`) when the reply exposes tool calls and none was of it: the
+    agent retrieved nothing because it never searched."""
+    tool_calls: tuple[ToolCall, ...] | None = None
+    """The tool calls the reply exposed, in order; None when the service exposes none (its protocol reads no tool
+    calls and the reply has no `tool_calls`), so a case's tool conditions are unknown, never passed or failed."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

@@ -5,11 +5,13 @@ conversation whose turns reach the service without the conversation before them.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from jinja2 import Environment, TemplateSyntaxError, meta
 
 from ragjudge.cases.case import Case
 from ragjudge.config.endpoint_config import EndpointConfig
+from ragjudge.endpoint.protocols import declared
 from ragjudge.endpoint.trace import Trace
 
 HISTORY_VARIABLES = ("messages", "history", "ui_messages", "conversation_id")
@@ -42,6 +44,33 @@ def history_warning(cases: Sequence[Case], endpoint: EndpointConfig) -> str | No
         "`messages` (or `history`) in endpoint.body, or the `conversation_id` your service issues "
         "(endpoint.response.conversation_id)"
     )
+
+
+def no_end_warning(endpoint: EndpointConfig) -> str | None:
+    """The warning for a declared protocol with no end: its streams end when the connection closes, so a stream
+    cut mid-way reads as a whole, shorter answer (or an empty one, a decline). None when an end is declared."""
+    protocol = declared(endpoint.protocol)
+    if protocol is None or protocol.ends:
+        return None
+    return (
+        "endpoint.protocol declares no end: without one a stream cut before it finished cannot be told from a "
+        "whole one, and reads as a shorter answer (or an empty one, a decline); declare `end:`, the event your "
+        "stream ends with (`ragjudge probe` proposes one from the events it sees)"
+    )
+
+
+def end_marker(last: tuple[str, Any, str] | None) -> str:
+    """The `end:` marker probe proposes from the last event a stream sent (name, JSON or None, data text)."""
+    if last is None:
+        return "end: {event: <the event your stream ends with>}"
+    name, data, raw = last
+    if raw.strip() == "[DONE]":
+        return 'end: {data: "[DONE]"}'
+    if name:
+        return f"end: {{event: {name}}}"
+    if isinstance(data, dict) and isinstance(data.get("type"), str) and data["type"]:
+        return f"end: {{where: {{type: {data['type']}}}}}"
+    return "end: {event: <the event your stream ends with>}"
 
 
 def undeclared_protocol_warning(replies: Sequence[tuple[str, Trace | None]]) -> list[str]:

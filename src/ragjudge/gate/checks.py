@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ragjudge.cases.case import Case
 from ragjudge.endpoint.trace import Trace
+from ragjudge.gate.tool_checks import tool_failures
 
 DECLINED = "declined a question the corpus covers"
 
@@ -23,4 +24,10 @@ def mechanical_failures(case: Case, trace: Trace) -> list[str]:
     if not case.should_answer and not trace.refused and trace.confidence != "none":
         stated = trace.confidence if trace.confidence is not None else "not stated"
         failures.append(f'answered an out-of-scope question with confidence "{stated}"')
+    if trace.retrieval_tool_missed and case.golden_context_ids and case.should_answer:
+        failures.append(
+            f"never called its retrieval tool {trace.retrieval_tool_missed}: nothing was retrieved (context_recall 0)"
+        )
+    if case.tools is not None and trace.tool_calls is not None:  # none exposed: unknown, warned about once
+        failures += tool_failures(case.tools, trace.tool_calls)
     return failures

@@ -21,7 +21,7 @@ from ragjudge.config.model import Config
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.coverage import mapping_warnings, unknown_passages_warning
 from ragjudge.endpoint.result import EndpointResult
-from ragjudge.endpoint.wiring import history_warning, undeclared_protocol_warning
+from ragjudge.endpoint.wiring import history_warning, no_end_warning, undeclared_protocol_warning
 from ragjudge.errors import ConfigError
 from ragjudge.gate.advisory import advisory
 from ragjudge.gate.bias_probe import BiasCheck
@@ -39,6 +39,7 @@ from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.shard import Shard
 from ragjudge.gate.spending import budget_kept, run_budget, with_costs
 from ragjudge.gate.suite import evaluate_suite
+from ragjudge.gate.tool_checks import unknown_tools_warning
 from ragjudge.gate.votes import sampled_for_consistency
 from ragjudge.judge import budget
 from ragjudge.judge.criteria import check_case_criteria, every_name, undefined
@@ -140,6 +141,9 @@ def run_gate(request: GateRequest) -> Report:
         unheard = history_warning(cases, config.endpoint)
         if unheard is not None:
             warnings.append(unheard)
+        endless = no_end_warning(config.endpoint)
+        if endless is not None:
+            warnings.append(endless)
         source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)
     check_criteria(cases, config, (*case_rules, *suite_rules, *regression_rules(config)))
     rejected = [c.id for c in cases if c.review == "rejected"]
@@ -228,6 +232,7 @@ def run_gate(request: GateRequest) -> Report:
     warnings.extend(mapping_warnings(replies, config.endpoint.response))
     results = passage_answers_as_errors(results)
     warnings.extend(unknown_passages_warning(replies))
+    warnings.extend(unknown_tools_warning([(t.case, t.endpoint.trace) for r in results for t in (r.turns or (r,))]))
     warnings.extend(undeclared_protocol_warning(replies))
     # Cases pending review ran and are reported; no rule counts them.
     gating = [r for r in results if r.case.gates]

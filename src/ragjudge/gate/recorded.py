@@ -33,7 +33,7 @@ _CASE_FIELDS = frozenset(
     {
         "id", "question", "expected", "golden_context_ids", "goldenContextIds", "category", "should_answer",
         "shouldAnswer", "must_mention", "mustMention", "must_not_mention", "mustNotMention", "source",
-        "difficulty", "tags", "criteria",
+        "difficulty", "tags", "criteria", "tools",
     }
 )  # fmt: skip
 

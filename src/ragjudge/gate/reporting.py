@@ -10,13 +10,14 @@ from ragjudge.cases.hashing import case_hash
 from ragjudge.endpoint.trace import Passage
 from ragjudge.gate.scoring import CaseResult, not_evaluated_reason
 from ragjudge.gate.suite import RuleOutcome, SuiteResult
+from ragjudge.gate.tool_checks import tool_state
 from ragjudge.judge.interface import Judgement
 from ragjudge.report.case_block import CaseBlock, TurnBlock
 from ragjudge.report.judge_block import JudgeBlock
 from ragjudge.report.model import Report
 from ragjudge.report.provenance_block import JudgeInfoBlock
 from ragjudge.report.suite_block import RuleBlock, SuiteBlock
-from ragjudge.report.trace_block import PASSAGE_CHARS, PassageBlock, TraceBlock
+from ragjudge.report.trace_block import PASSAGE_CHARS, PassageBlock, ToolCallBlock, TraceBlock
 from ragjudge.report.workspace import workspace_path
 
 
@@ -70,6 +71,12 @@ def _trace_block(result: CaseResult) -> TraceBlock:
         protocol=trace.stream.protocol if trace and trace.stream else None,
         finish_reason=trace.stream.finish_reason if trace and trace.stream else None,
         reasoning=trace.stream.reasoning if trace and trace.stream else None,
+        tool_calls=None
+        if trace is None or trace.tool_calls is None
+        else [
+            ToolCallBlock(name=c.name, arguments=c.arguments, result=c.result, position=c.position)
+            for c in trace.tool_calls
+        ],
     )
 
 
@@ -105,6 +112,8 @@ def _turn_blocks(result: CaseResult, judge: str) -> list[TurnBlock]:
                 ),
                 category=turn.category,
                 should_answer=turn.should_answer,
+                tools=turn.tools.as_dict() if turn.tools else None,
+                tools_held=tool_state(turn, asked.endpoint.trace) if asked else None,
                 expected=_expected(turn),
                 golden_context_ids=list(turn.golden_context_ids),
                 must_mention=list(turn.must_mention),
@@ -131,6 +140,8 @@ def _case_block(result: CaseResult, judge: str) -> CaseBlock:
         question=result.case.question,
         difficulty=result.case.difficulty,
         should_answer=result.case.should_answer,
+        tools=result.case.tools.as_dict() if result.case.tools else None,
+        tools_held=tool_state(result.case, result.endpoint.trace),
         expected=_expected(result.case),
         golden_context_ids=list(result.case.golden_context_ids),
         must_mention=list(result.case.must_mention),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ragjudge.cases.scope import expects_answer
 from ragjudge.gate.scoring import CaseResult, RunRecord, Status
+from ragjudge.gate.tool_checks import tool_state
 from ragjudge.judge.interface import Judgement
 from ragjudge.judge.reference import ReferencePoint, answer_correctness, contradictions
 from ragjudge.report.case_block import CaseBlock, TurnBlock
@@ -101,6 +102,8 @@ class SuiteCase:
     flaky: bool = False
     turns: tuple[SuiteCase, ...] = ()
     """A conversation's asked turns, each read as a case: the suite's figures count turns."""
+    tools_held: str | None = None
+    """Whether its tool conditions held (`held`, `failed`, `unknown`); None when it has none."""
 
     @classmethod
     def of_result(cls, result: CaseResult) -> SuiteCase:
@@ -126,6 +129,7 @@ class SuiteCase:
             judged=Judged.of(result.judgement) if result.judgement is not None else None,
             runs=result.runs,
             flaky=result.flaky,
+            tools_held=tool_state(result.case, trace),
         )
 
     @classmethod
@@ -156,4 +160,5 @@ class SuiteCase:
             runs=runs,
             flaky=flaky,
             turns=turns,
+            tools_held=block.tools_held,
         )

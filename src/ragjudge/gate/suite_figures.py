@@ -21,6 +21,7 @@ from ragjudge.metrics.names import (
     PASS_RATE,
     REFERENCE_CONTRADICTIONS,
     REJECTION_ACCURACY,
+    TOOL_CONDITION_ACCURACY,
     TTFT_MS,
 )
 from ragjudge.metrics.registry import lookup, mean_of, of_scope
@@ -50,6 +51,8 @@ class CaseFigures:
     criteria: Mapping[str, float] = field(default_factory=dict)
     ttft_ms: float | None = None
     """The reply's time to the first token, when it was streamed."""
+    tools_held: str | None = None
+    """Whether the case's tool conditions held (`held`, `failed`, `unknown`); None when it has none."""
 
 
 Usage = tuple[float | None, float, int, int, int]
@@ -113,6 +116,7 @@ def figures_of(case: SuiteCase) -> CaseFigures:
         contradictions=judged.contradictions if judged is not None else None,
         criteria=judged.criteria if judged is not None else {},
         ttft_ms=reply.ttft_ms if reply is not None else None,
+        tools_held=case.tools_held,
     )
 
 
@@ -160,6 +164,11 @@ def _rejection_accuracy(s: _Suite) -> float | None:
     return sum(correct) / len(correct) if correct else None
 
 
+def _tool_condition_accuracy(s: _Suite) -> float | None:
+    known = [f.tools_held == "held" for f in s.figures if f.tools_held in ("held", "failed")]
+    return sum(known) / len(known) if known else None
+
+
 def _judge_error_rate(s: _Suite) -> float | None:
     judged = s.judged
     return sum(1 for f in judged if f.unscored) / len(judged) if judged else None
@@ -178,6 +187,7 @@ def _cost(s: _Suite) -> float | None:
 _COMPUTED: dict[str, Callable[[_Suite], float | None]] = {
     PASS_RATE: _pass_rate,
     REJECTION_ACCURACY: _rejection_accuracy,
+    TOOL_CONDITION_ACCURACY: _tool_condition_accuracy,
     JUDGE_ERROR_RATE: _judge_error_rate,
     ENDPOINT_ERROR_RATE: _endpoint_error_rate,
     COST_USD: _cost,

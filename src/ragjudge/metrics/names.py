@@ -19,6 +19,7 @@ REFERENCE_CONTRADICTIONS = "reference_contradictions"
 # The suite.
 PASS_RATE = "pass_rate"
 REJECTION_ACCURACY = "rejection_accuracy"
+TOOL_CONDITION_ACCURACY = "tool_condition_accuracy"
 P50_LATENCY_MS = "p50_latency_ms"
 P95_LATENCY_MS = "p95_latency_ms"
 P99_LATENCY_MS = "p99_latency_ms"

@@ -26,6 +26,18 @@ SPECS: tuple[MetricSpec, ...] = (
         over_cases=Computed(),
     ),
     MetricSpec(
+        n.TOOL_CONDITION_ACCURACY,
+        ("suite",),
+        "fraction",
+        "higher",
+        "Share of the replies to cases with `tools:` conditions whose conditions all held (called, not_called, "
+        "args, order); replies that exposed no tool calls are left out.",
+        needs=("tool calls",),
+        missing="tool_condition_accuracy has no value: no case with `tools:` conditions got a reply that exposes "
+        "tool calls",
+        over_cases=Computed(),
+    ),
+    MetricSpec(
         n.P50_LATENCY_MS,
         ("suite",),
         "ms",

@@ -59,6 +59,9 @@ class CaseBaselineBlock(GivenKeysBlock):
     flipped_points: list[str] = Field(default_factory=list)
     """Present only for a `regression` whose reference points were judged both times and changed: each changed
     point as `"<point>": covered -> contradicted`."""
+    tool_calls: list[str] | None = None
+    """Present only for a `regression` whose tool calls differ from this run's: the baseline's tools, in the order
+    called."""
     case_changed: bool = False
     """Present (`true`) only when the case itself differs from the baseline's (its question, reference or checks:
     `case_hash`), so it may pass or fail because of its case, not the endpoint."""
@@ -85,6 +88,10 @@ class TurnBlock(Block):
     """The turn's category: its own, else the conversation's."""
     should_answer: bool | None = None
     """Whether this turn is to be answered (its own `should_answer`, else what its category says)."""
+    tools: dict[str, Any] | None = None
+    """The turn's tool conditions as written (`called`, `not_called`, `args`, `order`); null when it has none."""
+    tools_held: Literal["held", "failed", "unknown"] | None = None
+    """Whether its tool conditions held; `unknown` when the reply exposed no tool calls; null without any."""
     expected: str | list[str] | None = None
     """The turn's reference answer as written; null when not given."""
     golden_context_ids: list[str] = Field(default_factory=list)
@@ -184,6 +191,10 @@ class CaseBlock(Block):
     """The case's difficulty (`easy`, `medium`, `hard`); null when not given."""
     should_answer: bool | None = None
     """None in reports written before it was recorded: read it as the category implies."""
+    tools: dict[str, Any] | None = None
+    """The case's tool conditions as written (`called`, `not_called`, `args`, `order`); null when it has none."""
+    tools_held: Literal["held", "failed", "unknown"] | None = None
+    """Whether its tool conditions held; `unknown` when the reply exposed no tool calls; null without any."""
     expected: str | list[str] | None = None
     """The case's reference answer as written: one text, or a list of its points; null when not given."""
     golden_context_ids: list[str] = Field(default_factory=list)

@@ -57,6 +57,9 @@ class SuiteBlock(Block):
     null when no reply was streamed."""
     p95_ttft_ms: float | None = None
     """Nearest-rank 95th percentile, as `p50_ttft_ms`; rules compare the unrounded value."""
+    tool_condition_accuracy: float | None = None
+    """Share (0 to 1) of the replies to cases with `tools:` conditions whose conditions all held; null when no
+    such case got a reply that exposes tool calls (those are left out, never counted as held or failed)."""
 
 
 class RuleBlock(Block):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -28,6 +28,19 @@ class PassageBlock(GivenKeysBlock):
 
 
 PASSAGE_CHARS = 600
+
+
+class ToolCallBlock(Block):
+    """One tool call the service made while answering, as its reply exposed it."""
+
+    name: str
+    """The tool's name (empty when the reply named none)."""
+    arguments: Any = None
+    """Its arguments, their JSON decoded (an object, usually); the text as sent when it was not JSON; null: none."""
+    result: Any = None
+    """What the tool returned, where the reply carried it (at most 20,000 characters of JSON); null when not."""
+    position: int
+    """Its place among the reply's tool calls, from 1."""
 
 
 class TraceBlock(Block):
@@ -85,3 +98,6 @@ class TraceBlock(Block):
     reasoning: str | None = None
     """A streamed reply: the model's reasoning, kept apart from the answer and the TTFT (up to 20,000
     characters); null when the stream sent none."""
+    tool_calls: list[ToolCallBlock] | None = None
+    """The tool calls the reply exposed, in order (never part of the answer); null when the service exposes none
+    (its protocol reads no tool calls and the reply had no `tool_calls`), so tool conditions are unknown."""

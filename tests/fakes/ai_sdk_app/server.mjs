@@ -4,6 +4,8 @@
 //                      the knowledge base below, streams the answer as a UI message stream: one source-document
 //                      part per document, a data-sources part with their texts, then the model's parts.
 // POST /api/chat-text  the same answer with no source parts: only what streamText itself sends.
+// POST /api/chat-tools the same, with an order-lookup tool the model may call (`tool`, up to 3 steps): its
+//                      tool-input and tool-output parts stream before the answer.
 // GET  /healthz        200 once listening.
 //
 // The model is an OpenAI-compatible one at $LLM_BASE_URL (the tests' FakeOpenAI) with $LLM_API_KEY; nothing
@@ -14,8 +16,11 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import {
   convertToModelMessages,
   createUIMessageStream,
+  jsonSchema,
   pipeUIMessageStreamToResponse,
+  stepCountIs,
   streamText,
+  tool,
   toUIMessageStream,
 } from 'ai';
 
@@ -139,7 +144,34 @@ async function chatText(messages, response) {
   await pipeUIMessageStreamToResponse({ response, stream: toUIMessageStream({ stream: result.stream }) });
 }
 
-const ROUTES = { '/api/chat': chat, '/api/chat-text': chatText };
+const ORDERS = { A123: 'A123 shipped on 3 March, arriving 5 March', A124: 'A124 was cancelled' };
+
+const TOOLS = {
+  lookup_order: tool({
+    description: 'Look an order up by its id.',
+    inputSchema: jsonSchema({
+      type: 'object',
+      properties: { order_id: { type: 'string' } },
+      required: ['order_id'],
+    }),
+    execute: async ({ order_id: orderId }) => ORDERS[orderId] ?? `${orderId} not found`,
+  }),
+};
+
+async function chatTools(messages, response) {
+  const result = streamText({
+    model,
+    instructions: instructions(retrieve(lastUserText(messages))),
+    messages: await convertToModelMessages(messages),
+    tools: TOOLS,
+    stopWhen: stepCountIs(3),
+    maxRetries: 0,
+    onError: ({ error }) => console.error('streamText error:', error),
+  });
+  await pipeUIMessageStreamToResponse({ response, stream: toUIMessageStream({ stream: result.stream }) });
+}
+
+const ROUTES = { '/api/chat': chat, '/api/chat-text': chatText, '/api/chat-tools': chatTools };
 
 function sendJson(response, status, body) {
   response.writeHead(status, { 'content-type': 'application/json' });
