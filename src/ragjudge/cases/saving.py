@@ -1,10 +1,11 @@
 """Cases written back to a file: appended as text, so what is already there stays as it was written.
 
-`cases import-bad` appends its stubs to a case file. Re-dumping the whole file would lose its comments,
+`cases import-bad` and `cases generate` append to a case file. Re-dumping the whole file would lose its comments,
 order and quoting, and a YAML 1.1 dumper reading it back would turn `expected: No` into `false`; instead the
 new cases are spliced in as text where the file's list ends, and the result is read back through the
 loader before it is written: the old items must come back as they were and the new ones as intended, or
-nothing is written. `dedupe` writes its kept cases to a new file whole (`write_cases`).
+nothing is written. `dedupe` writes its kept cases to a new file whole (`write_cases`). Every write goes
+through `repofiles.atomic`: at once, never through a link, the mode kept, and only over the bytes that were read.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import yaml
 from ragjudge.cases.files import RawItem, decode, is_jsonl, items_of, parse_yaml, read_bytes
 from ragjudge.config import safeyaml
 from ragjudge.errors import CaseFileError, UsageError
+from ragjudge.repofiles.atomic import ANY, write_atomic
 
 _NOT_A_LIST_TIP = "keep the cases as a top-level list, or import into a new file and list both under `cases:`"
 
@@ -45,6 +47,8 @@ class Target:
     items: tuple[RawItem, ...]
     document: safeyaml.Loaded | None
     """A YAML file's parsed document (None for JSONL or a blank file)."""
+    raw: bytes | None = None
+    """The file's bytes as read (None: there was no file): it is written only if it still holds them."""
 
     @property
     def newline(self) -> str:
@@ -54,22 +58,22 @@ class Target:
 
 def open_target(path: Path) -> Target:
     """Read `path` through the loader to append to it; a YAML file must be a list (or blank) to take more."""
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return Target(path, "", False, (), None)
     raw = read_bytes(path)
     text = decode(path, raw)
     bom = raw.startswith(codecs.BOM_UTF8)
     if not text.strip():
-        return Target(path, text, bom, (), None)
+        return Target(path, text, bom, (), None, raw)
     if is_jsonl(path):
-        return Target(path, text, bom, tuple(items_of(path, text)), None)
+        return Target(path, text, bom, tuple(items_of(path, text)), None, raw)
     document = parse_yaml(path, text)
     if document.data is not None and not isinstance(document.data, list):
         raise UsageError(
             f"{path}: stubs are appended to a top-level YAML list, and this file is a {type(document.data).__name__}",
             tip=_NOT_A_LIST_TIP,
         )
-    return Target(path, text, bom, tuple(items_of(path, text, document)), document)
+    return Target(path, text, bom, tuple(items_of(path, text, document)), document, raw)
 
 
 def append(target: Target, additions: Sequence[Addition]) -> None:
@@ -77,8 +81,7 @@ def append(target: Target, additions: Sequence[Addition]) -> None:
     expected = [item.data for item in target.items] + [a.data for a in additions]
     for text in _candidates(target, additions):
         if _reads_as(target.path, text, expected):
-            target.path.parent.mkdir(parents=True, exist_ok=True)
-            target.path.write_bytes((codecs.BOM_UTF8 if target.bom else b"") + text.encode("utf-8"))
+            write_atomic(target.path, (codecs.BOM_UTF8 if target.bom else b"") + text.encode("utf-8"), target.raw)
             return
     raise UsageError(
         f"{target.path}: the new cases cannot be appended to this file's list without rewriting it",
@@ -93,7 +96,7 @@ def write_cases(path: Path, items: Sequence[Any], jsonl: bool) -> None:
         text = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in items)
     else:
         text = yaml.safe_dump(list(items), allow_unicode=True, sort_keys=False)
-    path.write_text(text, encoding="utf-8")
+    write_atomic(path, text.encode("utf-8"), ANY)
 
 
 def _reads_as(path: Path, text: str, expected: list[Any]) -> bool:
