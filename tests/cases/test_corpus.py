@@ -4,6 +4,7 @@ naming the file and the line."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,29 @@ def test_bounds_and_bad_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     (tmp_path / "bad.jsonl").write_bytes(b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "\xff"}\n')
     with pytest.raises(CaseFileError, match=r"bad.jsonl:2: not UTF-8"):
         load_corpus(str(tmp_path / "bad.jsonl"))
+
+
+def test_a_folder_document_linking_outside_the_folder_is_refused(tmp_path: Path) -> None:
+    # Issue 40 item 3: `kb/notes.md -> ../outside/secret.txt` put the secret in the model's prompt.
+    kb, outside = tmp_path / "kb", tmp_path / "outside"
+    kb.mkdir()
+    outside.mkdir()
+    (kb / "a.md").write_text("# A\n\nInside the folder.\n", encoding="utf-8")
+    (kb / "alias.md").symlink_to("a.md")
+    (outside / "secret.txt").write_text("sk-secret\n", encoding="utf-8")
+    assert [d.id for d in load_corpus(str(kb))] == ["a.md", "alias.md"]  # a link inside the folder is read
+    (kb / "notes.md").symlink_to(Path("..") / "outside" / "secret.txt")
+    with pytest.raises(CaseFileError) as caught:
+        load_corpus(str(kb))
+    assert caught.value.message == f"{kb / 'notes.md'}: refused: it links outside {kb} (to {outside / 'secret.txt'})"
+
+
+def test_a_fifo_named_like_a_document_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # Issue 40 item 4: `kb/pipe.md` as a FIFO held `cases generate` forever.
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("text\n", encoding="utf-8")
+    os.mkfifo(kb / "pipe.md")
+    with pytest.raises(CaseFileError) as caught:
+        load_corpus(str(kb))
+    assert caught.value.message == f"{kb / 'pipe.md'}: refused: a FIFO (named pipe), not a file"

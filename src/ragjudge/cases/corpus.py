@@ -8,8 +8,10 @@ A corpus is one of:
   its title its first Markdown heading (else the file's name);
 * `example`: the example service's own corpus (the one `ragjudge demo` answers from).
 
-Reads are bounded (`MAX_CORPUS_BYTES` in all, `MAX_DOCUMENTS` documents); a document longer than
-`MAX_DOCUMENT_CHARS` is shown cut, and says so. Bad input is a CaseFileError naming the file and the line.
+Reads are bounded (`MAX_CORPUS_BYTES` in all, `MAX_DOCUMENTS` documents) and go through `repofiles.bounded`: a
+FIFO or other non-file is refused without waiting on it, and a folder's file that links outside the folder is
+refused (its text would go to a third-party model). A document longer than `MAX_DOCUMENT_CHARS` is shown cut,
+and says so. Bad input is a CaseFileError naming the file and the line.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 
 from ragjudge.cases.files import decode
 from ragjudge.errors import CaseFileError
+from ragjudge.repofiles.bounded import Bound, read_bounded
 from ragjudge.safetext import clean_text
 
 EXAMPLE = "example"
@@ -93,18 +96,16 @@ def load_corpus(spec: str) -> list[Document]:
     return docs
 
 
-def _text(path: Path, budget: int) -> str:
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(budget + 1)
-    except OSError as exc:
-        raise CaseFileError(f"{path}: cannot read: {exc.strerror}") from None
-    if len(raw) > budget:
-        raise CaseFileError(
-            f"{path}: the corpus is over {MAX_CORPUS_BYTES:,} bytes, the most `cases generate` reads",
-            tip="generate from a part of the knowledge base at a time",
-        )
-    return decode(path, raw)
+def _text(path: Path, budget: int, folder: Path | None = None) -> str:
+    """A corpus file's text within what is left of the corpus's bytes; in a folder, a file whose real location
+    is outside it (a checked-in link to `../../.ssh/id_rsa`) is refused: its text would be sent to the model."""
+    bound = Bound(
+        budget,
+        f"the corpus is over {MAX_CORPUS_BYTES:,} bytes, the most `cases generate` reads",
+        tip="generate from a part of the knowledge base at a time",
+        missing="corpus file not found",
+    )
+    return decode(path, read_bounded(path, bound, inside=folder))
 
 
 def _document(data: Any, where: str) -> Document:
@@ -185,7 +186,7 @@ def _from_folder(folder: Path) -> list[Document]:
     docs: list[Document] = []
     for path in files:
         _room(docs, str(path))
-        text = _text(path, budget)
+        text = _text(path, budget, folder)
         budget -= len(text.encode("utf-8"))
         doc_id = path.relative_to(folder).as_posix()
         docs.append(_made(clean_text(doc_id), _title(text) or path.stem, clean_text(text), str(path)))

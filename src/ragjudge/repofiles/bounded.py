@@ -69,14 +69,17 @@ def read_bounded(path: Path, bound: Bound, inside: Path | None = None) -> bytes:
     except FileNotFoundError:
         raise CaseFileError(f"{path}: {bound.missing}", tip=bound.missing_tip) from None
     except OSError as exc:
+        try:
+            mode = os.stat(path).st_mode  # a socket cannot be opened at all
+        except OSError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            raise _not_a_file(path, mode) from None
         raise CaseFileError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise CaseFileError(
-                f"{path}: refused: {kind_of(info.st_mode)}, not a file",
-                tip="only regular files are read; remove it or put a file in its place",
-            )
+            raise _not_a_file(path, info.st_mode)
         # A regular file's size says it at once; the read still stops one byte past the limit (a file growing).
         too_big = info.st_size > bound.limit
         raw = b"" if too_big else _read_upto(path, fd, bound.limit + 1)
@@ -85,6 +88,13 @@ def read_bounded(path: Path, bound: Bound, inside: Path | None = None) -> bytes:
     if too_big or len(raw) > bound.limit:
         raise CaseFileError(f"{path}: {bound.too_big}", tip=bound.tip)
     return raw
+
+
+def _not_a_file(path: Path, mode: int) -> CaseFileError:
+    return CaseFileError(
+        f"{path}: refused: {kind_of(mode)}, not a file",
+        tip="only regular files are read; remove it or put a file in its place",
+    )
 
 
 def _read_upto(path: Path, fd: int, most: int) -> bytes:
