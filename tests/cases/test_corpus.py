@@ -103,3 +103,12 @@ def test_a_fifo_named_like_a_document_is_refused_not_waited_on(tmp_path: Path) -
     with pytest.raises(CaseFileError) as caught:
         load_corpus(str(kb))
     assert caught.value.message == f"{kb / 'pipe.md'}: refused: a FIFO (named pipe), not a file"
+
+
+@pytest.mark.parametrize("brk", ["\r", "\u2028", "\n", "\u2029"])
+def test_a_document_id_holding_a_line_break_is_refused_before_any_call(tmp_path: Path, brk: str) -> None:
+    # Issue 40 item 9: such an id was found only when the cases were written, after the model calls were paid for.
+    path = write_jsonl(tmp_path / "kb.jsonl", [{"id": "ok", "text": "t"}, {"id": f"a{brk}b", "text": "t"}])
+    with pytest.raises(CaseFileError) as caught:
+        load_corpus(str(path))
+    assert caught.value.message == f"{path}:2: document id {'a' + brk + 'b'!r} holds a line break"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import traceback
-
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -38,6 +39,8 @@ MAX_DOCUMENT_CHARS = 20_000
 """A document is shown to the model up to this many characters (and its questions come from that part)."""
 SUFFIXES = (".md", ".txt")
 """The files a corpus folder is made of."""
+LINE_BREAK = re.compile("[\n\r\v\f\x85\u2028\u2029]")
+"""What YAML or a reader takes for the end of a line."""
 _TIP = 'one JSON object a line: {"id": "...", "title": "...", "text": "..."} (title optional)'
 
 
@@ -87,6 +90,12 @@ def load_corpus(spec: str) -> list[Document]:
         raise CaseFileError(f"{spec}: the corpus has no documents", tip=_TIP)
     seen: dict[str, Document] = {}
     for doc in docs:
+        if LINE_BREAK.search(doc.id):
+            # Found now, before a model call is paid for: the id goes on one line of the case file (its comment).
+            raise CaseFileError(
+                f"{doc.where}: document id {doc.id!r} holds a line break",
+                tip="an id is one line (a folder's document is named by its path: rename the file)",
+            )
         if doc.id in seen:
             raise CaseFileError(
                 f"{doc.where}: document id {doc.id!r} is also the id of {seen[doc.id].where}",
@@ -142,7 +151,8 @@ def _room(docs: list[Document], where: str) -> None:
 
 def _from_jsonl(path: Path, text: str) -> list[Document]:
     docs: list[Document] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    # Lines end at LF (CRLF too): `splitlines` would also cut at a U+2028 that JSON allows inside a string.
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         where = f"{path}:{number}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from ragjudge.config import safeyaml
 from ragjudge.errors import CaseFileError, UsageError
 from ragjudge.repofiles.atomic import ANY, write_atomic
 
+_LINE_END = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 _NOT_A_LIST_TIP = "keep the cases as a top-level list, or import into a new file and list both under `cases:`"
 
 
@@ -138,7 +140,8 @@ def _into_block(
     head, tail = _ended(text[:at], newline), text[at:]
     lines: list[str] = []
     for addition in additions:
-        lines.extend(f"# {part}" for part in addition.note.split("\n"))  # a note of several lines, each a comment
+        # A note of several lines, each a comment: split wherever YAML sees a line end, not only at LF.
+        lines.extend(f"# {part}" for part in _LINE_END.split(addition.note))
         dumped = yaml.safe_dump([addition.data], allow_unicode=True, sort_keys=False, width=1000)
         lines.extend(dumped.removesuffix("\n").split("\n"))
     block = "".join((" " * indent + line if line else line) + newline for line in lines)
@@ -153,7 +156,7 @@ def _into_flow(
     written_comma = any("," in line.split("#", 1)[0] for line in between.split("\n"))
     comma = "," if node.value and not written_comma else ""
     entries = [
-        "".join(f"# {part}{newline}" for part in a.note.split("\n")) + json.dumps(a.data, ensure_ascii=ascii_only)
+        "".join(f"# {part}{newline}" for part in _LINE_END.split(a.note)) + json.dumps(a.data, ensure_ascii=ascii_only)
         for a in additions
     ]
     return text[:close] + comma + newline + ("," + newline).join(entries) + newline + text[close:]
