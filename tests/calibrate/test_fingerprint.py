@@ -137,6 +137,17 @@ def test_changed_prompts_and_temperature_are_stale(tmp_path: Path, monkeypatch: 
     assert status.state == "stale" and status.reason.endswith("(temperature 0.0 → 0.3, prompt templates changed)")
 
 
+@pytest.mark.parametrize(("key", "value"), [("max_answer_chars", 2000), ("max_passage_chars", 1000)])
+def test_what_the_judge_is_shown_enters_the_fingerprint(tmp_path: Path, key: str, value: int) -> None:
+    # Issue 40 item 13: changing either bound left a stale calibration looking current.
+    _calibrated(tmp_path)
+    assert check_calibration(_judge(calibration=tmp_path / "calibration.json")).state == "ok"
+    default = JudgeConfig.model_fields[key].default
+    status = check_calibration(_judge(calibration=tmp_path / "calibration.json", **{key: value}))
+    assert status.state == "stale" and status.reason.endswith(f"(judge.{key} {default} → {value})")
+    assert key not in fingerprint_of(_judge()).components  # at the default it is left out: old records stay valid
+
+
 @pytest.mark.parametrize(("calibrated", "now"), [(True, False), (False, True)])
 def test_a_calibration_made_with_the_other_call_shape_is_stale(tmp_path: Path, calibrated: bool, now: bool) -> None:
     _calibrated(tmp_path, combined=calibrated)

@@ -167,7 +167,13 @@ def _reference_fields(plan: RubricPlan) -> dict[str, object]:
 def trimmed(passages: Sequence[Passage], max_chars: int, max_passages: int | None = None) -> list[Passage]:
     """The passages the judge is shown: the first `max_passages`, each cut to `max_chars`."""
     kept = passages if max_passages is None else passages[:max_passages]
-    return [Passage(p.id, p.title, p.text[:max_chars]) for p in kept]
+    return [Passage(p.id, p.title, masked_cut(p.text, max_chars)) for p in kept]
+
+
+def masked_cut(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, its secrets masked first: a secret at the bound, cut in two, would no
+    longer be recognised and its first half would reach the judge (as `shown` does for the answer)."""
+    return masking.mask(text)[:limit] if len(text) > limit else text
 
 
 def trim_notes(case: Case, trace: Trace, max_chars: int, max_passages: int, max_answer_chars: int) -> list[str]:
