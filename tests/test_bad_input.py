@@ -271,3 +271,23 @@ def test_an_unquoted_floor_rule_says_to_quote_it(
     assert code == 2
     tip_line = f'Tip: quote a rule that starts with ">": {tip}\n'
     assert text == f"ragjudge: error: ragjudge.yml: invalid YAML {where}\n" + tip_line
+
+
+def test_a_config_block_given_twice_is_exit_2_naming_the_key(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 40 item 14: `gate:` twice silently dropped the first block's rules.
+    _config(ws, "cases: [cases.yaml]\ngate:\n  pass_rate: '>= 0.9'\ngate:\n  max_error_rate: 0.5\n")
+    code, text = _run(capsys, "run", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2
+    assert (
+        "ragjudge: error: ragjudge.yml: refused (line 4): key 'gate' is given twice in one mapping (first at line 2); "
+        "YAML would keep the last without a word\nTip: give each key once: merge the two blocks into one"
+    ) in text
+
+
+def test_a_case_with_a_field_given_twice_is_exit_2(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (ws / "cases.yaml").write_text("- id: a\n  question: q?\n  question: other?\n", encoding="utf-8")
+    code, text = _run(capsys, "cases", "stats", "cases.yaml")
+    assert code == 2
+    assert (
+        "ragjudge: error: cases.yaml:3: refused: key 'question' is given twice in one mapping (first at line 2)" in text
+    )

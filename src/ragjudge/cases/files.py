@@ -179,7 +179,9 @@ def parse_yaml(path: Path, text: str) -> safeyaml.Loaded:
         if exc.too_deep:
             raise CaseFileError(f"{path}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
         where = f":{exc.line}" if exc.line else ""
-        raise CaseFileError(f"{path}{where}: refused: {exc.message}", tip="write the cases out plainly") from None
+        raise CaseFileError(
+            f"{path}{where}: refused: {exc.message}", tip=exc.tip or "write the cases out plainly"
+        ) from None
     except yaml.YAMLError as exc:
         if _looks_like_json_lines(text):
             raise _json_lines_in_yaml(path) from None

@@ -138,7 +138,9 @@ def load_config(path: Path | None) -> Config:
         if exc.too_deep:
             raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None
         where = f" (line {exc.line})" if exc.line else ""
-        raise ConfigError(f"{target}: refused{where}: {exc.message}", tip="write the config out plainly") from None
+        raise ConfigError(
+            f"{target}: refused{where}: {exc.message}", tip=exc.tip or "write the config out plainly"
+        ) from None
     except RecursionError:
         raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None
     except yaml.YAMLError as exc:
