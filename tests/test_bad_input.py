@@ -291,3 +291,15 @@ def test_a_case_with_a_field_given_twice_is_exit_2(ws: Path, capsys: pytest.Capt
     assert (
         "ragjudge: error: cases.yaml:3: refused: key 'question' is given twice in one mapping (first at line 2)" in text
     )
+
+
+@pytest.mark.parametrize("brk", ["\n", "\r", "\u2028", "\t"])
+def test_a_case_id_holding_a_line_break_is_exit_2(ws: Path, capsys: pytest.CaptureFixture[str], brk: str) -> None:
+    # Issue 40 item 15: such an id became several ids in the Action's `failed-case-ids`.
+    import json
+
+    (ws / "cases.jsonl").write_text(json.dumps({"id": f"a{brk}b", "question": "q?"}) + "\n", encoding="utf-8")
+    code, text = _run(capsys, "cases", "stats", "cases.jsonl")
+    assert code == 2
+    assert "ragjudge: error: cases.jsonl:1: " in text
+    assert "id: an id is one line; this one holds a line break or a tab" in text
