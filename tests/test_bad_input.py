@@ -303,3 +303,11 @@ def test_a_case_id_holding_a_line_break_is_exit_2(ws: Path, capsys: pytest.Captu
     assert code == 2
     assert "ragjudge: error: cases.jsonl:1: " in text
     assert "id: an id is one line; this one holds a line break or a tab" in text
+
+
+def test_rejudge_true_is_exit_2_not_one_rejudge(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 40 item 16: booleans are not counts.
+    _config(ws, "cases: [cases.yaml]\njudge:\n  rejudge: true\n")
+    code, text = _run(capsys, "run", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2
+    assert "ragjudge.yml" in text and "judge.rejudge" in text and "a number is expected, not true" in text

@@ -280,3 +280,17 @@ def test_a_preset_fills_body_and_response_and_what_is_given_wins(tmp_path):
         "metadata.source",
         "page_content",
     )
+
+
+@pytest.mark.parametrize("key", ["rejudge", "samples", "concurrency", "max_passages"])
+def test_a_boolean_is_not_a_count(key: str) -> None:
+    # Issue 40 item 16: `judge.rejudge: true` was accepted as 1.
+    from pydantic import ValidationError
+
+    from ragjudge.config.judge_config import JudgeConfig
+
+    with pytest.raises(ValidationError) as caught:
+        JudgeConfig.model_validate({key: True})
+    [error] = caught.value.errors(include_url=False)
+    assert (error["loc"], error["msg"]) == ((key,), "Value error, a number is expected, not true")
+    assert JudgeConfig.model_validate({"rejudge": 2}).rejudge == 2

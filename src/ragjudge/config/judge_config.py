@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, ConfigDict, Field, SecretStr, field_validator
 
@@ -206,6 +206,24 @@ class JudgeConfig(Section):
             problem = check_criterion_name(name)
             if problem is not None:
                 raise ValueError(problem)
+        return value
+
+    @field_validator(
+        "seed",
+        "concurrency",
+        "max_retries",
+        "samples",
+        "max_passages",
+        "max_passage_chars",
+        "max_answer_chars",
+        "rejudge",
+        mode="before",
+    )
+    @classmethod
+    def _a_count_not_a_boolean(cls, value: Any) -> Any:
+        # YAML's `true` is an int to pydantic's lax mode: `rejudge: true` read as 1 rejudge (booleans are not counts).
+        if isinstance(value, bool):
+            raise ValueError(f"a number is expected, not {str(value).lower()}")
         return value
 
     @field_validator("base_url")
