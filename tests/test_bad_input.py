@@ -311,3 +311,18 @@ def test_rejudge_true_is_exit_2_not_one_rejudge(ws: Path, capsys: pytest.Capture
     code, text = _run(capsys, "run", "--endpoint", "http://127.0.0.1:9/ask")
     assert code == 2
     assert "ragjudge.yml" in text and "judge.rejudge" in text and "a number is expected, not true" in text
+
+
+def test_a_config_that_is_a_fifo_or_huge_is_exit_2_at_once(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 40: the config is a repository file like the others, read through the one bounded reader.
+    import os
+
+    os.mkfifo(ws / "pipe.yml")
+    code, text = _run(capsys, "run", "--config", "pipe.yml", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2 and "ragjudge: error: pipe.yml: refused: a FIFO (named pipe), not a file" in text
+    (ws / "zero.yml").symlink_to("/dev/zero")
+    code, text = _run(capsys, "run", "--config", "zero.yml", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2 and "ragjudge: error: zero.yml: refused: a device, not a file" in text
+    (ws / "big.yml").write_text("# " + "x" * 1_000_000 + "\n", encoding="utf-8")
+    code, text = _run(capsys, "run", "--config", "big.yml", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2 and "ragjudge: error: big.yml: over 1,000,000 bytes, more than any config" in text
