@@ -480,3 +480,29 @@ def test_a_folder_with_links_a_fifo_a_0600_file_and_a_concurrent_writer(
     assert code == 2
     assert f"ragjudge: error: {out}: changed since ragjudge read it; nothing was written" in err
     assert out.read_text(encoding="utf-8") == meanwhile
+
+
+def test_an_out_file_that_is_a_link_is_refused_before_any_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = write_jsonl(tmp_path / "kb.jsonl", EQUAL[:2])
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(EXISTING, encoding="utf-8")
+    out = tmp_path / "cases.yaml"
+    out.symlink_to(outside)
+    with FakeOpenAI(responder=CorpusModel()) as fake:
+        argv = (
+            "--corpus",
+            str(corpus),
+            "--n",
+            "2",
+            "--out",
+            str(out),
+            "--config",
+            str(_config(tmp_path, fake.base_url)),
+        )
+        code, _, err = _generate(capsys, *argv)
+        assert fake.call_count == 0
+    assert code == 2
+    assert f"{out}: refused: a symbolic link (to {outside}); ragjudge writes only regular files" in err
+    assert outside.read_text(encoding="utf-8") == EXISTING

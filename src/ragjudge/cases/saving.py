@@ -23,7 +23,7 @@ import yaml
 from ragjudge.cases.files import RawItem, decode, is_jsonl, items_of, parse_yaml, read_bytes
 from ragjudge.config import safeyaml
 from ragjudge.errors import CaseFileError, UsageError
-from ragjudge.repofiles.atomic import ANY, write_atomic
+from ragjudge.repofiles.atomic import ANY, check_writable, write_atomic
 
 _LINE_END = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 _NOT_A_LIST_TIP = "keep the cases as a top-level list, or import into a new file and list both under `cases:`"
@@ -60,7 +60,8 @@ class Target:
 
 def open_target(path: Path) -> Target:
     """Read `path` through the loader to append to it; a YAML file must be a list (or blank) to take more."""
-    if not path.exists() and not path.is_symlink():
+    check_writable(path)  # a link or a FIFO is refused before anything is asked of a model
+    if not path.exists():
         return Target(path, "", False, (), None)
     raw = read_bytes(path)
     text = decode(path, raw)

@@ -34,7 +34,7 @@ from ragjudge.cases.caseset import load_cases, validate
 from ragjudge.cases.corpus import Document, load_corpus
 from ragjudge.cases.files import decode, is_jsonl, items_of, parse_yaml, read_bytes
 from ragjudge.errors import CaseFileError, UsageError
-from ragjudge.repofiles.atomic import write_atomic
+from ragjudge.repofiles.atomic import check_writable, write_atomic
 
 ANSWERS = {"a": "approved", "r": "rejected", "e": "edit"}
 
@@ -225,6 +225,7 @@ def _with_decisions(path: Path, text: str, decisions: dict[str, str]) -> str:
 
 def handle(args: argparse.Namespace) -> int:
     path: Path = args.file
+    check_writable(path)  # a link is refused before the person spends time on it, not after
     # Read once: the cases shown, the lines rewritten and the bytes the write checks against are the same file.
     raw = read_bytes(path)
     file_items = items_of(path, decode(path, raw))

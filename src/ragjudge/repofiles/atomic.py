@@ -68,6 +68,12 @@ def write_atomic(path: Path, data: bytes, was: bytes | Unread | None) -> None:
         raise
 
 
+def check_writable(path: Path) -> None:
+    """Refuse now, before the work that leads to the write (a model's calls, a person's review), a target that
+    `write_atomic` would refuse: a link, or something that is not a regular file."""
+    _current(path, 0)
+
+
 def _current(path: Path, most: int) -> tuple[bytes, int] | None:
     """The target's first `most` bytes and its mode now (None: no file); a link or a non-file there is refused."""
     try:
