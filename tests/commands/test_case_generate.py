@@ -455,31 +455,37 @@ def test_a_folder_with_links_a_fifo_a_0600_file_and_a_concurrent_writer(
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
     assert [p.name for p in outside.iterdir()] == ["secret.txt"]
 
-    # Another program appends a case while the model is at work: it is kept, and nothing is written over it.
-    before = out.read_text(encoding="utf-8")
-    meanwhile = before + "- id: written-meanwhile\n  question: Is this kept?\n"
+    # Another program appends a case while the model is at work: it is kept, and the generated cases are appended
+    # after it (the file is read again, once); one that takes an id the run was about to write stops the write.
+    for added, date, code_wanted, docs in (
+        ("- id: written-meanwhile\n  question: Is this kept?\n", "2026-12-04", 0, EQUAL[2:4]),
+        ("- id: syn-20261205-001\n  question: Is this kept too?\n", "2026-12-05", 2, EQUAL[4:6]),
+    ):
+        fresh = write_jsonl(tmp_path / f"fresh-{date}.jsonl", docs)  # documents not asked about yet
+        before = out.read_text(encoding="utf-8")
+        meanwhile = before + added
 
-    def writing_meanwhile(body: dict[str, Any], call_index: int) -> Reply:
-        if call_index == 0:
-            out.write_text(meanwhile, encoding="utf-8")
-        return model(body, call_index)
+        def writing_meanwhile(body: dict[str, Any], call_index: int, meanwhile: str = meanwhile) -> Reply:
+            if call_index == 0:
+                out.write_text(meanwhile, encoding="utf-8")
+            return model(body, call_index)
 
-    fresh = write_jsonl(tmp_path / "fresh.jsonl", EQUAL[2:4])  # documents not asked about yet
-    with FakeOpenAI(responder=writing_meanwhile) as fake:
-        argv = (
-            "--corpus",
-            str(fresh),
-            "--n",
-            "2",
-            "--out",
-            str(out),
-            "--config",
-            str(_config(tmp_path, fake.base_url)),
-        )
-        code, _, err = _generate(capsys, *argv, "--date", "2026-12-04")
-    assert code == 2
-    assert f"ragjudge: error: {out}: changed since ragjudge read it; nothing was written" in err
+        with FakeOpenAI(responder=writing_meanwhile) as fake:
+            config = str(_config(tmp_path, fake.base_url))
+            argv = ("--corpus", str(fresh), "--n", "2", "--out", str(out), "--config", config, "--date", date)
+            code, _, err = _generate(capsys, *argv)
+        assert code == code_wanted, err
+        assert out.read_text(encoding="utf-8").startswith(meanwhile)
+    assert [c.id for c in load_cases([out]).cases if c.id.startswith("syn-20261204")] == [
+        "syn-20261204-001",
+        "syn-20261204-002",
+    ]
+    assert (
+        f"ragjudge: error: {out}: changed since ragjudge read it, and now holds id 'syn-20261205-001' too; "
+        "nothing was written" in err
+    )
     assert out.read_text(encoding="utf-8") == meanwhile
+    assert (out.stat().st_mode & 0o777) == 0o600
 
 
 def test_an_out_file_that_is_a_link_is_refused_before_any_call(

@@ -23,7 +23,7 @@ import yaml
 from ragjudge.cases.files import RawItem, decode, is_jsonl, items_of, parse_yaml, read_bytes
 from ragjudge.config import safeyaml
 from ragjudge.errors import CaseFileError, UsageError
-from ragjudge.repofiles.atomic import ANY, check_writable, write_atomic
+from ragjudge.repofiles.atomic import ANY, Changed, check_writable, write_atomic
 
 _LINE_END = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 _NOT_A_LIST_TIP = "keep the cases as a top-level list, or import into a new file and list both under `cases:`"
@@ -80,7 +80,27 @@ def open_target(path: Path) -> Target:
 
 
 def append(target: Target, additions: Sequence[Addition]) -> None:
-    """Write `target` back with `additions` after its items; refused (UsageError) rather than written wrong."""
+    """Write `target` back with `additions` after its items; refused (UsageError) rather than written wrong.
+
+    A file changed since it was read (another program appended a case while the model worked) is read again and
+    the additions appended to what it holds now, once, unless an id they bring is now taken: the other change and
+    the paid-for cases are both kept. Changed again, it is refused (exit 2, nothing written)."""
+    try:
+        _append(target, additions)
+    except Changed:
+        again = open_target(target.path)
+        ids = {str(item.data.get("id")) for item in again.items if isinstance(item.data, dict)}
+        taken = [str(a.data["id"]) for a in additions if str(a.data.get("id")) in ids]
+        if taken:
+            raise Changed(
+                f"{target.path}: changed since ragjudge read it, and now holds id {taken[0]!r} too; "
+                "nothing was written",
+                tip="another program wrote to it meanwhile: its change is kept; run the command again",
+            ) from None
+        _append(again, additions)
+
+
+def _append(target: Target, additions: Sequence[Addition]) -> None:
     expected = [item.data for item in target.items] + [a.data for a in additions]
     for text in _candidates(target, additions):
         if _reads_as(target.path, text, expected):

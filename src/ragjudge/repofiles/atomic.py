@@ -32,6 +32,10 @@ _NEW_FILE_MODE = 0o666
 """The mode a new file is created with before the umask, as `open(path, "w")` would."""
 
 
+class Changed(CaseFileError):
+    """The target is no longer what the command read: nothing was written."""
+
+
 def write_atomic(path: Path, data: bytes, was: bytes | Unread | None) -> None:
     """Replace `path` with `data` at once; `was`: the bytes the command read from it (None: there was no file;
     `ANY`: not read). Refused (CaseFileError, nothing written) when the file changed since, or is a link."""
@@ -39,7 +43,7 @@ def write_atomic(path: Path, data: bytes, was: bytes | Unread | None) -> None:
     # Read at most one byte past what was read: enough to tell a change, however large the file has become.
     current = _current(path, len(was) + 1 if isinstance(was, bytes) else 0)
     if was is not ANY and (None if current is None else current[0]) != was:
-        raise CaseFileError(
+        raise Changed(
             f"{path}: changed since ragjudge read it; nothing was written",
             tip="another program wrote to it meanwhile: its change is kept; run the command again",
         )
