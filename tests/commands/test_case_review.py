@@ -307,3 +307,24 @@ def test_an_editor_that_cannot_be_split_keeps_the_decisions_made(tmp_path: Path)
     assert path.read_text(encoding="utf-8") == YAML.replace(
         "review: pending  # synthetic", "review: approved  # synthetic"
     )
+
+
+def test_an_edit_that_changes_the_id_or_drops_the_review_key_still_takes_the_decision(tmp_path: Path) -> None:
+    path = tmp_path / "generated.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    # The person renames the first case and deletes its review line, then approves; the second is rejected.
+    editor = _sed(
+        "t.replace('id: refund-time', 'id: refund-days').replace('  review: pending  # synthetic, 2026-12-05\\\\n', '')"
+    )
+    code, screen = review(path, ["e", "a", "r"], editor)
+    assert code == 0, screen
+    assert "generated.yaml: 1 approved, 1 rejected, 1 edited, 0 left pending" in screen
+    cases = {c.id: c.review for c in load_cases([path]).cases}
+    assert cases == {"refund-days": "approved", "parcel": "rejected", "invoice": None}
+    text = path.read_text(encoding="utf-8")
+    assert "# synthetic" not in text  # the edit dropped that line: the decision got a line of its own
+    assert text.startswith(
+        "# Cases generated from the knowledge base; a person reviews each before it gates.\n- id: refund-days\n"
+        "  question: How long do refunds take?\n  expected: [5 working days]\n  golden_context_ids: [doc-refund-2]\n"
+        "  review: approved\n\n# kept as it is\n"
+    )

@@ -198,27 +198,44 @@ def _decided_line(item: _Item) -> list[str]:
     return [json.dumps(data, ensure_ascii=False) + line[len(line.rstrip("\r\n")) :]]
 
 
-def _with_decisions(path: Path, text: str, decisions: dict[str, str]) -> str:
-    """The YAML text with each decided case's `review` value replaced: found as that case's key in the parsed
-    file, never by matching lines (a question may hold a `review: pending` line of its own)."""
+@dataclass(frozen=True)
+class _Decided:
+    """A decision to write, and the lines its case stands on once the edits are in (0-based, end excluded)."""
+
+    case_id: str
+    first: int
+    end: int
+    decision: str
+
+
+def _with_decisions(path: Path, text: str, decided: list[_Decided]) -> str:
+    """The YAML text with each decided case's `review` value replaced: the case is the item that starts on its
+    lines (its id may have been edited) and the value its `review` key's in the parsed file, never a line that
+    reads like one (a question may hold a `review: pending` line of its own). An edit that dropped the key gets
+    it back, on a line of its own after the case's last."""
     node = parse_yaml(path, text).node
     if isinstance(node, yaml.MappingNode):  # `cases: [...]`
         node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
-    spans: list[tuple[int, int, str]] = []
-    for item in node.value if isinstance(node, yaml.SequenceNode) else []:
-        if not isinstance(item, yaml.MappingNode):
-            continue
-        fields = {k.value: v for k, v in item.value if isinstance(k, yaml.ScalarNode)}
-        case_id = fields["id"].value if isinstance(fields.get("id"), yaml.ScalarNode) else None
-        if case_id not in decisions:
-            continue
-        review = fields.get("review")
-        if not isinstance(review, yaml.ScalarNode):
-            raise CaseFileError(f"{path}: case {case_id!r}: its `review:` value was not found to write the decision")
-        spans.append((review.start_mark.index, review.end_mark.index, decisions.pop(case_id)))
-    if decisions:
-        raise CaseFileError(f"{path}: case {next(iter(decisions))!r}: not found to write the decision to")
-    for start, end, value in sorted(spans, reverse=True):
+    items = [i for i in node.value if isinstance(i, yaml.MappingNode)] if isinstance(node, yaml.SequenceNode) else []
+    edits: list[tuple[int, int, str]] = []
+    for d in decided:
+        item = next((i for i in items if d.first <= i.start_mark.line < d.end), None)
+        if item is None:
+            raise CaseFileError(f"{path}: case {d.case_id!r}: not found to write the decision to")
+        review = next((v for k, v in item.value if getattr(k, "value", None) == "review"), None)
+        if isinstance(review, yaml.ScalarNode):
+            edits.append((review.start_mark.index, review.end_mark.index, d.decision))
+        elif review is None and not item.flow_style and item.value:
+            at = item.value[-1][1].end_mark.index
+            if at == 0 or text[at - 1] != "\n":
+                ends = text.find("\n", at)
+                at = len(text) if ends < 0 else ends + 1
+            newline = "" if text[:at].endswith("\n") else "\n"
+            column = item.value[0][0].start_mark.column
+            edits.append((at, at, f"{newline}{' ' * column}review: {d.decision}\n"))
+        else:
+            raise CaseFileError(f"{path}: case {d.case_id!r}: its `review:` value was not found to write the decision")
+    for start, end, value in sorted(edits, reverse=True):
         text = text[:start] + value + text[end:]
     return text
 
@@ -273,7 +290,14 @@ def handle(args: argparse.Namespace) -> int:
         lines[item.start : item.end] = _decided_line(item) if is_jsonl(path) else item.lines
     text = "".join(lines)
     if not is_jsonl(path):
-        text = _with_decisions(path, text, {case_id: item.decision for case_id, item in touched if item.decision})
+        decided, shift = [], 0
+        for case_id, item in sorted(items.items(), key=lambda pair: pair[1].start):
+            if item.decision:
+                decided.append(
+                    _Decided(case_id, item.start + shift, item.start + shift + len(item.lines), item.decision)
+                )
+            shift += len(item.lines) - (item.end - item.start)
+        text = _with_decisions(path, text, decided)
     _write(path, raw, text, _summary(items))
     print(f"{path}: {_summary(items)}")
     return 0
