@@ -122,6 +122,16 @@ def test_a_broken_record_counts_as_missing_and_says_why(tmp_path: Path, content:
     assert status.state == "missing" and str(tmp_path / "c.json") in status.reason
 
 
+def test_a_record_linked_to_a_device_is_missing_and_says_why(tmp_path: Path) -> None:
+    # Issue 40: `.ragjudge/calibration.json` may be committed as a link to /dev/zero; it is refused, not read forever.
+    (tmp_path / "c.json").symlink_to("/dev/zero")
+    status = check_calibration(_judge(calibration=tmp_path / "c.json"))
+    assert status.state == "missing"
+    assert status.reason.endswith(
+        f"the calibration record {tmp_path / 'c.json'} cannot be read (refused: a device, not a file)"
+    )
+
+
 def test_a_changed_model_is_stale_and_says_what_changed(tmp_path: Path) -> None:
     _calibrated(tmp_path)
     status = check_calibration(_judge(calibration=tmp_path / "calibration.json", model="gpt-4o"))

@@ -27,9 +27,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragjudge.config.judge_config import JudgeConfig
-from ragjudge.errors import UsageError
+from ragjudge.errors import RagjudgeError, UsageError
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.prompting import prompt_sources
+from ragjudge.repofiles.bounded import Bound, read_bounded
 
 DEFAULT_RECORD = Path(".ragjudge/calibration.json")
 
@@ -171,13 +172,21 @@ def add_pairwise(path: Path, fingerprint: Fingerprint, figures: Mapping[str, Any
     return None
 
 
+_RECORD_BOUND = Bound(
+    10_000_000, "over 10,000,000 bytes, more than any calibration record", tip="run `ragjudge calibrate` again"
+)
+
+
 def read_record(path: Path) -> CalibrationRecord | str:
     """The record, or why there is none usable (a sentence naming the file)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists():
         return f"no calibration record at {path}"
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    try:
+        # A repository file: a committed link to /dev/zero or to a FIFO is refused, not read forever.
+        data = json.loads(read_bounded(path, _RECORD_BOUND).decode("utf-8"))
+    except RagjudgeError as exc:
+        return f"the calibration record {path} cannot be read ({exc.message.removeprefix(f'{path}: ')})"
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return f"the calibration record {path} cannot be read ({type(exc).__name__})"
     try:
         return CalibrationRecord.model_validate(data)
