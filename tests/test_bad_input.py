@@ -271,3 +271,58 @@ def test_an_unquoted_floor_rule_says_to_quote_it(
     assert code == 2
     tip_line = f'Tip: quote a rule that starts with ">": {tip}\n'
     assert text == f"ragjudge: error: ragjudge.yml: invalid YAML {where}\n" + tip_line
+
+
+def test_a_config_block_given_twice_is_exit_2_naming_the_key(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 40 item 14: `gate:` twice silently dropped the first block's rules.
+    _config(ws, "cases: [cases.yaml]\ngate:\n  pass_rate: '>= 0.9'\ngate:\n  max_error_rate: 0.5\n")
+    code, text = _run(capsys, "run", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2
+    assert (
+        "ragjudge: error: ragjudge.yml: refused (line 4): key 'gate' is given twice in one mapping (first at line 2); "
+        "YAML would keep the last without a word\nTip: give each key once: merge the two blocks into one"
+    ) in text
+
+
+def test_a_case_with_a_field_given_twice_is_exit_2(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (ws / "cases.yaml").write_text("- id: a\n  question: q?\n  question: other?\n", encoding="utf-8")
+    code, text = _run(capsys, "cases", "stats", "cases.yaml")
+    assert code == 2
+    assert (
+        "ragjudge: error: cases.yaml:3: refused: key 'question' is given twice in one mapping (first at line 2)" in text
+    )
+
+
+@pytest.mark.parametrize("brk", ["\n", "\r", "\u2028", "\t"])
+def test_a_case_id_holding_a_line_break_is_exit_2(ws: Path, capsys: pytest.CaptureFixture[str], brk: str) -> None:
+    # Issue 40 item 15: such an id became several ids in the Action's `failed-case-ids`.
+    import json
+
+    (ws / "cases.jsonl").write_text(json.dumps({"id": f"a{brk}b", "question": "q?"}) + "\n", encoding="utf-8")
+    code, text = _run(capsys, "cases", "stats", "cases.jsonl")
+    assert code == 2
+    assert "ragjudge: error: cases.jsonl:1: " in text
+    assert "id: an id is one line; this one holds a line break or a tab" in text
+
+
+def test_rejudge_true_is_exit_2_not_one_rejudge(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 40 item 16: booleans are not counts.
+    _config(ws, "cases: [cases.yaml]\njudge:\n  rejudge: true\n")
+    code, text = _run(capsys, "run", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2
+    assert "ragjudge.yml" in text and "judge.rejudge" in text and "a number is expected, not true" in text
+
+
+def test_a_config_that_is_a_fifo_or_huge_is_exit_2_at_once(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 40: the config is a repository file like the others, read through the one bounded reader.
+    import os
+
+    os.mkfifo(ws / "pipe.yml")
+    code, text = _run(capsys, "run", "--config", "pipe.yml", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2 and "ragjudge: error: pipe.yml: refused: a FIFO (named pipe), not a file" in text
+    (ws / "zero.yml").symlink_to("/dev/zero")
+    code, text = _run(capsys, "run", "--config", "zero.yml", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2 and "ragjudge: error: zero.yml: refused: a device, not a file" in text
+    (ws / "big.yml").write_text("# " + "x" * 1_000_000 + "\n", encoding="utf-8")
+    code, text = _run(capsys, "run", "--config", "big.yml", "--endpoint", "http://127.0.0.1:9/ask")
+    assert code == 2 and "ragjudge: error: big.yml: over 1,000,000 bytes, more than any config" in text

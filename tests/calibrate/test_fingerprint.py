@@ -122,6 +122,16 @@ def test_a_broken_record_counts_as_missing_and_says_why(tmp_path: Path, content:
     assert status.state == "missing" and str(tmp_path / "c.json") in status.reason
 
 
+def test_a_record_linked_to_a_device_is_missing_and_says_why(tmp_path: Path) -> None:
+    # Issue 40: `.ragjudge/calibration.json` may be committed as a link to /dev/zero; it is refused, not read forever.
+    (tmp_path / "c.json").symlink_to("/dev/zero")
+    status = check_calibration(_judge(calibration=tmp_path / "c.json"))
+    assert status.state == "missing"
+    assert status.reason.endswith(
+        f"the calibration record {tmp_path / 'c.json'} cannot be read (refused: a device, not a file)"
+    )
+
+
 def test_a_changed_model_is_stale_and_says_what_changed(tmp_path: Path) -> None:
     _calibrated(tmp_path)
     status = check_calibration(_judge(calibration=tmp_path / "calibration.json", model="gpt-4o"))
@@ -135,6 +145,17 @@ def test_changed_prompts_and_temperature_are_stale(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(fp, "prompt_sources", lambda: "another prompt")
     status = check_calibration(_judge(calibration=tmp_path / "calibration.json", temperature=0.3))
     assert status.state == "stale" and status.reason.endswith("(temperature 0.0 → 0.3, prompt templates changed)")
+
+
+@pytest.mark.parametrize(("key", "value"), [("max_answer_chars", 2000), ("max_passage_chars", 1000)])
+def test_what_the_judge_is_shown_enters_the_fingerprint(tmp_path: Path, key: str, value: int) -> None:
+    # Issue 40 item 13: changing either bound left a stale calibration looking current.
+    _calibrated(tmp_path)
+    assert check_calibration(_judge(calibration=tmp_path / "calibration.json")).state == "ok"
+    default = JudgeConfig.model_fields[key].default
+    status = check_calibration(_judge(calibration=tmp_path / "calibration.json", **{key: value}))
+    assert status.state == "stale" and status.reason.endswith(f"(judge.{key} {default} → {value})")
+    assert key not in fingerprint_of(_judge()).components  # at the default it is left out: old records stay valid
 
 
 @pytest.mark.parametrize(("calibrated", "now"), [(True, False), (False, True)])

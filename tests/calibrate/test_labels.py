@@ -109,3 +109,13 @@ def test_a_key_given_twice_on_a_line_is_an_error_naming_the_line_and_the_key(
     assert _error(path) == (
         f"{path}:2: key {key!r} is given twice in one object (a JSON reader keeps the last without a word)"
     )
+
+
+def test_a_yaml_label_giving_a_key_twice_is_refused(tmp_path: Path) -> None:
+    # Issue 40 item 14: YAML kept the last of two equal keys; a label `human: 0 ... human: 1` said the opposite.
+    path = tmp_path / "labels.yaml"
+    path.write_text("- id: a\n  human: 0\n  question: q?\n  human: 1\n", encoding="utf-8")
+    assert _error(path) == (
+        f"{path}:4: refused: key 'human' is given twice in one mapping (first at line 2); YAML would keep the last "
+        "without a word"
+    )

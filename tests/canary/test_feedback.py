@@ -88,6 +88,20 @@ def test_not_json_and_missing_file(tmp_path: Path) -> None:
         from_file(tmp_path / "fb2.json")
 
 
+def test_a_feedback_file_that_is_a_device_or_huge_is_refused_at_once(tmp_path: Path) -> None:
+    # Issue 40: `canary.feedback.file: /dev/zero` (the config is a PR's to edit) was read forever.
+    with pytest.raises(FeedbackError) as caught:
+        from_file(Path("/dev/zero"))
+    assert caught.value.message == "feedback file /dev/zero: refused: a device, not a file"
+    (tmp_path / "big.json").write_text(" " * 1_000_001, encoding="utf-8")
+    with pytest.raises(FeedbackError) as caught:
+        from_file(tmp_path / "big.json")
+    assert (
+        caught.value.message
+        == f"feedback file {tmp_path / 'big.json'}: over 1,000,000 bytes, more than two arms' counts"
+    )
+
+
 # --------------------------------------------------------------------------- through the command
 
 

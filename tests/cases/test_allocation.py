@@ -45,3 +45,14 @@ def test_picks_spread_one_a_document() -> None:
 )
 def test_gini(counts: list[int], value: float) -> None:
     assert gini(counts) == pytest.approx(value)
+
+
+def test_a_document_of_exactly_the_minimum_words_is_asked_about() -> None:
+    # Pinned (issue 40): `>= MIN_WORDS`, counted in words (Latin runs, 2/3 a Han character).
+    exactly = " ".join(["word"] * MIN_WORDS)
+    one_short = " ".join(["word"] * (MIN_WORDS - 1))
+    han = "退" * 21 + " refund"  # 14 + 1 words
+    assert size_of(exactly) == size_of(han) == MIN_WORDS and size_of(one_short) == MIN_WORDS - 1
+    sizes = [size_of(t) for t in (exactly, one_short, han)]
+    assert allocate(sizes, 2) == [1, 0, 1]
+    assert allocate([MIN_WORDS - 1e-9], 3) == [0]

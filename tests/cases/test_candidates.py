@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragjudge.cases.candidates import NOT_VERBATIM, WRONG_LANGUAGE, Misfit, is_fragment, misfit
+from ragjudge.cases.candidates import ANSWERED, NOT_VERBATIM, WRONG_LANGUAGE, Misfit, is_fragment, misfit
 
 DOC = "Refunds are issued within one business day.\nCard refunds take 3-5 days. 信用卡退款 3 到 5 天。"
 
@@ -33,4 +33,11 @@ def test_misfits_say_why() -> None:
     assert misfit("Do refunds work on Mars?", [], ok[2], DOC, "en", False) is None
     assert misfit("Do refunds work on Mars?", ok[1], ok[2], DOC, "en", False).reason == (  # type: ignore[union-attr]
         "out-of-scope question with expected points"
+    )
+
+
+def test_an_out_of_scope_question_with_points_is_retried_once() -> None:
+    # Pinned (issue 40): the reason, the words the model is shown, and that it is asked again (not dropped at once).
+    assert misfit("Do refunds work on Mars?", ["within one business day"], "Refunds", DOC, "en", False) == Misfit(
+        ANSWERED, "an out-of-scope question has no expected points: leave `expected` empty", True
     )

@@ -4,6 +4,7 @@ naming the file and the line."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,38 @@ def test_bounds_and_bad_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     (tmp_path / "bad.jsonl").write_bytes(b'{"id": "a", "text": "ok"}\n{"id": "b", "text": "\xff"}\n')
     with pytest.raises(CaseFileError, match=r"bad.jsonl:2: not UTF-8"):
         load_corpus(str(tmp_path / "bad.jsonl"))
+
+
+def test_a_folder_document_linking_outside_the_folder_is_refused(tmp_path: Path) -> None:
+    # Issue 40 item 3: `kb/notes.md -> ../outside/secret.txt` put the secret in the model's prompt.
+    kb, outside = tmp_path / "kb", tmp_path / "outside"
+    kb.mkdir()
+    outside.mkdir()
+    (kb / "a.md").write_text("# A\n\nInside the folder.\n", encoding="utf-8")
+    (kb / "alias.md").symlink_to("a.md")
+    (outside / "secret.txt").write_text("sk-secret\n", encoding="utf-8")
+    assert [d.id for d in load_corpus(str(kb))] == ["a.md", "alias.md"]  # a link inside the folder is read
+    (kb / "notes.md").symlink_to(Path("..") / "outside" / "secret.txt")
+    with pytest.raises(CaseFileError) as caught:
+        load_corpus(str(kb))
+    assert caught.value.message == f"{kb / 'notes.md'}: refused: it links outside {kb} (to {outside / 'secret.txt'})"
+
+
+def test_a_fifo_named_like_a_document_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # Issue 40 item 4: `kb/pipe.md` as a FIFO held `cases generate` forever.
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "a.md").write_text("text\n", encoding="utf-8")
+    os.mkfifo(kb / "pipe.md")
+    with pytest.raises(CaseFileError) as caught:
+        load_corpus(str(kb))
+    assert caught.value.message == f"{kb / 'pipe.md'}: refused: a FIFO (named pipe), not a file"
+
+
+@pytest.mark.parametrize("brk", ["\r", "\u2028", "\n", "\u2029"])
+def test_a_document_id_holding_a_line_break_is_refused_before_any_call(tmp_path: Path, brk: str) -> None:
+    # Issue 40 item 9: such an id was found only when the cases were written, after the model calls were paid for.
+    path = write_jsonl(tmp_path / "kb.jsonl", [{"id": "ok", "text": "t"}, {"id": f"a{brk}b", "text": "t"}])
+    with pytest.raises(CaseFileError) as caught:
+        load_corpus(str(path))
+    assert caught.value.message == f"{path}:2: document id {'a' + brk + 'b'!r} holds a line break"

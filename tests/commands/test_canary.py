@@ -484,3 +484,28 @@ def test_an_unknown_canary_metric_lists_the_ttft_rules(canary: Canary) -> None:
         "Tip: canary metrics are: dislike_rate_ratio, p95_latency_ratio, p95_latency_ms, p95_ttft_ratio, "
         "p95_ttft_ms, faithfulness",
     ]
+
+
+def test_a_judge_bug_is_never_promoted_past(
+    canary: Canary, healthy: tuple[ArmServer, ArmServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 40 item 8: an exception inside ragjudge's judge was an "unscored" warning and the canary promoted;
+    # the gate makes it an error (exit 3), and so does the canary now.
+    from ragjudge.judge.offline import OfflineJudge
+
+    judge = OfflineJudge.judge
+
+    def judge_or_raise(self: OfflineJudge, case: Any, trace: Any, log: Any) -> Any:
+        if case.id == "q-003":
+            raise KeyError("scores")
+        return judge(self, case, trace, log)
+
+    monkeypatch.setattr(OfflineJudge, "judge", judge_or_raise)
+    run = canary.run(*arms(*healthy), config=canary.config(feedback=EQUAL_FEEDBACK))
+    assert run.code == 3, run.out + run.err
+    assert run.report is not None and run.report["verdict"] == "inconclusive"
+    assert run.report["reasons"][0] == (
+        f"the judge failed inside ragjudge on 2 of {2 * SAMPLE} answers: the canary cannot be promoted; the first, "
+        "treatment case 'q-003': judge failed inside ragjudge: KeyError: 'scores' (a bug in ragjudge, not in the "
+        "service: rerun with RAGJUDGE_DEBUG=1 for a traceback, and report it)"
+    )

@@ -4,6 +4,7 @@ SDK over real HTTP, checked against their documents, balanced, in the document's
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -411,3 +412,103 @@ def test_the_example_corpus_and_a_folder(tmp_path: Path, capsys: pytest.CaptureF
         ("policies/en-refunds.md",),
         ("policies/en-shipping.md",),
     ]
+
+
+def test_a_folder_with_links_a_fifo_a_0600_file_and_a_concurrent_writer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 40 items 1, 3, 4: nothing from outside the folder reaches the model, a FIFO does not hold the run, the
+    # case file keeps its mode, and a case written to it while the model worked is not lost.
+    kb, outside = tmp_path / "kb", tmp_path / "outside"
+    kb.mkdir()
+    outside.mkdir()
+    for doc in EQUAL[:2]:
+        (kb / f"{doc['id']}.md").write_text(f"# {doc['title']}\n\n{doc['text']}\n", encoding="utf-8")
+    (kb / "alias.md").symlink_to(f"{EQUAL[0]['id']}.md")  # a link inside the folder is a document
+    (outside / "secret.txt").write_text("The vault code is sk-outside-0000.\n", encoding="utf-8")
+    out = tmp_path / "cases.yaml"
+    out.write_text(EXISTING, encoding="utf-8")
+    out.chmod(0o600)
+    model = CorpusModel()
+    with FakeOpenAI(responder=model) as fake:
+        config = str(_config(tmp_path, fake.base_url))
+        argv = ("--corpus", str(kb), "--n", "2", "--out", str(out), "--config", config)
+        (kb / "notes.md").symlink_to(Path("..") / "outside" / "secret.txt")
+        code, _, err = _generate(capsys, *argv)
+        assert code == 2
+        assert f"{kb / 'notes.md'}: refused: it links outside {kb} (to {outside / 'secret.txt'})" in err
+        (kb / "notes.md").unlink()
+        os.mkfifo(kb / "pipe.md")
+        code, _, err = _generate(capsys, *argv)
+        assert code == 2 and f"{kb / 'pipe.md'}: refused: a FIFO (named pipe), not a file" in err
+        (kb / "pipe.md").unlink()
+        assert fake.call_count == 0 and out.read_text(encoding="utf-8") == EXISTING
+        code, _, err = _generate(capsys, *argv)
+        assert (code, err) == (0, "")
+        assert all("sk-outside" not in json.dumps(body) for body in fake.bodies)
+    assert (out.stat().st_mode & 0o777) == 0o600 and out.read_text(encoding="utf-8").startswith(EXISTING)
+    assert {c.golden_context_ids[0] for c in load_cases([out]).cases if c.source == "synthetic"} <= {
+        f"{EQUAL[0]['id']}.md",
+        f"{EQUAL[1]['id']}.md",
+        "alias.md",
+    }
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    assert [p.name for p in outside.iterdir()] == ["secret.txt"]
+
+    # Another program appends a case while the model is at work: it is kept, and the generated cases are appended
+    # after it (the file is read again, once); one that takes an id the run was about to write stops the write.
+    for added, date, code_wanted, docs in (
+        ("- id: written-meanwhile\n  question: Is this kept?\n", "2026-12-04", 0, EQUAL[2:4]),
+        ("- id: syn-20261205-001\n  question: Is this kept too?\n", "2026-12-05", 2, EQUAL[4:6]),
+    ):
+        fresh = write_jsonl(tmp_path / f"fresh-{date}.jsonl", docs)  # documents not asked about yet
+        before = out.read_text(encoding="utf-8")
+        meanwhile = before + added
+
+        def writing_meanwhile(body: dict[str, Any], call_index: int, meanwhile: str = meanwhile) -> Reply:
+            if call_index == 0:
+                out.write_text(meanwhile, encoding="utf-8")
+            return model(body, call_index)
+
+        with FakeOpenAI(responder=writing_meanwhile) as fake:
+            config = str(_config(tmp_path, fake.base_url))
+            argv = ("--corpus", str(fresh), "--n", "2", "--out", str(out), "--config", config, "--date", date)
+            code, _, err = _generate(capsys, *argv)
+        assert code == code_wanted, err
+        assert out.read_text(encoding="utf-8").startswith(meanwhile)
+    assert [c.id for c in load_cases([out]).cases if c.id.startswith("syn-20261204")] == [
+        "syn-20261204-001",
+        "syn-20261204-002",
+    ]
+    assert (
+        f"ragjudge: error: {out}: changed since ragjudge read it, and now holds id 'syn-20261205-001' too; "
+        "nothing was written" in err
+    )
+    assert out.read_text(encoding="utf-8") == meanwhile
+    assert (out.stat().st_mode & 0o777) == 0o600
+
+
+def test_an_out_file_that_is_a_link_is_refused_before_any_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = write_jsonl(tmp_path / "kb.jsonl", EQUAL[:2])
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(EXISTING, encoding="utf-8")
+    out = tmp_path / "cases.yaml"
+    out.symlink_to(outside)
+    with FakeOpenAI(responder=CorpusModel()) as fake:
+        argv = (
+            "--corpus",
+            str(corpus),
+            "--n",
+            "2",
+            "--out",
+            str(out),
+            "--config",
+            str(_config(tmp_path, fake.base_url)),
+        )
+        code, _, err = _generate(capsys, *argv)
+        assert fake.call_count == 0
+    assert code == 2
+    assert f"{out}: refused: a symbolic link (to {outside}); ragjudge writes only regular files" in err
+    assert outside.read_text(encoding="utf-8") == EXISTING

@@ -10,10 +10,12 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from ragjudge.cases.caseset import load_cases
 from ragjudge.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,9 +36,16 @@ YAML = """# Cases generated from the knowledge base; a person reviews each befor
 """
 
 
-def review(path: Path, answers: list[str], editor: str | None = None, argv: list[str] | None = None) -> tuple[int, str]:
+def review(
+    path: Path,
+    answers: list[str],
+    editor: str | None = None,
+    argv: list[str] | None = None,
+    meanwhile: Callable[[], None] | None = None,
+) -> tuple[int, str]:
     """Run `ragjudge cases review PATH` on a pseudo-terminal, answering each prompt in turn; `editor` is the
-    `EDITOR` the run sees (a command that edits the file named last)."""
+    `EDITOR` the run sees (a command that edits the file named last); `meanwhile` runs before the first answer
+    (another program at work on the files while the person reads)."""
     leader, follower = pty.openpty()
     proc = subprocess.Popen(
         # from the folder, as a person would
@@ -61,6 +70,8 @@ def review(path: Path, answers: list[str], editor: str | None = None, argv: list
                 break
             seen += chunk
             if seen.rstrip().endswith(PROMPT.rstrip()) and pending:
+                if meanwhile is not None and len(pending) == len(answers):
+                    meanwhile()
                 os.write(leader, (pending.pop(0) + "\n").encode())
         elif proc.poll() is not None:
             break
@@ -191,3 +202,129 @@ def test_a_generated_case_shows_its_quote_marked_in_its_passage(tmp_path: Path) 
     corpus.write_text(json.dumps({"id": "other", "title": "Other", "text": POLICY}) + "\n", encoding="utf-8")
     code, screen = review(path, ["s"], argv=leader)
     assert "  source (refund-policy): the document is not in the corpus\n" in screen
+
+
+def test_a_planted_link_is_never_written_through_and_the_mode_is_kept(tmp_path: Path) -> None:
+    # Issue 40 item 1: a PR can carry `.generated.reviewed.yaml -> a file outside the repository`; the old fixed
+    # temporary name was opened following links, and the write turned a 0600 file into 0644.
+    repo, outside = tmp_path / "repo", tmp_path / "outside.txt"
+    repo.mkdir()
+    outside.write_text("keep me\n", encoding="utf-8")
+    path = repo / "generated.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    path.chmod(0o600)
+    for name in (".generated.reviewed.yaml", ".generated.yaml.tmp", "generated.yaml.tmp"):
+        (repo / name).symlink_to(outside)
+    code, screen = review(path, ["a", "s"])
+    assert code == 0, screen
+    assert outside.read_text(encoding="utf-8") == "keep me\n"
+    assert not path.is_symlink() and (path.stat().st_mode & 0o777) == 0o600
+    assert path.read_text(encoding="utf-8") == YAML.replace(
+        "review: pending  # synthetic", "review: approved  # synthetic"
+    )
+    assert sorted(p.name for p in repo.iterdir()) == [
+        ".generated.reviewed.yaml",
+        ".generated.yaml.tmp",
+        "generated.yaml",
+        "generated.yaml.tmp",
+    ]
+
+
+def test_a_case_file_that_is_a_link_is_not_replaced(tmp_path: Path) -> None:
+    real = tmp_path / "real.yaml"
+    real.write_text(YAML, encoding="utf-8")
+    path = tmp_path / "generated.yaml"
+    path.symlink_to(real)
+    code, screen = review(path, ["a", "s"])
+    assert code == 2, screen
+    assert (
+        f"ragjudge: error: generated.yaml: refused: a symbolic link (to {real}); ragjudge writes only regular files"
+        in screen
+    )
+    assert "[1 of 2]" not in screen  # refused before the person spends time on it
+    assert path.is_symlink() and real.read_text(encoding="utf-8") == YAML
+
+
+def test_a_change_made_while_the_person_reads_is_kept(tmp_path: Path) -> None:
+    # Issue 40 item 5: a case appended while `cases review` waited for an answer was gone after `a`.
+    path = tmp_path / "generated.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    appended = YAML + "- id: added-meanwhile\n  question: Is this kept?\n"
+
+    def another_writer() -> None:
+        path.write_text(appended, encoding="utf-8")
+
+    code, screen = review(path, ["a", "s"], meanwhile=another_writer)
+    assert code == 2, screen
+    assert "ragjudge: error: generated.yaml: changed since ragjudge read it; nothing was written" in screen
+    assert (
+        "Tip: another program wrote to it meanwhile: its change is kept; run the command again; this review "
+        "(1 approved, 0 rejected, 0 edited, 1 left pending) was not saved" in screen
+    )
+    assert path.read_text(encoding="utf-8") == appended
+    assert [p.name for p in tmp_path.iterdir()] == ["generated.yaml"]  # no temporary file left behind
+
+
+# A double-quoted question over several lines (one of its lines reads `review: pending`), as a dumper writes it.
+TRICKY = """- id: trick
+  question: "How long…?\nreview: pending\nand why?"
+  expected: [five days]
+  review: pending
+"""
+
+
+def test_the_decision_goes_to_the_cases_review_key_not_a_line_of_its_question(tmp_path: Path) -> None:
+    # Issue 40 item 6: the question's own `review: pending` line took the decision; the case stayed pending.
+    path = tmp_path / "generated.yaml"
+    path.write_text(TRICKY, encoding="utf-8")
+    code, screen = review(path, ["r"])
+    assert code == 0, screen
+    assert "generated.yaml: 0 approved, 1 rejected, 0 edited, 0 left pending" in screen
+    assert path.read_text(encoding="utf-8") == TRICKY.replace("  review: pending\n", "  review: rejected\n")
+    [case] = load_cases([path]).cases
+    assert case.review == "rejected" and case.question == "How long…? review: pending and why?"
+
+
+def test_a_quoted_pending_value_takes_the_decision(tmp_path: Path) -> None:
+    path = tmp_path / "generated.yaml"
+    path.write_text("cases:\n  - id: q\n    question: Why?\n    review: 'pending'   # to check\n", encoding="utf-8")
+    code, screen = review(path, ["a"])
+    assert code == 0, screen
+    assert (
+        path.read_text(encoding="utf-8") == "cases:\n  - id: q\n    question: Why?\n    review: approved   # to check\n"
+    )
+
+
+def test_an_editor_that_cannot_be_split_keeps_the_decisions_made(tmp_path: Path) -> None:
+    # Issue 40 item 7: `EDITOR="vi '"` was an internal error, and every decision before it was lost.
+    path = tmp_path / "generated.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    code, screen = review(path, ["a", "e", "s"], editor="vi '")
+    assert code == 0, screen
+    assert '  cannot start the editor "vi \'" (No closing quotation): set EDITOR' in screen
+    assert screen.count("[2 of 2] parcel") == 2  # shown again to decide
+    assert "Traceback" not in screen
+    assert path.read_text(encoding="utf-8") == YAML.replace(
+        "review: pending  # synthetic", "review: approved  # synthetic"
+    )
+
+
+def test_an_edit_that_changes_the_id_or_drops_the_review_key_still_takes_the_decision(tmp_path: Path) -> None:
+    path = tmp_path / "generated.yaml"
+    path.write_text(YAML, encoding="utf-8")
+    # The person renames the first case and deletes its review line, then approves; the second is rejected.
+    editor = _sed(
+        "t.replace('id: refund-time', 'id: refund-days').replace('  review: pending  # synthetic, 2026-12-05\\\\n', '')"
+    )
+    code, screen = review(path, ["e", "a", "r"], editor)
+    assert code == 0, screen
+    assert "generated.yaml: 1 approved, 1 rejected, 1 edited, 0 left pending" in screen
+    cases = {c.id: c.review for c in load_cases([path]).cases}
+    assert cases == {"refund-days": "approved", "parcel": "rejected", "invoice": None}
+    text = path.read_text(encoding="utf-8")
+    assert "# synthetic" not in text  # the edit dropped that line: the decision got a line of its own
+    assert text.startswith(
+        "# Cases generated from the knowledge base; a person reviews each before it gates.\n- id: refund-days\n"
+        "  question: How long do refunds take?\n  expected: [5 working days]\n  golden_context_ids: [doc-refund-2]\n"
+        "  review: approved\n\n# kept as it is\n"
+    )

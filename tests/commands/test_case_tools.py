@@ -359,3 +359,24 @@ def test_similar_bad_questions_are_one_candidate_with_its_members(
         "Refund: how long?\n# production answer (bad): Forever.\n"
     ) in text
     assert "# cluster of 2 similar production questions: 退款要多久？ | 退款需要多久\n" in text
+
+
+def test_import_goes_through_the_one_writer(
+    tmp_path: Path, cases_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 40: every write into the repository keeps the file's mode and never writes through a link.
+    bad = _bad(tmp_path, {"question": "Q one?", "answer": "a"})
+    cases_file.chmod(0o600)
+    code, _, _ = _run(capsys, "cases", "import-bad", str(bad), "--into", str(cases_file), "--date", "2026-01-02")
+    assert code == 0 and (cases_file.stat().st_mode & 0o777) == 0o600
+    assert cases_file.read_text(encoding="utf-8").startswith(CASES_YAML)
+    outside = tmp_path / "outside.yaml"
+    outside.write_text(CASES_YAML, encoding="utf-8")
+    link = tmp_path / "linked.yaml"
+    link.symlink_to(outside)
+    code, _, err = _run(capsys, "cases", "import-bad", str(bad), "--into", str(link), "--date", "2026-01-02")
+    assert code == 2
+    assert (
+        f"ragjudge: error: {link}: refused: a symbolic link (to {outside}); ragjudge writes only regular files" in err
+    )
+    assert outside.read_text(encoding="utf-8") == CASES_YAML and link.is_symlink()

@@ -171,3 +171,14 @@ def test_yaml_1_2_texts_stay_texts_in_the_kept_cases(tmp_path, capsys):
     (case,) = load_cases([tmp_path / "c.deduped.yaml"]).cases
     assert (case.expected, case.category) == ("yes", "on")
     assert yaml.safe_load((tmp_path / "c.deduped.yaml").read_text(encoding="utf-8"))[0]["expected"] == "yes"
+
+
+def test_out_is_never_written_through_a_link(tmp_path, capsys):
+    # Issue 40: dedupe writes through the one atomic writer; a planted `--out` link is refused.
+    path = write(tmp_path / "cases.yaml", "- id: a\n  question: Q?\n- id: b\n  question: q?\n")
+    outside = write(tmp_path / "outside.txt", "keep me\n")
+    (tmp_path / "cases.deduped.yaml").symlink_to(outside)
+    code, _, err = dedupe(capsys, str(path))
+    assert code == 2
+    assert f"cases.deduped.yaml: refused: a symbolic link (to {outside}); ragjudge writes only regular files" in err
+    assert outside.read_text(encoding="utf-8") == "keep me\n"

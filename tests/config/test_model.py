@@ -284,9 +284,9 @@ def test_a_preset_fills_body_and_response_and_what_is_given_wins(tmp_path):
 
 def test_judge_counts_are_numbers_not_booleans(tmp_path):
     # YAML reads `true` as a bool, which pydantic would take for 1 rejudge.
-    for key in ("rejudge", "consistency_sample"):
+    for key in ("rejudge", "consistency_sample", "max_calls"):
         cfg = write(tmp_path / f"{key}.yml", f"endpoint:\n  url: http://127.0.0.1:1/ask\njudge:\n  {key}: true\n")
-        assert str(config_error(cfg)).startswith(f"{cfg}: judge.{key}: a count is a whole number, not true or false")
+        assert str(config_error(cfg)).startswith(f"{cfg}: judge.{key}: a number is expected, not true")
 
 
 def test_judge_cache_null_is_no_cache_and_absent_is_the_default(tmp_path):
@@ -297,3 +297,17 @@ def test_judge_cache_null_is_no_cache_and_absent_is_the_default(tmp_path):
         tmp_path / "unset.yml", "endpoint:\n  url: http://127.0.0.1:1/ask\njudge:\n  cache: ${NO_SUCH_VAR_X:-}\n"
     )
     assert load_config(unset).judge.cache == tmp_path / ".ragjudge" / "cache"
+
+
+@pytest.mark.parametrize("key", ["rejudge", "samples", "concurrency", "max_passages"])
+def test_a_boolean_is_not_a_count(key: str) -> None:
+    # Issue 40 item 16: `judge.rejudge: true` was accepted as 1.
+    from pydantic import ValidationError
+
+    from ragjudge.config.judge_config import JudgeConfig
+
+    with pytest.raises(ValidationError) as caught:
+        JudgeConfig.model_validate({key: True})
+    [error] = caught.value.errors(include_url=False)
+    assert (error["loc"], error["msg"]) == ((key,), "Value error, a number is expected, not true")
+    assert JudgeConfig.model_validate({"rejudge": 2}).rejudge == 2

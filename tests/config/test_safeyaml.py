@@ -52,3 +52,25 @@ def test_syntax_errors_are_yaml_errors() -> None:
 def test_python_tags_are_refused_as_by_safe_load() -> None:
     with pytest.raises(yaml.YAMLError):
         safeyaml.load("!!python/object/apply:os.system ['true']")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key"),
+    [
+        ("gate:\n  pass_rate: '>= 0.9'\nendpoint: {}\ngate:\n  pass_rate: '>= 0.1'\n", 4, "gate"),
+        ("- id: a\n  question: q?\n  id: b\n", 3, "id"),
+        ("{a: 1, b: 2, a: 3}\n", 1, "a"),
+    ],
+)
+def test_a_key_given_twice_is_refused(text: str, line: int, key: str) -> None:
+    # Issue 40 item 14: the last of two equal keys was kept in silence (`gate:` twice dropped the first rules).
+    with pytest.raises(safeyaml.YamlLimitError) as caught:
+        safeyaml.load(text)
+    assert caught.value.line == line
+    assert caught.value.message.startswith(f"key {key!r} is given twice in one mapping (first at line ")
+    assert caught.value.tip == "give each key once: merge the two blocks into one"
+
+
+def test_a_merge_then_an_override_and_equal_keys_in_two_mappings_are_not_repeats() -> None:
+    text = "base: &b {retries: 1}\nendpoint:\n  <<: *b\n  retries: 2\nother: {retries: 3}\n'1': x\n1: y\n"
+    assert safeyaml.load(text).data["endpoint"] == {"retries": 2}

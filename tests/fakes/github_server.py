@@ -154,6 +154,7 @@ class FakeGitHub(LoopbackServer):
         self._next_id = 1_000_000_001
         self.default_branch = "main"
         self.workflow_runs: list[dict[str, Any]] = []  # newest first, as GitHub lists them
+        self.filter_runs = True  # False: the runs query's `branch` and `status` are ignored (every run listed)
         self.artifacts: dict[int, list[dict[str, Any]]] = {}  # run id -> its artifacts
         self.storage: FakeArtifactStorage | None = None
 
@@ -194,9 +195,13 @@ class FakeGitHub(LoopbackServer):
         conclusion: str = "success",
         artifacts: tuple[tuple[str, bytes, bool], ...] = (),
         head_sha: str = "abc1234def5678",
+        event: str = "push",
+        head_repository: str | None = None,
     ) -> dict[str, Any]:
         """A completed run of ``workflow`` on ``branch`` (newer than every run before it), with artifacts
-        ``(name, zip bytes, expired)``; the zips go to ``self.storage``, which must be set."""
+        ``(name, zip bytes, expired)``; the zips go to ``self.storage``, which must be set. ``event`` and
+        ``head_repository`` (default: this repository) as GitHub reports them: a fork's pull request is
+        ``event="pull_request", head_repository="fork-owner/octo-repo"``."""
         with self._lock:
             run_id, self._next_id = self._next_id, self._next_id + 1
             run = {
@@ -205,7 +210,9 @@ class FakeGitHub(LoopbackServer):
                 "path": f".github/workflows/{workflow}",
                 "head_branch": branch,
                 "head_sha": head_sha,
-                "event": "push",
+                "event": event,
+                "repository": {"full_name": self.repo},
+                "head_repository": {"full_name": head_repository or self.repo},
                 "status": "completed",
                 "conclusion": conclusion,
                 "created_at": _now(),
@@ -358,8 +365,13 @@ class FakeGitHub(LoopbackServer):
                     dict(r)
                     for r in self.workflow_runs
                     if r["path"].endswith("/" + m["wf"])
-                    and params.get("branch", r["head_branch"]) == r["head_branch"]
-                    and params.get("status", r["conclusion"]) in (r["conclusion"], r["status"])
+                    and (
+                        not self.filter_runs
+                        or (
+                            params.get("branch", r["head_branch"]) == r["head_branch"]
+                            and params.get("status", r["conclusion"]) in (r["conclusion"], r["status"])
+                        )
+                    )
                 ]
             return self._paged(req, runs, "workflow_runs")
         if m := _RUN_ARTIFACTS.fullmatch(req.path):

@@ -63,6 +63,24 @@ def test_baseline_artifact_is_found_downloaded_and_used(
     assert all(r.headers["authorization"] == f"Bearer {TOKEN}" for r in fake_github.requests)
 
 
+def test_a_forks_run_is_passed_over_with_a_notice_naming_it(
+    runner: ActionRunner, fake_github: FakeGitHub, storage: FakeArtifactStorage
+) -> None:
+    runner.env["GITHUB_WORKFLOW_REF"] = f"{REPO}/.github/workflows/rag-gate.yml@refs/pull/7/merge"
+    fork = fake_github.add_workflow_run(
+        event="pull_request", head_repository="mallory/repo", artifacts=((BASELINE, report_zip("fork"), False),)
+    )
+    run = runner.run(config="fail.yml", baseline_artifact=BASELINE, comment="never")
+    assert run.code == 1
+    notices = run.commands("notice")
+    assert any(
+        f"baseline: run {fork['id']} (" in n and "passed over: its event is 'pull_request'" in n for n in notices
+    )
+    report = json.loads((runner.workspace / "ragjudge-report.json").read_text(encoding="utf-8"))
+    assert report["comparison"] is None
+    assert storage.requests == []
+
+
 def test_no_baseline_artifact_yet_is_a_notice_and_the_gate_runs(
     runner: ActionRunner, fake_github: FakeGitHub, storage: FakeArtifactStorage
 ) -> None:

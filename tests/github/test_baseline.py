@@ -48,9 +48,16 @@ def gh() -> Iterator[FakeGitHub]:
 
 
 def fetch(gh: FakeGitHub, tmp_path: Path, branch: str | None = "main", name: str = NAME) -> tuple[Path | None, str]:
+    path, message, _ = fetch_noting(gh, tmp_path, branch, name)
+    return path, message
+
+
+def fetch_noting(
+    gh: FakeGitHub, tmp_path: Path, branch: str | None = "main", name: str = NAME
+) -> tuple[Path | None, str, tuple[str, ...]]:
     client = GitHubClient(gh.url, TOKEN, sleep=lambda s: None)
     found = fetch_baseline(client, Where(REPO, "rag-gate.yml", branch, name), tmp_path / "b", "ragjudge-report.json")
-    return found.path, f"{found.level}: {found.message}"
+    return found.path, f"{found.level}: {found.message}", found.skipped
 
 
 def warnings_of(path: Path) -> list[str]:
@@ -308,3 +315,73 @@ def test_a_run_reply_not_shaped_like_githubs_is_a_warning(gh: FakeGitHub, tmp_pa
     path, message = fetch(gh, tmp_path)
     assert path is None
     assert message == "warning: no baseline: unexpected API reply (KeyError: 'id')"
+
+
+def _skipped(run: dict[str, object], why: str) -> str:
+    return f"baseline: run {run['id']} ({run['html_url']}) passed over: {why}"
+
+
+def test_a_forks_pull_request_on_a_branch_named_main_is_not_mains_baseline(gh: FakeGitHub, tmp_path: Path) -> None:
+    # Issue 40 item 2: a fork's PR from its `main` ran the workflow of its own commit and uploaded a report saying
+    # every case fails; the next PR's regressions then read `still_failing`.
+    gh.add_workflow_run(artifacts=((NAME, report_zip("main's own"), False),), head_sha="1111111aaaa")
+    fork = gh.add_workflow_run(
+        event="pull_request",
+        head_repository="mallory/octo-repo",
+        artifacts=((NAME, report_zip("the fork's"), False),),
+    )
+    path, message, skipped = fetch_noting(gh, tmp_path)
+    assert path is not None and warnings_of(path) == ["main's own"]
+    assert "(main@1111111, " in message
+    assert skipped == (
+        _skipped(fork, "its event is 'pull_request', not one that runs on main (push, schedule, workflow_dispatch)"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("run", "why"),
+    [
+        ({"event": "pull_request_target"}, "its event is 'pull_request_target', not one that runs on main"),
+        ({"event": "push", "head_repository": "mallory/octo-repo"}, "it ran on 'mallory/octo-repo', not on"),
+        ({"event": "workflow_run"}, "its event is 'workflow_run'"),
+    ],
+)
+def test_only_a_run_of_this_repositorys_own_main_counts(
+    gh: FakeGitHub, tmp_path: Path, run: dict[str, str], why: str
+) -> None:
+    other = gh.add_workflow_run(artifacts=((NAME, report_zip("not main's"), False),), **run)
+    path, message, skipped = fetch_noting(gh, tmp_path)
+    assert path is None
+    assert message.startswith("notice: no baseline: no artifact 'ragjudge-baseline' in the last 1 successful run(s)")
+    [notice] = skipped
+    assert notice.startswith(f"baseline: run {other['id']} ({other['html_url']}) passed over: {why}")
+
+
+@pytest.mark.parametrize("event", ["push", "schedule", "workflow_dispatch"])
+def test_the_events_that_run_on_main_count(gh: FakeGitHub, tmp_path: Path, event: str) -> None:
+    gh.add_workflow_run(event=event, artifacts=((NAME, report_zip(event), False),))
+    path, _, skipped = fetch_noting(gh, tmp_path)
+    assert path is not None and warnings_of(path) == [event] and skipped == ()
+
+
+def test_a_run_with_no_branch_or_no_head_repository_is_not_mains(gh: FakeGitHub, tmp_path: Path) -> None:
+    no_branch = gh.add_workflow_run(artifacts=((NAME, report_zip("no branch"), False),))
+    no_head = gh.add_workflow_run(artifacts=((NAME, report_zip("no head repository"), False),))
+    gh.filter_runs = False  # a run without a branch is not listed under ?branch=main; a server may list it anyway
+    with gh._lock:
+        gh.workflow_runs[1]["head_branch"] = None
+        del gh.workflow_runs[0]["head_repository"]
+    path, _, skipped = fetch_noting(gh, tmp_path)
+    assert path is None
+    assert skipped == (
+        _skipped(no_head, "it names no head repository"),
+        _skipped(no_branch, "its branch is None, not 'main'"),
+    )
+
+
+def test_runs_passed_over_are_named_up_to_a_bound(gh: FakeGitHub, tmp_path: Path) -> None:
+    for _ in range(artifacts.MAX_SKIP_NOTICES + 3):
+        gh.add_workflow_run(event="pull_request", head_repository="mallory/octo-repo")
+    _, _, skipped = fetch_noting(gh, tmp_path)
+    assert len(skipped) == artifacts.MAX_SKIP_NOTICES + 1
+    assert skipped[-1] == "baseline: 3 more run(s) passed over as not main's own"

@@ -70,3 +70,15 @@ def test_step_outputs_without_a_gate_report(data: dict[str, str] | None) -> None
     assert values["verdict"] == ("promote" if data else "error")
     assert values["passed"] == ("true" if data else "false")
     assert values["failed-cases"] == values["pass-rate"] == values["failed-case-ids"] == ""
+
+
+def test_an_id_holding_line_breaks_stays_one_id_in_failed_case_ids() -> None:
+    # Issue 40 item 15: ids were joined raw; `x\n::add-mask::...` became several ids, and a later step echoing the
+    # output would replay them as workflow commands. A report read back may come from anywhere: escaped here too.
+    cases = [
+        {"id": "a\n::warning::pwned", "status": "fail"},
+        {"id": "b\r\u2028c", "status": "error"},
+        {"id": "d", "status": "fail"},
+    ]
+    values = step_outputs({"verdict": "fail", "suite": {}, "cases": cases}, False, "r.json", "")
+    assert values["failed-case-ids"].split("\n") == ["a\\n::warning::pwned", "b\\r\\u2028c", "d"]

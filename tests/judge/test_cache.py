@@ -259,3 +259,16 @@ def test_warm_up_leaves_the_sdk_alone_when_the_cache_may_answer(fake: FakeOpenAI
     assert caller.opened == []
     rerun = judge.judge(CASE, TRACE, LogSink())
     assert (rerun.calls, rerun.cache_hits, caller.opened) == (0, 2, [])
+
+
+def test_an_entry_linked_to_a_device_or_a_fifo_is_a_miss_not_a_hang(tmp_path: Path) -> None:
+    # Issue 40: the cache folder may be committed; its entries are read through the one bounded reader.
+    import os
+
+    cache = JudgeCache(tmp_path / "cache")
+    key, fifo_key = cache_key({"a": 1}), cache_key({"a": 2})
+    for k in (key, fifo_key):
+        (tmp_path / "cache" / k[:2]).mkdir(parents=True, exist_ok=True)
+    (tmp_path / "cache" / key[:2] / f"{key}.json").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "cache" / fifo_key[:2] / f"{fifo_key}.json")
+    assert cache.get(key) is None and cache.get(fifo_key) is None

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ragjudge import masking
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.evidence import (
     MAX_BATCH,
@@ -240,6 +241,16 @@ def test_passages_are_trimmed_to_excerpt_chars() -> None:
         _, shown = parse_prompt(fake.bodies[0])
     assert shown == [long_text[:100]]
     assert is_evidence(fake.bodies[0])
+
+
+def test_a_secret_at_the_bound_is_masked_before_the_passage_is_cut() -> None:
+    # Issue 40 item 13: the evidence judge cut first, and half a secret reached it.
+    masking.register("tok-evidence-77")
+    text = "y" * 95 + "tok-evidence-77"
+    with FakeOpenAI(evidence_responder(by_marker), api_key=KEY) as fake:
+        EvidenceScorer(_config(fake.base_url, excerpt_chars=100)).score("c", [text], lambda f: None)
+        _, shown = parse_prompt(fake.bodies[0])
+    assert shown == ["y" * 95 + "***"]
 
 
 # --- LLM context precision in `ragjudge run` ----------------------------------------------------

@@ -73,6 +73,17 @@ def test_secrets_in_an_answer_or_passage_are_masked_before_the_judge_sees_them(f
     assert "tok-5ecret-99" not in sent and "Use *** to log in." in sent and "the token is ***" in sent
 
 
+def test_a_secret_at_the_passage_bound_is_masked_before_the_cut(fake: FakeOpenAI) -> None:
+    # Issue 40 item 13: the passage was cut first, so `tok-5ecret-99` cut to `tok-5ecr` was no longer recognised
+    # and its first half reached the judge.
+    masking.register("tok-5ecret-99")
+    text = "x" * 42 + "tok-5ecret-99 and more after it"
+    trace = make_trace("Fine.", ids=["p1"], passages={"p1": text})
+    make_judge(fake, None, max_passage_chars=50).judge(CASE, trace, lambda f: None)
+    sent = json.dumps(fake.bodies)
+    assert "tok-5ec" not in sent and "x" * 42 + "***" in sent
+
+
 # Issue 27, item 4: a 4.5 MB answer made one judge request of 4,507,002 bytes.
 HUGE_ANSWER = "Refunds take 5 days. " + "x" * 4_500_000 + " TAIL"
 CUT_NOTE = (

@@ -366,3 +366,23 @@ def test_a_criterion_named_like_a_pydantic_member_is_judged(name: str, recwarn: 
     with pytest.raises(ReplyError, match=rf"^scores\.{name}: Input should be less than or equal to 5$"):
         parse_judged(json.dumps(reply), asked, None, False, None, "an answer")
     assert [str(w.message) for w in recwarn] == []
+
+
+# ------------------------------------------------------------------------------------------ duplicate keys
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('{"winner": "A", "reason": "shorter", "winner": "B"}', "winner"),
+        ('{"winner": "tie", "reason": "x", "nested": {"a": 1, "a": 2}}', "a"),
+    ],
+)
+def test_a_reply_giving_a_key_twice_is_refused(text: str, key: str) -> None:
+    # Issue 40 item 16: a pairwise reply `{"winner":"A","winner":"B"}` was read by its last value.
+    from ragjudge.judge.pairwise import parse_pairwise
+
+    with pytest.raises(ReplyError) as caught:
+        parse_pairwise(text)
+    assert str(caught.value) == f"the reply gives the key {key!r} twice in one object; give each key once"
+    rubric = rubric_json({"grounding": 2, "tone": 5}, {})
+    with pytest.raises(ReplyError, match="the reply gives the key 'scores' twice in one object"):
+        parse_rubric(rubric[:-1] + ', "scores": {}}', RUBRIC_DIMENSIONS)

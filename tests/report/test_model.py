@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -370,6 +371,15 @@ def test_load_missing_file(tmp_path: Path) -> None:
         load_report(path)
     assert info.value.message == f"{path}: report file not found"
     assert info.value.exit_code == ExitCode.BAD_INPUT
+
+
+def test_a_report_that_is_a_fifo_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # Issue 40: the report reader is the one bounded reader of repository files (`--baseline pipe.json`).
+    path = tmp_path / "pipe.json"
+    os.mkfifo(path)
+    with pytest.raises(CaseFileError) as info:
+        load_report(path)
+    assert info.value.message == f"{path}: refused: a FIFO (named pipe), not a file"
 
 
 def test_load_not_json(tmp_path: Path) -> None:

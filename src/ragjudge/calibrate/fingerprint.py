@@ -27,9 +27,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragjudge.config.judge_config import JudgeConfig
-from ragjudge.errors import UsageError
+from ragjudge.errors import RagjudgeError, UsageError
 from ragjudge.judge.interface import host_of
 from ragjudge.judge.prompting import prompt_sources
+from ragjudge.repofiles.bounded import Bound, read_bounded
 
 DEFAULT_RECORD = Path(".ragjudge/calibration.json")
 
@@ -49,7 +50,11 @@ _NAMES = {
     "refusal_judge": "endpoint.refusal.judge",
     "reference": "judge.reference",
     "criteria_sha256": "judge.criteria",
+    "max_answer_chars": "judge.max_answer_chars",
+    "max_passage_chars": "judge.max_passage_chars",
 }
+_SHOWN = ("max_answer_chars", "max_passage_chars")
+"""The judge's bounds on what it is shown, in the fingerprint when not the default."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +87,17 @@ def fingerprint_of(judge: JudgeConfig, refusal_judge: bool = False) -> Fingerpri
         }
         if refusal_judge:
             components["refusal_judge"] = True
+        # How much of the answer and of each passage the model is shown decides what it can find: entered only
+        # when not the default, so records made before they were counted stay valid for judges at the defaults.
+        for key in _SHOWN:
+            if getattr(judge, key) != JudgeConfig.model_fields[key].default:
+                components[key] = getattr(judge, key)
     # Whether answers are judged against their reference, and the team's criteria word for word, decide what
     # the judge is asked: a calibration made without them measured another instrument.
     # Entered only when off (it is on by default), as refusal_judge only when on.
     if not judge.reference:
         components["reference"] = False
+
     if judge.criteria:
         criteria = {name: c.model_dump(mode="json") for name, c in sorted(judge.criteria.items())}
         components["criteria_sha256"] = hashlib.sha256(
@@ -161,13 +172,21 @@ def add_pairwise(path: Path, fingerprint: Fingerprint, figures: Mapping[str, Any
     return None
 
 
+_RECORD_BOUND = Bound(
+    10_000_000, "over 10,000,000 bytes, more than any calibration record", tip="run `ragjudge calibrate` again"
+)
+
+
 def read_record(path: Path) -> CalibrationRecord | str:
     """The record, or why there is none usable (a sentence naming the file)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists():
         return f"no calibration record at {path}"
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    try:
+        # A repository file: a committed link to /dev/zero or to a FIFO is refused, not read forever.
+        data = json.loads(read_bounded(path, _RECORD_BOUND).decode("utf-8"))
+    except RagjudgeError as exc:
+        return f"the calibration record {path} cannot be read ({exc.message.removeprefix(f'{path}: ')})"
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return f"the calibration record {path} cannot be read ({type(exc).__name__})"
     try:
         return CalibrationRecord.model_validate(data)
@@ -200,6 +219,11 @@ def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     was, now = old.get("reference", True), new.get("reference", True)  # absent means on
     if was != now:
         out.append(f"{_NAMES['reference']} {_shown(was)} → {_shown(now)}")
+    for key in _SHOWN:
+        default = JudgeConfig.model_fields[key].default
+        was, now = old.get(key, default), new.get(key, default)  # absent means the default
+        if was != now:
+            out.append(f"{_NAMES[key]} {_shown(was)} → {_shown(now)}")
     if old.get("criteria_sha256") != new.get("criteria_sha256"):
         out.append("judge.criteria changed")
     if old.get("prompts_sha256") != new.get("prompts_sha256") and "prompts_sha256" in new:

@@ -17,6 +17,7 @@ import requests
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragjudge.errors import EvaluationError, FeedbackError
+from ragjudge.repofiles.bounded import Bound, read_bounded
 from ragjudge.transport.sessions import CutOff, bounded_request, watched_session
 from ragjudge.transport.urls import public_url
 
@@ -110,14 +111,25 @@ def _decode(raw: bytes, source: str) -> Any:
         raise FeedbackError(f"{source}: not valid JSON ({exc})") from None
 
 
+MAX_FEEDBACK_BYTES = 1_000_000
+"""A feedback file larger than this is refused (it holds a few counts)."""
+
+
 def from_file(path: Path) -> Feedback:
     source = f"feedback file {path}"
+    bound = Bound(
+        MAX_FEEDBACK_BYTES,
+        f"over {MAX_FEEDBACK_BYTES:,} bytes, more than two arms' counts",
+        tip="the file holds {treatment: {dislikes, responses}, control: {...}}",
+        missing="not found",
+        missing_tip="pass --feedback with an existing file",
+        error=FeedbackError,
+    )
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise FeedbackError(f"{source}: not found", tip="pass --feedback with an existing file") from None
-    except OSError as exc:
-        raise FeedbackError(f"{source}: cannot read: {exc.strerror}") from None
+        # `canary.feedback.file` is in the config a pull request can edit: `/dev/zero` is refused, not read forever.
+        raw = read_bounded(path, bound)
+    except FeedbackError as exc:
+        raise FeedbackError(f"feedback file {exc.message}", tip=exc.tip) from None
     return parse_payload(_decode(raw, source), source)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,6 +196,18 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
     if dead and runs is not None and decision.verdict != "rollback":
         exit_code = ExitCode.COULD_NOT_EVALUATE
         extra = [f"every request to the {arm} failed ({runs[arm].errors[0]})" for arm in dead]
+    bugs = [(arm, o) for arm in ARMS if runs is not None for o in runs[arm].judge_bugs]
+    if bugs and decision.verdict != "rollback":
+        # As in the gate: a judge that failed inside ragjudge is a bug, and nothing is promoted past it.
+        exit_code = ExitCode.COULD_NOT_EVALUATE
+        decision = dataclasses.replace(decision, verdict="inconclusive")
+        arm, first = bugs[0]
+        answers = sum(len(runs[a].observations) for a in ARMS) if runs is not None else 0
+        extra.append(
+            f"the judge failed inside ragjudge on {len(bugs)} of {answers} answers: the canary cannot be promoted; "
+            f"the first, {arm} case {first.case_id!r}: {first.judge_bug} (a bug in ragjudge, not in the service: "
+            "rerun with RAGJUDGE_DEBUG=1 for a traceback, and report it)"
+        )
 
     report = build_report(
         decision,

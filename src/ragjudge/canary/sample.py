@@ -8,6 +8,8 @@ it arrives (treatment and control alike; the control's faithfulness is reported 
 
 from __future__ import annotations
 
+import os
+import traceback
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from ragjudge.cases.conversations import rehearsal
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.endpoint.dialogue import ask_turns
 from ragjudge.endpoint.result import EndpointResult
-from ragjudge.judge.interface import Judge, Judgement
+from ragjudge.judge.interface import JUDGE_BUG, Judge, Judgement
 from ragjudge.metrics.names import FAITHFULNESS
 
 ARMS = ("treatment", "control")
@@ -38,6 +40,8 @@ class Observation:
     """Why the judge could not score this answer."""
     ttft_ms: float | None = None
     passages_unknown: bool = False
+    judge_bug: str | None = None
+    """`judge failed inside ragjudge: TYPE: MESSAGE` when the judge raised (a bug): no canary is promoted past it."""
     """The reply exposed no passages (`Trace.passages_unknown`): its faithfulness cannot be scored."""
     """Time to the first token of a streamed reply; None for a JSON body or a failed call."""
 
@@ -75,14 +79,22 @@ class ArmRun:
     def unscored(self) -> tuple[str, ...]:
         return tuple(o.unscored for o in self.observations if o.unscored is not None)
 
+    @property
+    def judge_bugs(self) -> tuple[Observation, ...]:
+        """The answers the judge failed on inside ragjudge (a bug, as the gate counts one: an error, not unscored)."""
+        return tuple(o for o in self.observations if o.judge_bug is not None)
+
 
 def _judge(judge: Judge, case: Case, result: EndpointResult) -> Judgement | str:
-    """The judgement, or why there is none: a judge bug is an unscored answer, never a crash or a pass."""
+    """The judgement, or the bug that stopped it (`JUDGE_BUG`): never a crash, and, as in the gate, never a
+    promote (`release` makes the run exit 3)."""
     assert result.trace is not None
     try:
         return judge.judge(case, result.trace, lambda fields: None)
     except Exception as exc:
-        return f"judge failed: {type(exc).__name__}: {exc}"
+        if os.environ.get("RAGJUDGE_DEBUG"):
+            traceback.print_exc()
+        return f"{JUDGE_BUG}: {type(exc).__name__}: {exc}"
 
 
 def _observation(case: Case, result: EndpointResult, judged: Judgement | str | None) -> Observation:
@@ -91,7 +103,13 @@ def _observation(case: Case, result: EndpointResult, judged: Judgement | str | N
     ttft, unknown = result.trace.ttft_ms, result.trace.passages_unknown
     if isinstance(judged, str):
         return Observation(
-            case.id, result.trace.latency_ms, None, unscored=judged, ttft_ms=ttft, passages_unknown=unknown
+            case.id,
+            result.trace.latency_ms,
+            None,
+            unscored=judged,
+            ttft_ms=ttft,
+            passages_unknown=unknown,
+            judge_bug=judged,
         )
     if judged is None:
         return Observation(case.id, result.trace.latency_ms, None, ttft_ms=ttft, passages_unknown=unknown)
@@ -103,6 +121,7 @@ def _observation(case: Case, result: EndpointResult, judged: Judgement | str | N
         unscored=judged.unscored_reason(FAITHFULNESS),
         ttft_ms=ttft,
         passages_unknown=unknown,
+        judge_bug=judged.internal_error,
     )
 
 

@@ -8,14 +8,17 @@ A corpus is one of:
   its title its first Markdown heading (else the file's name);
 * `example`: the example service's own corpus (the one `ragjudge demo` answers from).
 
-Reads are bounded (`MAX_CORPUS_BYTES` in all, `MAX_DOCUMENTS` documents); a document longer than
-`MAX_DOCUMENT_CHARS` is shown cut, and says so. Bad input is a CaseFileError naming the file and the line.
+Reads are bounded (`MAX_CORPUS_BYTES` in all, `MAX_DOCUMENTS` documents) and go through `repofiles.bounded`: a
+FIFO or other non-file is refused without waiting on it, and a folder's file that links outside the folder is
+refused (its text would go to a third-party model). A document longer than `MAX_DOCUMENT_CHARS` is shown cut,
+and says so. Bad input is a CaseFileError naming the file and the line.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -23,6 +26,7 @@ from typing import Any
 
 from ragjudge.cases.files import decode
 from ragjudge.errors import CaseFileError
+from ragjudge.repofiles.bounded import Bound, read_bounded
 from ragjudge.safetext import clean_text
 
 EXAMPLE = "example"
@@ -35,6 +39,8 @@ MAX_DOCUMENT_CHARS = 20_000
 """A document is shown to the model up to this many characters (and its questions come from that part)."""
 SUFFIXES = (".md", ".txt")
 """The files a corpus folder is made of."""
+LINE_BREAK = re.compile("[\n\r\v\f\x85\u2028\u2029]")
+"""What YAML or a reader takes for the end of a line."""
 _TIP = 'one JSON object a line: {"id": "...", "title": "...", "text": "..."} (title optional)'
 
 
@@ -84,6 +90,12 @@ def load_corpus(spec: str) -> list[Document]:
         raise CaseFileError(f"{spec}: the corpus has no documents", tip=_TIP)
     seen: dict[str, Document] = {}
     for doc in docs:
+        if LINE_BREAK.search(doc.id):
+            # Found now, before a model call is paid for: the id goes on one line of the case file (its comment).
+            raise CaseFileError(
+                f"{doc.where}: document id {doc.id!r} holds a line break",
+                tip="an id is one line (a folder's document is named by its path: rename the file)",
+            )
         if doc.id in seen:
             raise CaseFileError(
                 f"{doc.where}: document id {doc.id!r} is also the id of {seen[doc.id].where}",
@@ -93,18 +105,16 @@ def load_corpus(spec: str) -> list[Document]:
     return docs
 
 
-def _text(path: Path, budget: int) -> str:
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(budget + 1)
-    except OSError as exc:
-        raise CaseFileError(f"{path}: cannot read: {exc.strerror}") from None
-    if len(raw) > budget:
-        raise CaseFileError(
-            f"{path}: the corpus is over {MAX_CORPUS_BYTES:,} bytes, the most `cases generate` reads",
-            tip="generate from a part of the knowledge base at a time",
-        )
-    return decode(path, raw)
+def _text(path: Path, budget: int, folder: Path | None = None) -> str:
+    """A corpus file's text within what is left of the corpus's bytes; in a folder, a file whose real location
+    is outside it (a checked-in link to `../../.ssh/id_rsa`) is refused: its text would be sent to the model."""
+    bound = Bound(
+        budget,
+        f"the corpus is over {MAX_CORPUS_BYTES:,} bytes, the most `cases generate` reads",
+        tip="generate from a part of the knowledge base at a time",
+        missing="corpus file not found",
+    )
+    return decode(path, read_bounded(path, bound, inside=folder))
 
 
 def _document(data: Any, where: str) -> Document:
@@ -141,7 +151,8 @@ def _room(docs: list[Document], where: str) -> None:
 
 def _from_jsonl(path: Path, text: str) -> list[Document]:
     docs: list[Document] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    # Lines end at LF (CRLF too): `splitlines` would also cut at a U+2028 that JSON allows inside a string.
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
@@ -185,7 +196,7 @@ def _from_folder(folder: Path) -> list[Document]:
     docs: list[Document] = []
     for path in files:
         _room(docs, str(path))
-        text = _text(path, budget)
+        text = _text(path, budget, folder)
         budget -= len(text.encode("utf-8"))
         doc_id = path.relative_to(folder).as_posix()
         docs.append(_made(clean_text(doc_id), _title(text) or path.stem, clean_text(text), str(path)))

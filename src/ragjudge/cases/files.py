@@ -20,6 +20,7 @@ import yaml
 from ragjudge.config import safeyaml
 from ragjudge.config.model import DEFAULT_MAX_CASE_FILE_BYTES
 from ragjudge.errors import CaseFileError
+from ragjudge.repofiles.bounded import Bound, read_bounded
 from ragjudge.safetext import clean_data
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
@@ -65,13 +66,14 @@ def read_items(
 
 
 def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_CASE_FILE_BYTES, config_folder: Path | None = None) -> bytes:
-    """The file's bytes, refused past `max_bytes`; a missing or unreadable file is a CaseFileError."""
-    try:
-        return _read_capped(path, max_bytes)
-    except FileNotFoundError:
-        raise CaseFileError(f"{path}: file not found", tip=_not_found_tip(path, config_folder)) from None
-    except OSError as exc:
-        raise CaseFileError(f"{path}: cannot read: {exc.strerror}") from None
+    """The file's bytes, refused past `max_bytes`; a missing, unreadable or non-regular file is a CaseFileError."""
+    bound = Bound(
+        max_bytes,
+        f"over {max_bytes:,} bytes, the limit for a case file",
+        tip="split the file, or raise max_case_file_bytes in ragjudge.yml",
+        missing_tip=None if path.exists() else _not_found_tip(path, config_folder),
+    )
+    return read_bounded(path, bound)
 
 
 def decode(path: Path, raw: bytes) -> str:
@@ -109,20 +111,6 @@ def _not_found_tip(path: Path, config_folder: Path | None) -> str:
                 f"directory: write {fixed.as_posix()}"
             )
     return "check the path in `cases:` or --cases"
-
-
-def _read_capped(path: Path, max_bytes: int) -> bytes:
-    # A regular file's size says it at once; anything else (a pipe, /dev/zero) is read at most one byte
-    # past the cap. Either way a 1 GB file costs nothing to refuse.
-    with path.open("rb") as handle:
-        too_big = os.fstat(handle.fileno()).st_size > max_bytes
-        raw = b"" if too_big else handle.read(max_bytes + 1)
-    if too_big or len(raw) > max_bytes:
-        raise CaseFileError(
-            f"{path}: over {max_bytes:,} bytes, the limit for a case file",
-            tip="split the file, or raise max_case_file_bytes in ragjudge.yml",
-        )
-    return raw
 
 
 class _RepeatedKey(ValueError):
@@ -191,7 +179,9 @@ def parse_yaml(path: Path, text: str) -> safeyaml.Loaded:
         if exc.too_deep:
             raise CaseFileError(f"{path}: {TOO_DEEP}", tip=TOO_DEEP_TIP) from None
         where = f":{exc.line}" if exc.line else ""
-        raise CaseFileError(f"{path}{where}: refused: {exc.message}", tip="write the cases out plainly") from None
+        raise CaseFileError(
+            f"{path}{where}: refused: {exc.message}", tip=exc.tip or "write the cases out plainly"
+        ) from None
     except yaml.YAMLError as exc:
         if _looks_like_json_lines(text):
             raise _json_lines_in_yaml(path) from None

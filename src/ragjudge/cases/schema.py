@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -9,6 +10,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 from ragjudge.cases.tools import ToolsModel
 from ragjudge.config.judge_config import CriterionConfig, check_criterion_name
 
+ID_BREAK = re.compile("[\t\n\r\v\f\x85\u2028\u2029]")
+"""What may not stand in a case id: what a line-by-line reader (or a workflow log) takes for a break."""
 MAX_TURNS = 50
 """The most turns one conversation may have: each is a call and a judgement, in order."""
 
@@ -97,6 +100,15 @@ class CaseModel(_Asked):
     @classmethod
     def _id_text(cls, value: Any) -> Any:
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("id")
+    @classmethod
+    def _id_one_line(cls, value: str | None) -> str | None:
+        # An id is written one a line (the Action's `failed-case-ids`, JUnit, the log): one holding a line break
+        # would read as several ids there, and a later step echoing the output would replay them as commands.
+        if value is not None and ID_BREAK.search(value):
+            raise ValueError("an id is one line; this one holds a line break or a tab")
+        return value
 
     @model_validator(mode="after")
     def _question_or_turns(self) -> CaseModel:

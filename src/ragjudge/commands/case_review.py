@@ -26,16 +26,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+import yaml
+
 from ragjudge.cases.candidates import locate
 from ragjudge.cases.case import Case
-from ragjudge.cases.caseset import load_cases
+from ragjudge.cases.caseset import load_cases, validate
 from ragjudge.cases.corpus import Document, load_corpus
-from ragjudge.cases.files import is_jsonl, read_items
+from ragjudge.cases.files import decode, is_jsonl, items_of, parse_yaml, read_bytes
 from ragjudge.errors import CaseFileError, UsageError
+from ragjudge.repofiles.atomic import check_writable, write_atomic
 
 ANSWERS = {"a": "approved", "r": "rejected", "e": "edit"}
-_REVIEW_LINE = re.compile(r"^(\s*|-\s+)review:(\s*)pending(\s*#.*)?$")
-"""A `review: pending` line, as its own key line or as an item's first key; the spacing and a comment are kept."""
 
 
 def add_parser(tools: Any) -> None:
@@ -156,7 +157,12 @@ def _edit(item: _Item, path: Path, out: TextIO) -> Case | None:
         draft.write_text(shown, encoding="utf-8")
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
-            subprocess.run([*shlex.split(editor), str(draft)], check=False)
+            command = shlex.split(editor)
+        except ValueError as exc:  # `vi '`: the decisions made so far are kept, the case is shown again
+            print(f"  cannot start the editor {editor!r} ({exc}): set EDITOR", file=out)
+            return None
+        try:
+            subprocess.run([*command, str(draft)], check=False)
         except OSError as exc:
             print(f"  cannot start the editor {editor!r} ({exc.strerror}): set EDITOR", file=out)
             return None
@@ -182,34 +188,70 @@ def _edit(item: _Item, path: Path, out: TextIO) -> Case | None:
     return cases[0]
 
 
-def _decided(item: _Item, path: Path, case_id: str) -> list[str]:
-    """The item's lines with its decision written in (its `review: pending` line, or its JSON's `review`)."""
+def _decided_line(item: _Item) -> list[str]:
+    """A JSONL case's line with its decision written in its JSON's `review`."""
     if item.decision is None:
         return item.lines
-    if is_jsonl(path):
-        line = item.lines[0]
-        data = json.loads(line)
-        data["review"] = item.decision
-        return [json.dumps(data, ensure_ascii=False) + line[len(line.rstrip("\r\n")) :]]
-    out = list(item.lines)
-    for k, line in enumerate(out):
-        found = _REVIEW_LINE.match(line.rstrip("\r\n"))
-        if found is not None:
-            newline = line[len(line.rstrip("\r\n")) :]
-            out[k] = f"{found.group(1)}review:{found.group(2)}{item.decision}{found.group(3) or ''}{newline}"
-            return out
-    raise CaseFileError(f"{path}: case {case_id!r}: its `review: pending` line was not found on its lines")
+    line = item.lines[0]
+    data = json.loads(line)
+    data["review"] = item.decision
+    return [json.dumps(data, ensure_ascii=False) + line[len(line.rstrip("\r\n")) :]]
+
+
+@dataclass(frozen=True)
+class _Decided:
+    """A decision to write, and the lines its case stands on once the edits are in (0-based, end excluded)."""
+
+    case_id: str
+    first: int
+    end: int
+    decision: str
+
+
+def _with_decisions(path: Path, text: str, decided: list[_Decided]) -> str:
+    """The YAML text with each decided case's `review` value replaced: the case is the item that starts on its
+    lines (its id may have been edited) and the value its `review` key's in the parsed file, never a line that
+    reads like one (a question may hold a `review: pending` line of its own). An edit that dropped the key gets
+    it back, on a line of its own after the case's last."""
+    node = parse_yaml(path, text).node
+    if isinstance(node, yaml.MappingNode):  # `cases: [...]`
+        node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
+    items = [i for i in node.value if isinstance(i, yaml.MappingNode)] if isinstance(node, yaml.SequenceNode) else []
+    edits: list[tuple[int, int, str]] = []
+    for d in decided:
+        item = next((i for i in items if d.first <= i.start_mark.line < d.end), None)
+        if item is None:
+            raise CaseFileError(f"{path}: case {d.case_id!r}: not found to write the decision to")
+        review = next((v for k, v in item.value if getattr(k, "value", None) == "review"), None)
+        if isinstance(review, yaml.ScalarNode):
+            edits.append((review.start_mark.index, review.end_mark.index, d.decision))
+        elif review is None and not item.flow_style and item.value:
+            at = item.value[-1][1].end_mark.index
+            if at == 0 or text[at - 1] != "\n":
+                ends = text.find("\n", at)
+                at = len(text) if ends < 0 else ends + 1
+            newline = "" if text[:at].endswith("\n") else "\n"
+            column = item.value[0][0].start_mark.column
+            edits.append((at, at, f"{newline}{' ' * column}review: {d.decision}\n"))
+        else:
+            raise CaseFileError(f"{path}: case {d.case_id!r}: its `review:` value was not found to write the decision")
+    for start, end, value in sorted(edits, reverse=True):
+        text = text[:start] + value + text[end:]
+    return text
 
 
 def handle(args: argparse.Namespace) -> int:
     path: Path = args.file
-    cases = [c for c in load_cases([path]).cases if c.review == "pending"]
+    check_writable(path)  # a link is refused before the person spends time on it, not after
+    # Read once: the cases shown, the lines rewritten and the bytes the write checks against are the same file.
+    raw = read_bytes(path)
+    file_items = items_of(path, decode(path, raw))
+    cases = [c for c in validate([(path, file_items)]).cases if c.review == "pending"]
     if not cases:
         print(f"{path}: no case is pending review")
         return 0
-    starts = {str(item.data.get("id")): item.line for item in read_items(path) if isinstance(item.data, dict)}
-    raw = path.read_bytes()
-    lines = raw.decode("utf-8-sig").splitlines(keepends=True)
+    starts = {str(item.data.get("id")): item.line for item in file_items if isinstance(item.data, dict)}
+    lines = decode(path, raw).splitlines(keepends=True)
     item_lines = sorted(line for line in starts.values() if line)
     items: dict[str, _Item] = {}
     for case in cases:
@@ -244,28 +286,43 @@ def handle(args: argparse.Namespace) -> int:
         print("nothing decided: the file is unchanged")
         return 0
     # From the bottom up, so an edit that adds or drops lines leaves the items above where they were.
-    for case_id, item in sorted(touched, key=lambda pair: -pair[1].start):
-        lines[item.start : item.end] = _decided(item, path, case_id)
-    _write(path, raw, "".join(lines))
-    decisions = [item.decision for item in items.values()]
-    edited = sum(item.edited for item in items.values())
-    print(
-        f"{path}: {decisions.count('approved')} approved, {decisions.count('rejected')} rejected, {edited} edited, "
-        f"{decisions.count(None)} left pending"
-    )
+    for _, item in sorted(touched, key=lambda pair: -pair[1].start):
+        lines[item.start : item.end] = _decided_line(item) if is_jsonl(path) else item.lines
+    text = "".join(lines)
+    if not is_jsonl(path):
+        decided, shift = [], 0
+        for case_id, item in sorted(items.items(), key=lambda pair: pair[1].start):
+            if item.decision:
+                decided.append(
+                    _Decided(case_id, item.start + shift, item.start + shift + len(item.lines), item.decision)
+                )
+            shift += len(item.lines) - (item.end - item.start)
+        text = _with_decisions(path, text, decided)
+    _write(path, raw, text, _summary(items))
+    print(f"{path}: {_summary(items)}")
     return 0
 
 
-def _write(path: Path, raw: bytes, text: str) -> None:
-    """Writes the file atomically, once the whole of it reads back as a case file (else nothing is written)."""
-    tmp = path.with_name(f".{path.stem}.reviewed{path.suffix}")  # the case file's suffix: it is read back as one
-    tmp.write_bytes((b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b"") + text.encode("utf-8"))
+def _summary(items: dict[str, _Item]) -> str:
+    decisions = [item.decision for item in items.values()]
+    edited = sum(item.edited for item in items.values())
+    return (
+        f"{decisions.count('approved')} approved, {decisions.count('rejected')} rejected, {edited} edited, "
+        f"{decisions.count(None)} left pending"
+    )
+
+
+def _write(path: Path, raw: bytes, text: str, summary: str) -> None:
+    """Writes the file atomically, once the whole of it reads back as a case file, and only over the bytes that
+    were read (a change made meanwhile is kept; the decisions are then named, to be made again)."""
     try:
-        load_cases([tmp])
+        validate([(path, items_of(path, text))])
     except CaseFileError as exc:
-        tmp.unlink()
         raise CaseFileError(
-            f"{path}: the reviewed file would not read as a case file ({str(exc).replace(str(tmp), str(path))}); "
-            "nothing was written"
+            f"{path}: the reviewed file would not read as a case file ({exc.message}); nothing was written"
         ) from None
-    os.replace(tmp, path)
+    bom = b"\xef\xbb\xbf" if raw.startswith(b"\xef\xbb\xbf") else b""
+    try:
+        write_atomic(path, bom + text.encode("utf-8"), raw)
+    except CaseFileError as exc:
+        raise CaseFileError(exc.message, tip=f"{exc.tip}; this review ({summary}) was not saved") from None

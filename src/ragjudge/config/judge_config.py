@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, ConfigDict, Field, SecretStr, field_validator
 
@@ -223,14 +223,6 @@ class JudgeConfig(Section):
         "it applies to (`criteria.NAME` in rules).",
     )
 
-    @field_validator("rejudge", "consistency_sample", "max_calls", mode="before")
-    @classmethod
-    def _a_count(cls, value: object) -> object:
-        # YAML reads `true` as a bool, and pydantic would take it for 1: a count is a number.
-        if isinstance(value, bool):
-            raise ValueError("a count is a whole number, not true or false")
-        return value
-
     @field_validator("criteria")
     @classmethod
     def _criterion_names(cls, value: dict[str, CriterionConfig]) -> dict[str, CriterionConfig]:
@@ -238,6 +230,26 @@ class JudgeConfig(Section):
             problem = check_criterion_name(name)
             if problem is not None:
                 raise ValueError(problem)
+        return value
+
+    @field_validator(
+        "seed",
+        "concurrency",
+        "max_retries",
+        "samples",
+        "max_passages",
+        "max_passage_chars",
+        "max_answer_chars",
+        "rejudge",
+        "consistency_sample",
+        "max_calls",
+        mode="before",
+    )
+    @classmethod
+    def _a_count_not_a_boolean(cls, value: Any) -> Any:
+        # YAML's `true` is an int to pydantic's lax mode: `rejudge: true` read as 1 rejudge (booleans are not counts).
+        if isinstance(value, bool):
+            raise ValueError(f"a number is expected, not {str(value).lower()}")
         return value
 
     @field_validator("base_url")

@@ -19,6 +19,7 @@ from ragjudge.config.model import Config
 from ragjudge.config.protocol import UNION_TAGS
 from ragjudge.config.templatepath import check_contained, workspace
 from ragjudge.errors import ConfigError
+from ragjudge.repofiles.bounded import Bound, read_bounded
 
 _TOO_DEEP = "nested too deeply to read (lists or mappings hundreds of levels deep)"
 _TOO_DEEP_TIP = "see docs/configuration.md: no key nests more than a few levels"
@@ -115,6 +116,10 @@ def register_secrets(config: Config) -> None:
         masking.register(config.judge.api_key.get_secret_value())
 
 
+MAX_CONFIG_BYTES = 1_000_000
+"""A config file larger than this is refused (a real one is a few kilobytes)."""
+
+
 def load_config(path: Path | None) -> Config:
     """Load `path`, or `ragjudge.yml` in the working directory, or the defaults.
 
@@ -126,19 +131,28 @@ def load_config(path: Path | None) -> Config:
         if explicit:
             raise ConfigError(f"{target}: config file not found", tip="pass --config with an existing file")
         return parse_config({}, "(defaults)", Path.cwd())
+    # A pull request can carry ragjudge.yml as a FIFO or a link to /dev/zero: read through the one bounded reader.
+    bound = Bound(
+        MAX_CONFIG_BYTES,
+        f"over {MAX_CONFIG_BYTES:,} bytes, more than any config",
+        tip="a config is a few kilobytes: check what the path names",
+        missing="config file not found",
+        missing_tip="pass --config with an existing file",
+        error=ConfigError,
+    )
     try:
-        text = target.read_text(encoding="utf-8")
+        text = read_bounded(target, bound).decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"{target}: not UTF-8 text", tip="save the config file as UTF-8") from None
-    except OSError as exc:
-        raise ConfigError(f"{target}: cannot read: {exc.strerror}") from None
     try:
         data = safeyaml.load(text).data
     except safeyaml.YamlLimitError as exc:
         if exc.too_deep:
             raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None
         where = f" (line {exc.line})" if exc.line else ""
-        raise ConfigError(f"{target}: refused{where}: {exc.message}", tip="write the config out plainly") from None
+        raise ConfigError(
+            f"{target}: refused{where}: {exc.message}", tip=exc.tip or "write the config out plainly"
+        ) from None
     except RecursionError:
         raise ConfigError(f"{target}: {_TOO_DEEP}", tip=_TOO_DEEP_TIP) from None
     except yaml.YAMLError as exc:

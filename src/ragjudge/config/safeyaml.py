@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 MAX_DEPTH = 100
 """Nesting levels of mappings and lists; real configs and case files use fewer than 10."""
@@ -26,12 +26,16 @@ MAX_ALIAS_EXPANSION = 100_000
 class YamlLimitError(Exception):
     """The document is over a limit; `line` is 1-based, or None when it is the whole document."""
 
-    def __init__(self, message: str, line: int | None = None, *, too_deep: bool = False) -> None:
+    def __init__(
+        self, message: str, line: int | None = None, *, too_deep: bool = False, tip: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
         self.too_deep = too_deep
         """Refused for its nesting (callers word that one the same way as a RecursionError)."""
+        self.tip = tip
+        """What to do, when the refusal has its own fix (else the caller's)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ def load(text: str, base: type[yaml.SafeLoader] = yaml.SafeLoader) -> Loaded:
         if node is None:
             return Loaded(None, None)
         _check_expansion(node)
+        _check_keys(node)
         return Loaded(loader.construct_document(node), node)
     finally:
         loader.dispose()
@@ -120,6 +125,34 @@ def _check_expansion(root: Node) -> None:
     added = sizes[id(root)] - len(distinct)
     if added > MAX_ALIAS_EXPANSION:
         raise YamlLimitError(f"aliases expand to over {MAX_ALIAS_EXPANSION:,} extra values (a YAML alias bomb?)", None)
+
+
+def _check_keys(root: Node) -> None:
+    """Refuse a mapping that writes one key twice: YAML keeps the last without a word, so a config with `gate:`
+    twice silently dropped the first block's rules (JSONL lines already refuse it). A merge (`<<: *base`) that a
+    key then overrides is not a repeat: only keys written in the mapping itself count."""
+    seen_nodes: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for key, _ in node.value:
+                if not isinstance(key, ScalarNode) or key.tag == "tag:yaml.org,2002:merge":
+                    continue
+                line = key.start_mark.line + 1
+                if (key.tag, key.value) in first:
+                    raise YamlLimitError(
+                        f"key {key.value!r} is given twice in one mapping (first at line "
+                        f"{first[(key.tag, key.value)]}); YAML would keep the last without a word",
+                        line,
+                        tip="give each key once: merge the two blocks into one",
+                    )
+                first[(key.tag, key.value)] = line
+        stack.extend(_children(node))
 
 
 def _children(node: Node) -> list[Node]:

@@ -133,6 +133,8 @@ def find_baseline(
             "absolute rules only"
         )
         return None
+    for skipped in found.skipped:
+        log.issue("notice", skipped, "ragjudge: baseline")
     if found.level == "warning":
         notes.warnings.append(found.message)
     else:

@@ -35,6 +35,12 @@ from ragjudge.transport.sessions import watched_session
 
 MAX_RUNS = 200
 """Successful runs on the default branch looked at, newest first, before giving up."""
+MAIN_EVENTS = frozenset({"push", "schedule", "workflow_dispatch"})
+"""The events that run a workflow on main itself. A pull request's run (`pull_request`, `pull_request_target`)
+uses the workflow file and the artifacts of its own commit, so a fork whose branch is named `main` could set
+the baseline of every later pull request."""
+MAX_SKIP_NOTICES = 10
+"""Runs named one by one when passed over; the rest are counted."""
 MAX_ZIP_BYTES = 100 * 1024 * 1024
 BASELINE_FILE = "baseline-report.json"
 CHUNK = 1 << 16
@@ -47,6 +53,8 @@ class BaselineFetch:
     path: Path | None
     message: str
     level: Literal["notice", "warning"] = "notice"
+    skipped: tuple[str, ...] = ()
+    """A notice for each run passed over as not main's own (a fork's pull request on a branch named main, ...)."""
 
 
 @dataclass(frozen=True)
@@ -66,9 +74,11 @@ def fetch_baseline(client: GitHubClient, where: Where, dest_dir: Path, report_na
     """Find, download and extract the baseline report into `dest_dir`; never raises for what GitHub says."""
     try:
         branch = where.branch or default_branch(client, where.repository)
-        found = find_artifact(client, where, branch)
+        skipped: list[str] = []
+        found = find_artifact(client, where, branch, skipped)
+        notices = _notices(skipped)
         if isinstance(found, str):
-            return BaselineFetch(None, found)
+            return BaselineFetch(None, found, skipped=notices)
         artifact, run = found
         path = download_report(client, artifact, dest_dir, report_name)
         load_report(path)  # a file that is not a ragjudge report is no baseline
@@ -87,7 +97,29 @@ def fetch_baseline(client: GitHubClient, where: Where, dest_dir: Path, report_na
     return BaselineFetch(
         path,
         f"baseline: artifact {where.name!r} of run {run.get('id')} ({branch}@{sha}, {run.get('created_at', '?')})",
+        skipped=notices,
     )
+
+
+def not_mains_own(run: dict[str, Any], repository: str, branch: str) -> str | None:
+    """Why `run` is not a run of this repository's own `branch` (None: it is): only such a run's artifacts
+    are main's; a fork's pull request whose branch is named `main` carries the same `head_branch`."""
+    event = run.get("event")
+    if event not in MAIN_EVENTS:
+        return f"its event is {event!r}, not one that runs on {branch} ({', '.join(sorted(MAIN_EVENTS))})"
+    head = run.get("head_repository")
+    name = head.get("full_name") if isinstance(head, dict) else None
+    if not isinstance(name, str) or name.casefold() != repository.casefold():
+        return f"it ran on {name!r}, not on {repository}" if name else "it names no head repository"
+    if run.get("head_branch") != branch:
+        return f"its branch is {run.get('head_branch')!r}, not {branch!r}"
+    return None
+
+
+def _notices(skipped: list[str]) -> tuple[str, ...]:
+    shown = skipped[:MAX_SKIP_NOTICES]
+    more = len(skipped) - len(shown)
+    return (*shown, *([f"baseline: {more} more run(s) passed over as not main's own"] if more else []))
 
 
 class BaselineError(CaseFileError):
@@ -102,8 +134,11 @@ def default_branch(client: GitHubClient, repository: str) -> str:
     return branch
 
 
-def find_artifact(client: GitHubClient, where: Where, branch: str) -> tuple[dict[str, Any], dict[str, Any]] | str:
-    """The newest live artifact and its run; or, when there is none, a sentence saying what was searched."""
+def find_artifact(
+    client: GitHubClient, where: Where, branch: str, skipped: list[str] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]] | str:
+    """The newest live artifact of a run of main's own and that run; or, when there is none, a sentence saying
+    what was searched. Each run passed over as not main's own is added to `skipped`, named with why."""
     runs = client.paginate(
         f"repos/{where.repository}/actions/workflows/{where.workflow}/runs",
         {"branch": branch, "status": "success"},
@@ -114,8 +149,13 @@ def find_artifact(client: GitHubClient, where: Where, branch: str) -> tuple[dict
         if looked >= MAX_RUNS:
             break
         looked += 1
-        if run.get("conclusion") not in (None, "success") or run.get("head_branch") not in (None, branch):
+        if run.get("conclusion") not in (None, "success"):
             continue  # the query filters these; a server that ignores the filter is checked here
+        why = not_mains_own(run, where.repository, branch)
+        if why is not None:
+            if skipped is not None:
+                skipped.append(f"baseline: run {run.get('id')} ({run.get('html_url', 'no URL')}) passed over: {why}")
+            continue
         artifacts = client.paginate(
             f"repos/{where.repository}/actions/runs/{run['id']}/artifacts", {"name": where.name}, key="artifacts"
         )

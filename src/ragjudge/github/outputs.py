@@ -7,6 +7,7 @@ influenced) cannot end early and set another output.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -51,6 +52,9 @@ OUTPUT_NAMES = (
 )
 
 
+_BREAK = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def step_outputs(data: Mapping[str, Any] | None, passed: bool, report_path: str, comment_url: str) -> dict[str, str]:
     """The action's outputs from a report's JSON (any mode's); what a report lacks is an empty string.
 
@@ -62,7 +66,8 @@ def step_outputs(data: Mapping[str, Any] | None, passed: bool, report_path: str,
     suite: Mapping[str, Any] = report["suite"] if isinstance(report.get("suite"), dict) else _treatment(report)
     cases: list[Any] = report["cases"] if isinstance(report.get("cases"), list) else []
     bad = [
-        str(c.get("id"))
+        # A report read back may come from anywhere: an id holding a line break is escaped, never several ids.
+        _one_line(str(c.get("id")))
         for c in cases
         if isinstance(c, dict) and c.get("status") in ("fail", "error") and c.get("review") != "pending"
     ]
@@ -81,6 +86,10 @@ def step_outputs(data: Mapping[str, Any] | None, passed: bool, report_path: str,
     }
     assert tuple(values) == OUTPUT_NAMES
     return values
+
+
+def _one_line(text: str) -> str:
+    return _BREAK.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
 def _treatment(report: Mapping[str, Any]) -> dict[str, Any]:

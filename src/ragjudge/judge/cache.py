@@ -14,10 +14,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ragjudge.errors import RagjudgeError
+from ragjudge.repofiles.bounded import Bound, read_bounded
+
 
 def cache_key(parts: dict[str, Any]) -> str:
     blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+_ENTRY_BOUND = Bound(10_000_000, "over 10,000,000 bytes, more than a judge reply", tip="clear the judge cache")
 
 
 class JudgeCache:
@@ -46,8 +52,9 @@ class JudgeCache:
         if self.root is None:
             return None
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            # The cache folder may be committed: an entry linked to /dev/zero or a FIFO is a miss, not a hang.
+            data = json.loads(read_bounded(self._path(key), _ENTRY_BOUND).decode("utf-8"))
+        except (RagjudgeError, ValueError):
             return None  # a missing or damaged entry is a miss, never an error
         return data if isinstance(data, dict) else None
 

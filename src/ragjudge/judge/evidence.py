@@ -28,7 +28,7 @@ from ragjudge.judge.asking import Asker, Tally
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.interface import LogFn
 from ragjudge.judge.openai_judge import CallFailed, ChatCaller, Target
-from ragjudge.judge.prompting import Message, fence_tags, inert, template
+from ragjudge.judge.prompting import Message, fence_tags, inert, masked_cut, template
 from ragjudge.judge.replies import ReplyError, schema_format, validated
 
 MAX_BATCH = 6
@@ -193,7 +193,7 @@ class EvidenceScorer:
 
     def score(self, claim: str, passages: Sequence[str], log: LogFn) -> EvidenceResult:
         """Score every passage for `claim`; passages are trimmed to `judge.max_passage_chars`."""
-        shown = [p[: self.config.max_passage_chars] for p in passages]
+        shown = [masked_cut(p, self.config.max_passage_chars) for p in passages]
         tally = Tally()
         scores: list[PassageScore] = []
         for start in range(0, len(shown), MAX_BATCH):

@@ -97,11 +97,16 @@ def _inert(text: str) -> str:
     return inert(text, _TAGS)
 
 
+def _attribute(text: str) -> str:
+    """A value inside the tag's quotes: no quote, no bracket of its own to end the attribute or the tag."""
+    return _inert(text).replace('"', "&quot;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def messages_for(document: Document, kind: Kind, count: int, language: Language) -> list[Message]:
     system = template("generate_system.j2").render(kind=kind, count=count, language=NAMES[language])
     user = template("generate_user.j2").render(
-        id=_inert(document.id).replace('"', "&quot;"),
-        title=_inert(document.title).replace('"', "&quot;"),
+        id=_attribute(document.id),
+        title=_attribute(document.title),
         text=_inert(document.text),
     )
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

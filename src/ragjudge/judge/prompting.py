@@ -61,16 +61,27 @@ FENCES = ("answer", "earlier_question", "earlier_answer")
 """The tags untrusted text sits between in the judge prompts: the answer, and a conversation's earlier turns."""
 
 
+_OPEN = "<\uff1c\ufe64\u2039\u2329\u3008"
+_CLOSE = ">\uff1e\ufe65\u203a\u232a\u3009"
+"""Brackets a reader (a model) may take for `<` and `>`: the ASCII ones and their full-width, small and angle
+look-alikes (`＜/document＞`)."""
+_INVISIBLE = "[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]*"
+"""Characters that show as nothing: `</doc\u200bument>` reads as `</document>`."""
+
+
 def fence_tags(*tags: str) -> re.Pattern[str]:
-    """Anything a reader could take for one of `tags`, opening or closing: any case, spaces inside, attributes."""
-    return re.compile(r"<(\s*/?\s*(?:" + "|".join(tags) + r")\b[^<>]*)>", re.IGNORECASE)
+    """Anything a reader could take for one of `tags`, opening or closing: any case, spaces or invisible characters
+    inside, attributes, look-alike brackets, and an opening never closed (`<document id="x`, in an attribute)."""
+    names = "|".join(_INVISIBLE.join(re.escape(c) for c in tag) for tag in tags)
+    gap = rf"(?:\s|{_INVISIBLE[:-1]})*"
+    return re.compile(rf"[{_OPEN}]({gap}/?{gap}(?:{names})\b[^{_OPEN}{_CLOSE}]*)([{_CLOSE}])?", re.IGNORECASE)
 
 
 def inert(text: str, fences: re.Pattern[str]) -> str:
     """Untrusted text that sits between tags, unable to close them (or open new ones, its own kind or another's),
     however the tag is spelt: its brackets become entities, so the words stay readable. Every prompt that shows
     untrusted text between tags passes it through here, with the pattern of its own tags (`fence_tags`)."""
-    return fences.sub(lambda m: f"&lt;{m.group(1)}&gt;", text)
+    return fences.sub(lambda m: f"&lt;{m.group(1)}" + ("&gt;" if m.group(2) else ""), text)
 
 
 _FENCE_TAG = fence_tags(*FENCES)
@@ -156,7 +167,13 @@ def _reference_fields(plan: RubricPlan) -> dict[str, object]:
 def trimmed(passages: Sequence[Passage], max_chars: int, max_passages: int | None = None) -> list[Passage]:
     """The passages the judge is shown: the first `max_passages`, each cut to `max_chars`."""
     kept = passages if max_passages is None else passages[:max_passages]
-    return [Passage(p.id, p.title, p.text[:max_chars]) for p in kept]
+    return [Passage(p.id, p.title, masked_cut(p.text, max_chars)) for p in kept]
+
+
+def masked_cut(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, its secrets masked first: a secret at the bound, cut in two, would no
+    longer be recognised and its first half would reach the judge (as `shown` does for the answer)."""
+    return masking.mask(text)[:limit] if len(text) > limit else text
 
 
 def trim_notes(case: Case, trace: Trace, max_chars: int, max_passages: int, max_answer_chars: int) -> list[str]:

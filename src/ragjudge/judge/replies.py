@@ -30,13 +30,30 @@ def strip_fence(text: str) -> str:
     return match.group(1) if match else text.strip()
 
 
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _keys_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) < len(pairs):
+        seen: set[str] = set()
+        raise _RepeatedKey(next(k for k, _ in pairs if k in seen or seen.add(k)))  # type: ignore[func-returns-value]
+    return obj
+
+
 def _decode(text: str) -> Any:
     cleaned = strip_fence(text)
     if not cleaned:
         raise ReplyError("the reply was empty")
     try:
         # Made safe here: `"\ud800"` in the judge's JSON would be a lone surrogate in the report.
-        return clean_data(json.loads(cleaned))
+        return clean_data(json.loads(cleaned, object_pairs_hook=_keys_once))
+    except _RepeatedKey as exc:
+        # `{"winner": "A", "winner": "B"}` read by its last value would be a verdict the reply also contradicts.
+        raise ReplyError(f"the reply gives the key {exc.key!r} twice in one object; give each key once") from None
     except json.JSONDecodeError as exc:
         raise ReplyError(f"the reply is not a JSON object ({exc.msg} at character {exc.pos})") from None
     except RecursionError:

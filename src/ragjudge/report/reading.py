@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from ragjudge.endpoint.decoding import MAX_DEPTH, TooDeep, loads_bounded
 from ragjudge.errors import CaseFileError
 from ragjudge.metrics.names import COST_USD, FAITHFULNESS, LATENCY_MS, TTFT_MS
+from ragjudge.repofiles.bounded import Bound, read_bounded
 from ragjudge.report.model import Report
 from ragjudge.report.provenance_block import ProvenanceBlock
 from ragjudge.safetext import clean_data
@@ -69,20 +70,16 @@ def load_report(path: Path) -> Report:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_REPORT_BYTES + 1)
-    except FileNotFoundError:
-        raise CaseFileError(f"{path}: report file not found", tip="pass the file written by --report") from None
-    except IsADirectoryError:
-        raise CaseFileError(f"{path}: a folder, not a report file", tip="pass the file written by --report") from None
-    except OSError as exc:
-        raise CaseFileError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    if len(raw) > MAX_REPORT_BYTES:
-        raise CaseFileError(
-            f"{path}: over {MAX_REPORT_BYTES // (1024 * 1024)} MB, more than any ragjudge report",
+    raw = read_bounded(
+        path,
+        Bound(
+            MAX_REPORT_BYTES,
+            f"over {MAX_REPORT_BYTES // (1024 * 1024)} MB, more than any ragjudge report",
             tip="pass the file written by --report",
-        )
+            missing="report file not found",
+            missing_tip="pass the file written by --report",
+        ),
+    )
     try:
         return loads_bounded(raw.decode("utf-8"), MAX_DEPTH)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
