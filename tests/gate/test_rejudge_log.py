@@ -20,8 +20,8 @@ def test_each_rejudge_is_a_line_of_the_log(tmp_path: Path, rag: RagServer) -> No
         key=lambda e: (e["case_id"], e["judgement"]),
     )
     assert lines == [
-        {"type": "rejudge", "case_id": "flip", "judgement": 2, "of": 3},
-        {"type": "rejudge", "case_id": "flip", "judgement": 3, "of": 3},
-        {"type": "rejudge", "case_id": "majority", "judgement": 2, "of": 3},
-        {"type": "rejudge", "case_id": "majority", "judgement": 3, "of": 3},
+        {"type": "rejudge", "case_id": "flip", "judgement": 2, "of": 3, "sample": 1001},
+        {"type": "rejudge", "case_id": "flip", "judgement": 3, "of": 3, "sample": 1002},
+        {"type": "rejudge", "case_id": "majority", "judgement": 2, "of": 3, "sample": 1001},
+        {"type": "rejudge", "case_id": "majority", "judgement": 3, "of": 3, "sample": 1002},
     ]

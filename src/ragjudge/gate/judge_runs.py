@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragjudge.gate.votes import CONSISTENCY_SAMPLE, Vote, flip_estimate
+from ragjudge.metrics.names import COST_USD
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class JudgeRuns:
             "consistency": self.consistency,
             "calls": self.calls,
             "tokens": self.tokens,
-            "cost_usd": round(self.cost_usd, 6),
+            COST_USD: round(self.cost_usd, 6),
         }
 
 

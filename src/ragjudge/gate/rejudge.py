@@ -29,7 +29,7 @@ from ragjudge.gate.main_vote import MainVote
 from ragjudge.gate.pipeline import judge_safely
 from ragjudge.gate.repeat import FreshJudge
 from ragjudge.gate.scoring import CaseResult, score_case
-from ragjudge.gate.votes import CONSISTENCY_SAMPLE, Vote, decision, described, next_sample
+from ragjudge.gate.votes import CONSISTENCY_SAMPLE, REJUDGE_ROUND, Vote, decision, described, next_sample
 from ragjudge.judge.interface import Judge, Judgement
 from ragjudge.report.failure_groups import split_condition
 from ragjudge.rules import Rule
@@ -174,7 +174,9 @@ def rejudge(
         def ask(sample: int) -> CaseResult | None:
             if deadline.stopped():
                 return None
-            log.write("rejudge", first.case.id, {"sample": sample})
+            # Numbered among the reply's rubric judgements (the first is 1), at most 1 + judge.rejudge of them.
+            number = sample - REJUDGE_ROUND + 1
+            log.write("rejudge", first.case.id, {"judgement": number, "of": 1 + evidence.cap, "sample": sample})
             judgement = judge_safely(FreshJudge(judge, sample), first.case, first.endpoint, log)
             if judgement is None:
                 return None

@@ -66,11 +66,11 @@ def _unpriced(case: CaseBlock) -> CaseBlock:
     """A case whose judge calls' cost is unknown: null, never 0, wherever calls were made."""
     update: dict[str, object] = {}
     if case.judge.calls:
-        update["judge"] = case.judge.model_copy(update={"cost_usd": None})
+        update["judge"] = case.judge.model_copy(update={COST_USD: None})
     if case.judge_runs is not None and case.judge_runs.calls:
-        update["judge_runs"] = case.judge_runs.model_copy(update={"cost_usd": None})
+        update["judge_runs"] = case.judge_runs.model_copy(update={COST_USD: None})
     if case.pairwise is not None and case.pairwise.calls:
-        update["pairwise"] = case.pairwise.model_copy(update={"cost_usd": None})
+        update["pairwise"] = case.pairwise.model_copy(update={COST_USD: None})
     return case.model_copy(update=update) if update else case
 
 
@@ -124,14 +124,15 @@ def by_kind(cases: Sequence[CaseBlock]) -> dict[str, dict[str, float | int | Non
     """`suite.judge_by_kind`: the judge's calls, tokens and cost for first judgements (escalations and samples
     included), rejudges and pairwise comparisons, from the cases (so `run` and `merge` count alike)."""
     kinds: dict[str, dict[str, float | int | None]] = {
-        k: {"calls": 0, "tokens": 0, "cost_usd": 0.0} for k in ("first", "rejudge", "pairwise")
+        k: {"calls": 0, "tokens": 0, COST_USD: 0.0} for k in ("first", "rejudge", "pairwise")
     }
 
     def add(kind: str, calls: int, tokens: int, cost: float | None) -> None:
         row = kinds[kind]
         row["calls"] = int(row["calls"] or 0) + calls
         row["tokens"] = int(row["tokens"] or 0) + tokens
-        row["cost_usd"] = None if cost is None or row["cost_usd"] is None else float(row["cost_usd"]) + cost
+        was = row[COST_USD]
+        row[COST_USD] = None if cost is None or was is None else float(was) + cost
 
     for case in cases:
         runs, judge = case.judge_runs, case.judge
@@ -143,6 +144,7 @@ def by_kind(cases: Sequence[CaseBlock]) -> dict[str, dict[str, float | int | Non
         if case.pairwise is not None:
             add("pairwise", case.pairwise.calls, case.pairwise.tokens, case.pairwise.cost_usd)
     for row in kinds.values():
-        if row["cost_usd"] is not None:
-            row["cost_usd"] = round(float(row["cost_usd"]), 6)
+        total = row[COST_USD]
+        if total is not None:
+            row[COST_USD] = round(float(total), 6)
     return kinds

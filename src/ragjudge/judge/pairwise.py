@@ -23,6 +23,7 @@ from ragjudge.judge.chat import CallFailed, ChatCaller, Target
 from ragjudge.judge.interface import LogFn
 from ragjudge.judge.prompting import Message, fence_tags, inert, template
 from ragjudge.judge.replies import schema_format, validated
+from ragjudge.metrics.names import COST_USD
 
 KIND = "pairwise"
 REASON_CHARS = 300
@@ -132,7 +133,7 @@ class PairVerdict:
             out["unscored"] = self.unscored
         if self.orders:
             out["orders"] = list(self.orders)
-        out.update({"calls": self.calls, "tokens": self.tokens, "cost_usd": round(self.cost_usd, 6)})
+        out.update({"calls": self.calls, "tokens": self.tokens, COST_USD: round(self.cost_usd, 6)})
         return out
 
 

@@ -151,8 +151,9 @@ class PairwiseCaseBlock(GivenKeysBlock):
     calls: int = 0
     """The judge calls the comparison made (2 a round; cache hits not counted)."""
     tokens: int = 0
+    """Their tokens, prompt and completion."""
     cost_usd: float | None = 0.0
-    """Their tokens and cost in USD (null when the judge's model has no price)."""
+    """Their cost in USD; null when the judge's model has no price."""
     orders: list[Literal["better", "worse", "tie"]] = Field(default_factory=list)
     """This run's verdict in each order asked, round by round; a round is asked again while the orders leave the
     verdict unsettled (docs/judges.md)."""
