@@ -133,3 +133,18 @@ def test_a_secret_the_cut_falls_inside_is_masked_whole_not_half_sent(fake: FakeO
     make_judge(fake, None, max_answer_chars=100).judge(CASE, trace, lambda fields: None)
     sent = json.dumps(fake.bodies)
     assert "tok-5" not in sent and "a" * 95 + "***" in sent
+
+
+def test_the_pairwise_judge_masks_a_secret_before_it_cuts_an_answer_or_a_passage(fake: FakeOpenAI) -> None:
+    # The pairwise judge bounds both sides as the rubric judge does: masked first, then cut (issue 40 item 13).
+    from ragjudge.judge.pairwise import PairwiseJudge, Side
+    from tests.judge.openai_helpers import judge_config
+
+    masking.register("tok-pair-secret-42")
+    fake.responder = lambda body, i: Reply(content=json.dumps({"winner": "tie", "reason": "the same"}))
+    config = judge_config(fake.base_url, None, max_answer_chars=110, max_passage_chars=60)
+    answer = "y" * 100 + "tok-pair-secret-42 and the rest"
+    passage = "z" * 50 + "tok-pair-secret-42 and the rest"
+    PairwiseJudge(config).compare("Q?", [], Side("Main's answer."), Side(answer, (passage,)), lambda f: None)
+    sent = json.dumps(fake.bodies)
+    assert "tok-pa" not in sent and "y" * 100 + "***" in sent and "z" * 50 + "***" in sent

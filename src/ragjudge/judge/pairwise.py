@@ -21,7 +21,7 @@ from ragjudge.judge.asking import Asker, Tally, fresh_samples
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import CallFailed, ChatCaller, Target
 from ragjudge.judge.interface import LogFn
-from ragjudge.judge.prompting import Message, fence_tags, inert, template
+from ragjudge.judge.prompting import Message, fence_tags, inert, masked_cut, template
 from ragjudge.judge.replies import schema_format, validated
 from ragjudge.metrics.names import COST_USD
 
@@ -184,9 +184,13 @@ class PairwiseJudge:
         orders: list[Verdict] = []
         reasons: list[str] = []
         c = self.config
-        # Bounded as the rubric judge bounds its evidence: the answers, how many passages, and each passage.
+        # Bounded as the rubric judge bounds its evidence: the answers, how many passages, and each passage; masked
+        # before they are cut, so a secret at the bound is never half-sent.
         shown = [
-            (s.answer[: c.max_answer_chars], [p[: c.max_passage_chars] for p in s.passages[: c.max_passages]])
+            (
+                masked_cut(s.answer, c.max_answer_chars),
+                [masked_cut(p, c.max_passage_chars) for p in s.passages[: c.max_passages]],
+            )
             for s in (main, now)
         ]
         verdict: Verdict = "tie"
