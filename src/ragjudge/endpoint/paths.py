@@ -12,6 +12,9 @@ from typing import Any
 
 MISSING: Any = object()
 """What `dig` gives for a path that leads nowhere."""
+MAX_PUT_INDEX = 10_000
+"""The largest list index `put` makes room for: `answer: a.400000000` would fill a list with 400 million nulls
+(3 GB) before the reader could look; a reply's mapped paths never index that deep."""
 
 
 def _step(node: Any, part: str) -> Any:
@@ -45,6 +48,8 @@ def put(target: dict[str, Any], path: str, value: Any) -> None:
         index = int(part) if part.isdigit() and isinstance(node, list) else None
         if index is None and isinstance(node, list):
             return  # a name inside a list another path made: nothing the reader could find there
+        if index is not None and index > MAX_PUT_INDEX:
+            return  # nowhere a reader could reach either: the value is not put, so the path finds nothing
         if following is None:
             if index is not None:
                 node.extend([None] * (index + 1 - len(node)))
