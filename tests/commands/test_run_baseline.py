@@ -255,7 +255,9 @@ def test_main_records_its_provenance(scenario: Scenario) -> None:
         "judge_fingerprint",
         "endpoint",
         "config",
+        "probe_options",
     }
+    assert prov["probe_options"] == ["--endpoint", main_run.url]  # passed as --endpoint, not the config's
     assert (prov["git_commit"], prov["git_ref"]) == (MAIN_SHA, "refs/heads/main")
     assert prov["endpoint"] == main_run.url
     assert len(prov["case_set_hash"]) == len(prov["rules_hash"]) == 64

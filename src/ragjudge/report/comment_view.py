@@ -126,16 +126,23 @@ def change_words(case: CaseBlock) -> str:
     return words
 
 
+_VARIABLE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
 def probe_line(report: Report, case: CaseBlock) -> str:
-    """`ragjudge probe --config ragjudge.yml --cases cases/a.yaml --case r03`: the run's config and case file."""
-    parts = ["ragjudge", "probe"]
+    """`ragjudge probe --config ragjudge.yml --endpoint URL --cases cases/a.yaml --case r03`: the run's config, the
+    endpoint it asked when the config alone would not reach it (`probe_options`), and the case's file."""
+    words = ["ragjudge", "probe"]
     config = report.provenance.config
     if config and config != "(defaults)":
-        parts += ["--config", relative_paths(config)]
+        words += ["--config", shlex.quote(relative_paths(config))]
+    for option in report.provenance.probe_options or ():
+        # `$VAR`: the variable holding a secret URL, expanded by the reader's shell (so in double quotes).
+        words.append(f'"{option}"' if _VARIABLE.fullmatch(option) else shlex.quote(option))
     if case.file:
-        parts += ["--cases", case.file]
-    parts += ["--case", case.id]
-    return " ".join(shlex.quote(p) for p in parts)
+        words += ["--cases", shlex.quote(relative_paths(case.file))]
+    words += ["--case", shlex.quote(case.id)]
+    return " ".join(words)
 
 
 def deciding(report: Report) -> tuple[list[DeltaBlock], list[DeltaBlock]]:
