@@ -160,7 +160,7 @@ def test_pairwise_loss_rate_fails_the_gate_when_set(tmp_path: Path, baseline: Pa
     rules = {r["metric"]: r for r in report["comparison"]["rules"]}
     assert rules["pairwise_loss_rate"]["passed"] is False
     assert rules["pairwise_loss_rate"]["reason"] == (
-        "pairwise_loss_rate 0.67 > 0.25 (2 of 3 changed answers worse: dropped, false)"
+        "pairwise_loss_rate 0.667 > 0.25 (2 of 3 changed answers worse: dropped, false)"
     )
     assert rules["pairwise_worse"]["passed"] is True
     assert code == 1 and report["verdict"] == "fail"

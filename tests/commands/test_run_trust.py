@@ -143,7 +143,7 @@ def test_an_uncalibrated_judge_reports_without_blocking_when_told(tmp_path: Path
     assert code == 0 and report["verdict"] == "pass"
     assert by_id["ground"]["status"] == "pass" and by_id["ground"]["failed_conditions"] == []
     assert by_id["ground"]["advisory_conditions"] == [f"judge.grounding 2 < 3: {GROUND_REASON}"]
-    assert by_id["faith"]["advisory_conditions"][0].startswith("faithfulness 0.50 < 0.80")
+    assert by_id["faith"]["advisory_conditions"][0].startswith("faithfulness 0.500 < 0.8")
     assert (
         "the judge is not calibrated (missing): 2 condition(s) only it decided, on 2 case(s), are reported as "
         "advisory, not blocking (judge.uncalibrated: report); calibrate it to gate on them"

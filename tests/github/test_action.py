@@ -71,8 +71,8 @@ def test_failing_gate_fails_the_step_and_sets_outputs_summary_annotations_and_co
     [cs014] = [e for e in errors if "case cs-014" in e]
     assert cs014.startswith(f"::error file=cases/all.yaml,line={line},title=ragjudge%3A case cs-014 failed::")
     # The comment opens with the headline, links the run, and holds no path of the runner.
-    assert report["headline"]["sentence"] == "Blocked by pass_rate 0.88 < 1.00: 5 more cases must pass."
-    assert body.splitlines()[3] == "**Blocked by pass\\_rate 0.88 &lt; 1.00: 5 more cases must pass.**"
+    assert report["headline"]["sentence"] == "Blocked by pass_rate 0.884 < 1. 5 more cases must pass."
+    assert body.splitlines()[3] == "**Blocked by pass\\_rate 0.884 &lt; 1. 5 more cases must pass.**"
     assert str(runner.workspace) not in body
     assert run.commands("group") == ["::group::ragjudge run"] and run.commands("endgroup") == ["::endgroup::"]
 

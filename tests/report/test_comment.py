@@ -112,7 +112,7 @@ def test_the_verdict_comes_first(hostile_comment: str) -> None:
 
 def test_the_headline_then_the_counts_and_judge(hostile_comment: str) -> None:
     lines = hostile_comment.splitlines()
-    assert lines[2] == "**Blocked by pass\\_rate 0.33 &lt; 1.00: 2 more cases must pass.**"
+    assert lines[2] == "**Blocked by pass\\_rate 0.333 &lt; 1. 2 more cases must pass.**"
     assert lines[4] == "1 of 3 cases passed · 1 failed · 1 errored · judge: offline-lexical"
 
 
@@ -163,7 +163,7 @@ def test_every_failing_and_errored_case_is_a_table_row_with_each_condition(hosti
     conditions = evil.split(" | ")[-1].removesuffix(" |").split("<br>")
     assert [markdown_text(c) for c in conditions] == [
         'missing required detail: "<!-- @octocat | {{ 7*7 }} -->"',
-        "faithfulness 0.00 < 0.80 (3 of 3 claims unsupported: "
+        "faithfulness 0.000 < 0.8 (3 of 3 claims unsupported: "
         '"Hi @octocat and @org/team!", '
         '"<img src=x onerror=alert(1)> | col | `rm -rf /` {{ 7*7 }} <!-- hidden --> </det…" and 1 more)',
     ]

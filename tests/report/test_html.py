@@ -282,7 +282,7 @@ def test_the_headline_comes_first_under_the_title() -> None:
     header = page[page.index("<header>") : page.index("</header>")]
     after_title = header[header.index("</h1>") + len("</h1>") :].lstrip()
     assert after_title.startswith(
-        '<p id="headline" class="headline">Blocked by pass_rate 0.67 &lt; 0.90: 2 more cases must pass.</p>'
+        '<p id="headline" class="headline">Blocked by pass_rate 0.667 &lt; 0.9. 2 more cases must pass.</p>'
     )
     assert header.index('id="headline"') < header.index('id="meta"')
 
@@ -352,3 +352,19 @@ def test_no_number_in_the_page_has_an_exponent() -> None:
     assert rules == ["3 case(s) failed latency_ms &lt;= 0.00001: c0, c1, c2", "p95_latency_ms 12347 &lt;= 2500000"]
     shown = re.sub(r"<(script|style)>.*?</\1>", "", page, flags=re.S)
     assert re.findall(r".{20}\d[eE][-+]?\d.{10}", shown) == []
+
+
+def test_a_tiny_p_value_reads_below_0_001_in_the_html_and_the_comment() -> None:
+    from ragjudge.report.markdown import render_comment
+
+    report = sample_report(comparison=True)
+    assert report.comparison is not None
+    delta = report.comparison.deltas[0]
+    report.comparison.deltas[0] = delta.model_copy(update={"p_value": 1.62e-27})
+    html = render_html(report)
+    assert '<td class="num p">&lt; 0.001</td>' in html
+    assert "0.0000" not in html and "e-27" not in html
+    name = delta.metric.replace("_", "\\_")
+    rows = [line for line in render_comment(report).splitlines() if line.startswith(f"| <code>{name}</code> |")]
+    row = next(line for line in rows if line.count("|") == 9)  # the deltas table's, not the rules table's
+    assert " | < 0.001 | " in row

@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragjudge.metrics.names import NEWLY_FAILING
+from ragjudge.metrics.names import NEWLY_FAILING, PASS_RATE
 from ragjudge.metrics.spec import multiple
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.escape import inline
-from ragjudge.report.figures import NO_BASELINE, age_words, fmt, label
+from ragjudge.report.figures import NO_BASELINE, age_words, fmt, label, p_text, shared_cases
 from ragjudge.report.model import Report
 
 IDS_IN_SENTENCE = 10
@@ -141,8 +141,24 @@ def delta_rows(report: Report) -> list[dict[str, str]]:
             row.update(
                 delta=f"{_arrow(d.delta, 0.0)} {d.delta:+.{digits}f}",
                 interval=f"{(d.ci_low or 0.0):+.{digits}f} to {(d.ci_high or 0.0):+.{digits}f}",
-                p="—" if d.p_value is None else ("< 0.001" if d.p_value < 0.001 else f"{d.p_value:.3f}"),
+                p=p_text(d.p_value),
                 verdict="significant" if d.significant else "not significant",
             )
         rows.append(row)
     return rows
+
+
+def paired_note(report: Report) -> str:
+    """`on the 39 cases both runs have (this run's pass_rate over its 40 cases: 0.925)`, as text to escape: why
+    the deltas' figures are not the run's own, when the case set changed; empty when they are."""
+    cmp = report.comparison
+    if cmp is None:
+        return ""
+    paired = max((d.cases for d in cmp.deltas if d.comparable), default=0)
+    where = shared_cases(report.suite.cases, paired)
+    if not where:
+        return ""
+    own = report.suite.pass_rate
+    if own is None:
+        return where
+    return f"{where} (this run's {PASS_RATE} over its {report.suite.cases} cases: {fmt(PASS_RATE, own)})"

@@ -17,9 +17,10 @@ from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
 from ragjudge.metrics.names import ANSWER_CORRECTNESS, FAITHFULNESS
-from ragjudge.report.changes import CHANGE_NAMES
+from ragjudge.report.changes import CHANGE_NAMES, paired_note
 from ragjudge.report.comment_view import reading_order
 from ragjudge.report.comparison_block import ComparisonBlock
+from ragjudge.report.figures import age_words, label
 from ragjudge.report.figures import score as score_text
 from ragjudge.report.html_charts import (
     UNSET,
@@ -58,6 +59,11 @@ class View:
     """Each change in the report: its code (the filter's value) and its words (what the reader sees)."""
     categories: list[str]
     notes: list[str] = field(default_factory=list)
+    baseline_name: str = ""
+    """`main@abc1234`: the baseline as every output names it (never the path it was read from)."""
+    baseline_age: str = ""
+    paired_note: str = ""
+    """`on the 39 cases both runs have (...)` when the case set changed; empty otherwise."""
     warnings: list[str] = field(default_factory=list)
     """The run's warnings by kind (`warning_kinds.by_kind`): one line a kind, with its count."""
     reference_charts: list[Distribution] = field(default_factory=list)
@@ -139,6 +145,9 @@ def build_view(report: Report) -> View:
         changes=[(c, CHANGE_NAMES.get(c, c)) for c in sorted({r["change"] for r in rows if r["change"]})],
         categories=sorted({r["category"] for r in rows}),
         notes=notes,
+        baseline_name=label(comparison.baseline) if comparison is not None else "",
+        baseline_age=age_words(comparison.baseline.age_days) if comparison is not None else "",
+        paired_note=paired_note(report),
         warnings=[kind.text() for kind in by_kind(report.warnings)],
         reference_charts=reference_distributions(report),
         criteria_means=[
