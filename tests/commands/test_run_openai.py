@@ -260,7 +260,7 @@ def test_verdicts_and_reasons_with_an_openai_compatible_judge(
 
     # stdout names each failing case and why.
     assert r.out.splitlines()[:2] == [
-        "ragjudge: FAIL: Blocked by pass_rate 0.400 < 0.9: 3 more cases must pass.",
+        "ragjudge: FAIL: Blocked by pass_rate 0.400 < 0.9. 3 more cases must pass.",
         "  2/5 cases passed, 2 failed, 1 errored (judge: gpt-4o-mini)",
     ]
     assert "broken error: faithfulness and judge.grounding unscored: judge reply invalid" in r.out

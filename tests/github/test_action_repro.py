@@ -66,8 +66,9 @@ def _probe(line: str, environ: dict[str, str], monkeypatch: pytest.MonkeyPatch) 
 
 def _repro(comment: str, case_id: str) -> str:
     lines = [m.group(1) for m in re.finditer(r"^Reproduce: <code>(.*)</code>$", comment, re.M)]
-    [line] = [ln for ln in lines if ln.endswith(f"--case {case_id}")]
-    return line.replace("\\_", "_")  # `inline`'s Markdown escapes, as GitHub renders them
+    found = {ln for ln in lines if ln.endswith(f"--case {case_id}")}
+    assert len(found) == 1  # printed once for its cause and once in its details: the same line
+    return found.pop().replace("\\_", "_")  # `inline`'s Markdown escapes, as GitHub renders them
 
 
 def test_the_repro_line_reaches_the_prs_endpoint_not_mains(

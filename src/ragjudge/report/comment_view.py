@@ -1,5 +1,5 @@
 """What the comment shows, worked out from the report: the cases in the order a reviewer needs them, each
-failed condition as its group's number and the case's own part, the repro line, the deltas that decide.
+failed condition in words, the repro line, the deltas that decide.
 
 The template (`comment.md.j2`) gets these as data and escapes every piece of text when it writes it.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ragjudge.metrics import registry
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.comparison_block import DeltaBlock
-from ragjudge.report.failure_groups import group_key, split_condition, turn_of
+from ragjudge.report.failure_groups import split_condition
 from ragjudge.report.headline_block import FailureGroupBlock
 from ragjudge.report.model import Report
 from ragjudge.report.warning_kinds import WarningKind, by_kind
@@ -62,27 +62,12 @@ def groups(blocks: Sequence[FailureGroupBlock]) -> list[Group]:
     return [Group(n, g.condition, len(g.cases), tuple(g.cases[:IDS_PER_GROUP])) for n, g in enumerate(shared, start=1)]
 
 
-def cells(case: CaseBlock, numbers: dict[str, int]) -> list[Cell]:
-    """The case's conditions, each once (a conversation's turns may repeat one). `numbers`: a shown group's
-    number by its condition; a case whose text differs from its group's in numbers keeps its own."""
+def cells(case: CaseBlock) -> list[Cell]:
+    """The case's conditions in words, each once (a conversation's turns may repeat one): a row never names a
+    group by its number, which the reader would have to look up screens above."""
     out: list[Cell] = []
     for text in case.failed_conditions:
-        split = split_condition(text)
-        turn, as_written = turn_of(text)
-        if as_written in numbers:
-            # Its group's text is this condition word for word: the row names the group (and the turn).
-            cell = Cell(numbers[as_written], as_written, turn)
-            if cell not in out:
-                out.append(cell)
-            continue
-        key = group_key(split.shared)
-        number = numbers.get(split.shared) or numbers.get(key, 0)
-        own = split.own
-        if not number:
-            own = text  # in no shown group: the row says it as written
-        elif split.shared not in numbers:
-            own = " ".join(p for p in (split.shared, split.own) if p)  # its group's text has `…` for its numbers
-        cell = Cell(number, split.shared, own)
+        cell = Cell(0, split_condition(text).shared, text)
         if cell not in out:
             out.append(cell)
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragjudge.metrics.names import NEWLY_FAILING, PASS_RATE
+from ragjudge.report.causes import causes
 from ragjudge.report.failure_groups import failure_groups
 from ragjudge.report.figures import label
 from ragjudge.report.headline_block import HeadlineBlock
@@ -182,18 +183,25 @@ class _Parts:
         return ". ".join(sentences) + "."
 
     def _common_cause(self) -> list[str]:
-        """`Most failing cases share one cause: missing required detail (210 of 300, 90 of them already failing on
-        main@abc1234)`, when one condition explains most of many failing cases: where the reader starts."""
-        groups = self.report.failure_groups or failure_groups(self.report.cases)
+        """Where the reader starts when many cases fail: `Most failing cases share one cause: missing required
+        detail: "order number" (210 of 300, 90 of them already failing on main@abc1234)`, or `120 of the 150
+        failing cases come down to 4 causes` when no one cause explains most of them."""
         gating = [c for c in self.report.cases if c.status != "pass" and c.review != "pending"]
-        if len(gating) < COMMON_CAUSE_AT or not groups or 2 * len(groups[0].cases) < len(gating):
+        found = causes(self.report)
+        if len(gating) < COMMON_CAUSE_AT or not found:
             return []
-        top = groups[0]
+        top = found[0]
+        if 2 * len(top.cases) < len(gating):
+            covered = len({c.id for k in found for c in k.cases})
+            if 2 * covered < len(gating):
+                return []
+            share = f"All {len(gating)}" if covered == len(gating) else f"{covered} of the {len(gating)}"
+            return [f"{share} failing cases come down to {len(found)} causes"]
         every = len(top.cases) == len(gating)
         share = f"All {len(gating)} failing cases share" if every else "Most failing cases share"
         count = "" if every else f"{len(top.cases)} of {len(gating)}"
         if top.pre_existing:
-            old = f"{len(top.pre_existing)} of them already failing on {self.base}"
+            old = f"{top.pre_existing} of them already failing on {self.base}"
             count = f"{count}, {old}" if count else old
         return [f"{share} one cause: {_clip(top.condition)}" + (f" ({count})" if count else "")]
 

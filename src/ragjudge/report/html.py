@@ -20,7 +20,7 @@ from ragjudge.metrics.names import ANSWER_CORRECTNESS, FAITHFULNESS
 from ragjudge.report.changes import CHANGE_NAMES, paired_note
 from ragjudge.report.comment_view import reading_order
 from ragjudge.report.comparison_block import ComparisonBlock
-from ragjudge.report.figures import age_words, label
+from ragjudge.report.figures import age_words, label, short_ref
 from ragjudge.report.figures import score as score_text
 from ragjudge.report.html_charts import (
     UNSET,
@@ -61,6 +61,8 @@ class View:
     notes: list[str] = field(default_factory=list)
     baseline_name: str = ""
     """`main@abc1234`: the baseline as every output names it (never the path it was read from)."""
+    baseline_short: str = ""
+    """`main`: the deltas' column heading (the sentence above it names the commit)."""
     baseline_age: str = ""
     paired_note: str = ""
     """`on the 39 cases both runs have (...)` when the case set changed; empty otherwise."""
@@ -146,6 +148,7 @@ def build_view(report: Report) -> View:
         categories=sorted({r["category"] for r in rows}),
         notes=notes,
         baseline_name=label(comparison.baseline) if comparison is not None else "",
+        baseline_short=(short_ref(comparison.baseline.ref) or "baseline") if comparison is not None else "",
         baseline_age=age_words(comparison.baseline.age_days) if comparison is not None else "",
         paired_note=paired_note(report),
         warnings=[kind.text() for kind in by_kind(report.warnings)],

@@ -21,6 +21,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.metrics import names, registry
 from ragjudge.metrics.spec import table_number
 from ragjudge.report import comment_view
+from ragjudge.report.causes import causes
 from ragjudge.report.changes import alert, delta_rows, paired_note
 from ragjudge.report.escape import code_id, html_text, inline
 from ragjudge.report.figures import label, score
@@ -113,7 +114,6 @@ def render_comment(
     lead, old = comment_view.ordered(report.cases)
     bad = [*lead, *old]
     shown_groups = comment_view.groups(report.failure_groups)
-    numbers = {g.condition: g.number for g in shown_groups[: comment_view.GROUPS_SHOWN]}
     warnings, calibration = comment_view.warning_kinds(report)
     deltas_shown, deltas_rest = comment_view.deciding(report)
     every_delta = report.comparison.deltas if report.comparison else []
@@ -132,12 +132,14 @@ def render_comment(
         "warning_kinds": warnings,
         "calibration": calibration,
         "groups": shown_groups,
+        "causes": causes(report),
+        "ids_per_cause": comment_view.IDS_PER_GROUP,
         "groups_shown": comment_view.GROUPS_SHOWN,
         "old": old,
         "bad_count": len(bad),
         "open_regressions": sum(c.change == "regression" for c in report.cases) <= OPEN_REGRESSIONS,
         "change_names": comment_view.CHANGE_WORDS,
-        "cells": lambda c: comment_view.cells(c, numbers),
+        "cells": comment_view.cells,
         "change_words": comment_view.change_words,
         "probe": lambda c: comment_view.probe_line(report, c),
         "deltas": list(rows.values()),
