@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ragjudge.metrics.names import NEWLY_FAILING, PASS_RATE
 from ragjudge.metrics.spec import multiple
 from ragjudge.report.case_block import CaseBlock
-from ragjudge.report.escape import inline
+from ragjudge.report.escape import inline, prose
 from ragjudge.report.figures import NO_BASELINE, age_words, fmt, label, p_text, shared_cases
 from ragjudge.report.model import Report
 
@@ -90,10 +90,10 @@ def alert(report: Report) -> Alert | None:
         missing = next((w for w in report.warnings if w.startswith(NO_BASELINE)), None)
         if missing is None:
             return None
-        return Alert("NOTE", inline("No baseline was compared: " + missing.removeprefix(NO_BASELINE), 400), ())
+        return Alert("NOTE", prose("No baseline was compared: " + missing.removeprefix(NO_BASELINE), 400), ())
     where = f"{inline(label(cmp.baseline), 80)} ({age_words(cmp.baseline.age_days)})"
     sentence = f"Against {where}: {counts_words(cmp.counts)}"
-    notes = [inline(n, 400) for n in cmp.notices]
+    notes = [prose(n, 400) for n in cmp.notices]
     failed_rules = [r for r in cmp.rules if r.passed is False]
     if failed_rules:
         others = [r for r in failed_rules if r.metric != NEWLY_FAILING]

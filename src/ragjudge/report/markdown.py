@@ -23,7 +23,7 @@ from ragjudge.metrics.spec import table_number
 from ragjudge.report import comment_view
 from ragjudge.report.causes import causes
 from ragjudge.report.changes import alert, delta_rows, paired_note
-from ragjudge.report.escape import code_id, html_text, inline
+from ragjudge.report.escape import code_id, html_text, inline, prose
 from ragjudge.report.figures import label, score
 from ragjudge.report.headline import with_headline
 from ragjudge.report.model import Report
@@ -60,6 +60,7 @@ def environment() -> SandboxedEnvironment:
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters["inline"] = inline
     env.filters["html_text"] = html_text
+    env.filters["prose"] = prose
     env.globals.update(code_id=code_id, fmt=_fmt, metric=_METRIC_NAMES, score=score, version=__version__)
     return env
 
@@ -97,8 +98,10 @@ def render_comment(
     limit: int = COMMENT_LIMIT,
     report_path: str | None = None,
     links: Sequence[tuple[str, str]] = (),
+    in_summary: bool = False,
 ) -> str:
-    """The comment, under `limit` characters however many cases fail.
+    """The comment, under `limit` characters however many cases fail; `in_summary`: it is the job summary, whose
+    overflow lines point at the step's `report` output (never at the summary itself, nor at a runner's path).
 
     It opens with the headline; then the conditions cases failed on, each once; then the failing cases this change
     is about (regressions first), those already failing on the baseline folded away, and a `<details>` block per
@@ -129,6 +132,7 @@ def render_comment(
         "lexical": report.judge_info.lexical,
         "report_path": relative_paths(report_path) if report_path else None,
         "links": list(links),
+        "in_summary": in_summary,
         "warning_kinds": warnings,
         "calibration": calibration,
         "groups": shown_groups,
