@@ -88,7 +88,7 @@ def test_a_noisy_judge_and_two_worse_answers(tmp_path: Path) -> None:
     assert code == 0 and report["comparison"]["counts"]["regression"] == 0
     # The two worse answers, named pairwise with the judge's reasons.
     assert [c for c in cases if (cases[c]["pairwise"] or {}).get("verdict") == "worse"] == ["dropped", "false"]
-    assert "- <code>dropped</code> worse: main first: A: answer A keeps the 5 working days" in comment
+    assert "- <code>dropped</code>: main's answer was better: main's answer keeps the 5 working days" in comment
     assert report["headline"]["sentence"].endswith(
         "changed answers judged worse than main@"
         + report["comparison"]["baseline"]["commit"][:7]
@@ -98,8 +98,8 @@ def test_a_noisy_judge_and_two_worse_answers(tmp_path: Path) -> None:
     prompt = hashlib.sha256(prompt_sources().encode("utf-8")).hexdigest()[:6]
     footer = comment.rstrip().splitlines()[-1]
     assert footer.startswith(f"<sub>Judge gpt-4o-mini · prompt {prompt} · judge calibration missing: ")
-    config = str(tmp_path / "pr" / "ragjudge.yml").replace("_", "\\_")  # Markdown-escaped, as every text
-    assert f"ragjudge calibrate --config {config} --labels LABELS.jsonl" in footer
+    config = str(tmp_path / "pr" / "ragjudge.yml")  # as code: no Markdown escape shows in it
+    assert f"<code>ragjudge calibrate --config {config} --labels LABELS.jsonl</code>" in footer
     assert footer.endswith(" · flips 100% on rejudge · position consistency 1.000</sub>")
 
 

@@ -166,3 +166,40 @@ def run_url_of(environ: Mapping[str, str]) -> str | None:
     if server and repository and run_id:
         return f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}"
     return None
+
+
+_ORDER = re.compile(r"^(main first|this run first): (A|B|tie)\b:? ?(.*)$", re.DOTALL)
+_WHO = {
+    ("main first", "A"): "main",
+    ("main first", "B"): "pr",
+    ("this run first", "A"): "pr",
+    ("this run first", "B"): "main",
+}
+_SAID = {"main": "main's answer was better", "pr": "this PR's answer was better", "tie": "a tie"}
+
+
+def pairwise_words(case: CaseBlock) -> str:
+    """`main's answer was better: main's answer keeps the 30-day window …`: the judge's reason with its A and B
+    named, so no reader works out which side was main; when the two orders disagree, each order's outcome."""
+    pair = case.pairwise
+    if pair is None or not pair.reasons:
+        return ""
+    said = []
+    for reason in pair.reasons:
+        match = _ORDER.match(reason)
+        if match is None:
+            said.append(("", reason))
+            continue
+        order, winner, why = match.groups()
+        main_letter = "A" if order == "main first" else "B"
+        names = {main_letter: "main's answer", ("B" if main_letter == "A" else "A"): "this PR's answer"}
+        why = re.sub(r"\b([Aa])nswer ([AB])\b", lambda m, names=names: names[m[2]], why)
+        said.append((_SAID[_WHO.get((order, winner), "tie")], why))
+    outcomes = {who for who, _ in said}
+    if len(outcomes) == 1 or len(said) == 1:
+        who, why = said[0]
+        return f"{who}: {why}" if who and why else (who or why)
+    shown = ("with main's answer shown first", "with this PR's shown first")
+    return "the two orders disagree: " + "; ".join(
+        f"{where}, {who}" + (f" ({why})" if why else "") for where, (who, why) in zip(shown, said, strict=False)
+    )

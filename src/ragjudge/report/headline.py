@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragjudge.metrics.names import NEWLY_FAILING, PASS_RATE
+from ragjudge.metrics.names import NEWLY_FAILING, PAIRWISE_LOSS_RATE, PAIRWISE_WORSE, PASS_RATE
 from ragjudge.report.causes import causes
 from ragjudge.report.failure_groups import failure_groups
 from ragjudge.report.figures import label
@@ -137,6 +137,8 @@ class _Parts:
         cmp = self.report.comparison
         if cmp is None or cmp.pairwise is None or not cmp.pairwise.worse:
             return ""
+        if any(r.passed is False and r.metric in (PAIRWISE_LOSS_RATE, PAIRWISE_WORSE) for r in cmp.rules):
+            return ""  # a failed pairwise rule already says it, each fact once
         worse = [c.id for c in self.report.cases if c.pairwise is not None and c.pairwise.verdict == "worse"]
         return (
             f"; {cmp.pairwise.worse} of {cmp.pairwise.compared} changed answers judged worse than {self.base} "

@@ -145,6 +145,7 @@ def render_comment(
         "change_names": comment_view.CHANGE_WORDS,
         "cells": comment_view.cells,
         "change_words": comment_view.change_words,
+        "pairwise_words": comment_view.pairwise_words,
         "probe": lambda c: comment_view.probe_line(report, c),
         "deltas": list(rows.values()),
         "deltas_shown": [rows[id(d)] for d in deltas_shown],
