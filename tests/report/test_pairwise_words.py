@@ -1,5 +1,5 @@
-"""A pairwise verdict in words (`comment_view.pairwise_words`): which answer was better, main's or this PR's, and
-the judge's reason with its A and B named; both orders' outcomes when they disagree."""
+"""Rows in words (`comment_view`): a pairwise verdict says which answer was better, main's or this PR's, with the
+judge's reason's A and B named, both orders' outcomes when they disagree; a judge's score says its scale."""
 
 from __future__ import annotations
 
@@ -35,3 +35,21 @@ def test_orders_that_disagree_are_both_told() -> None:
 
 def test_a_reason_in_no_known_shape_is_shown_as_written() -> None:
     assert _words("worse", True, "the judge said so") == "the judge said so"
+
+
+def test_a_judges_score_in_a_row_says_its_scale_and_what_the_rule_needs() -> None:
+    from ragjudge.report.comment_view import cells
+
+    block = C("c1", "fail").block()
+    conditions = [
+        "judge.grounding 2 < 3: the 24-hour figure is in no passage",
+        "turn 2: criteria.asks_for_order 2.5 <= 3: never asks",
+        "faithfulness 0.500 < 0.8 (1 of 2 claims unsupported)",
+    ]
+    case = block.model_copy(update={"failed_conditions": conditions})
+    assert [c.own for c in cells(case)] == [
+        "grounding 2/5 (needs at least 3): the 24-hour figure is in no passage",
+        "turn 2: criterion asks_for_order 2.5/5 (needs more than 3): never asks",
+        "faithfulness 0.500 < 0.8 (1 of 2 claims unsupported)",
+    ]
+    assert all(c.group == 0 for c in cells(case))  # never a group's number

@@ -67,10 +67,33 @@ def cells(case: CaseBlock) -> list[Cell]:
     group by its number, which the reader would have to look up screens above."""
     out: list[Cell] = []
     for text in case.failed_conditions:
-        cell = Cell(0, split_condition(text).shared, text)
+        cell = Cell(0, split_condition(text).shared, score_words(text))
         if cell not in out:
             out.append(cell)
     return out
+
+
+_SCORE = re.compile(
+    r"^(?P<turn>turns? \d+(?: to \d+)?: )?(?P<metric>(?:judge|criteria)\.[\w.\-]+) (?P<value>\d+(?:\.\d+)?) "
+    r"(?P<op><=|>=|<|>) (?P<threshold>\d+(?:\.\d+)?)(?P<rest>.*)$",
+    re.DOTALL,
+)
+_NEEDS = {"<": "at least", "<=": "more than", ">": "at most", ">=": "less than"}
+"""The rule a broken comparison broke, in words: `2 < 3` broke `>= 3`, which needs at least 3."""
+
+
+def score_words(text: str) -> str:
+    """`judge.grounding 2 < 3: the 24-hour figure …` as `grounding 2/5 (needs at least 3): the 24-hour figure …`:
+    a judge's 1-5 score says its scale, and the rule says what it needs; any other condition as written."""
+    match = _SCORE.match(text)
+    if match is None:
+        return text
+    spec = registry.lookup(match["metric"])
+    if spec is None or spec.unit != "score":
+        return text
+    name = match["metric"].removeprefix("judge.").replace("criteria.", "criterion ", 1)
+    needs = f"needs {_NEEDS[match['op']]} {match['threshold']}"
+    return f"{match['turn'] or ''}{name} {match['value']}/5 ({needs}){match['rest']}"
 
 
 def ordered(cases: Sequence[CaseBlock]) -> tuple[list[CaseBlock], list[CaseBlock]]:
