@@ -69,13 +69,14 @@ CHANGE_NAMES = {key: one for key, one, _ in _COUNTED} | {"pending_review": "pend
 """Each `change` value in words, for a reader who never saw the report's codes (the HTML report's badges)."""
 
 
-def counts_words(counts: dict[str, int]) -> str:
-    """`2 regressions, 5 still failing, 36 still passing`: each change that happened, still passing always."""
+def counts_words(counts: dict[str, int], base: str = "the baseline") -> str:
+    """`2 regressions, 5 still failing, 36 still passing`: each change that happened, still passing always;
+    `base` names the baseline (`flaky on main@abc1234`)."""
     parts = []
     for key, one, many in _COUNTED:
         n = counts.get(key, 0)
         if n or key == "still_passing":
-            parts.append(f"{n} {one if n == 1 else many}")
+            parts.append(f"{n} {(one if n == 1 else many).replace('the baseline', base)}")
     return ", ".join(parts)
 
 
@@ -92,7 +93,7 @@ def alert(report: Report) -> Alert | None:
             return None
         return Alert("NOTE", prose("No baseline was compared: " + missing.removeprefix(NO_BASELINE), 400), ())
     where = f"{inline(label(cmp.baseline), 80)} ({age_words(cmp.baseline.age_days)})"
-    sentence = f"Against {where}: {counts_words(cmp.counts)}"
+    sentence = f"Against {where}: {counts_words(cmp.counts, inline(label(cmp.baseline), 80))}"
     notes = [prose(n, 400) for n in cmp.notices]
     failed_rules = [r for r in cmp.rules if r.passed is False]
     if failed_rules:
