@@ -368,3 +368,18 @@ def test_a_tiny_p_value_reads_below_0_001_in_the_html_and_the_comment() -> None:
     rows = [line for line in render_comment(report).splitlines() if line.startswith(f"| <code>{name}</code> |")]
     row = next(line for line in rows if line.count("|") == 9)  # the deltas table's, not the rules table's
     assert " | < 0.001 | " in row
+
+
+def test_sixty_new_case_ids_fold_each_on_one_line() -> None:
+    report = sample_report(comparison=True)
+    assert report.comparison is not None
+    new = [f"cs-{i:03d}" for i in range(60)]
+    report = report.model_copy(update={"comparison": report.comparison.model_copy(update={"new_cases": new})})
+    html = render_html(report)
+    assert '<details class="id-list"><summary>New cases: 60</summary>' in html
+    assert '<span class="case-id">cs-000</span>, <span class="case-id">cs-001</span>' in html  # never cs- / 001
+    few = report.model_copy(update={"comparison": report.comparison.model_copy(update={"new_cases": new[:2]})})
+    assert (
+        '<p class="muted">New cases: <span class="case-id">cs-000</span>, <span class="case-id">cs-001</span>.</p>'
+        in render_html(few)
+    )
