@@ -127,6 +127,7 @@ def test_the_html_report_names_main_and_the_shared_cases(outputs: Outputs) -> No
         "runs have (this run&#39;s pass_rate over its 40 cases: 0.925)." in outputs.html
     )
     assert "<h2>Against main@feedbee</h2>" in outputs.html
+    assert "<td>pass_rate 0.925 &lt; 0.98, failing on main@feedbee too (0.974 there)</td>" in outputs.html
     assert "main.json" not in outputs.html
     assert '<th title="main@feedbee">main</th><th>this run</th>' in outputs.html
     assert '<td class="num base" data-label="main">0.974</td><td class="num now">0.949</td>' in outputs.html
