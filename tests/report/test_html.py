@@ -76,7 +76,7 @@ def test_a_threshold_far_above_the_data_is_said_not_drawn() -> None:
         "end",
     )
     assert (
-        '<text id="off-scale" class="mark-label mark-beyond" text-anchor="end" x="696.0" y="-8">threshold 60000 ms →'
+        '<text id="off-scale" class="mark-label mark-beyond" text-anchor="end" x="696" y="-8">threshold 60000 ms →'
         "<title>threshold 60000 ms: beyond this axis (it ends at 2750 ms)</title></text>"
     ) in render_html(report)
 
@@ -383,3 +383,9 @@ def test_sixty_new_case_ids_fold_each_on_one_line() -> None:
         '<p class="muted">New cases: <span class="case-id">cs-000</span>, <span class="case-id">cs-001</span>.</p>'
         in render_html(few)
     )
+
+
+def test_no_figure_in_the_page_has_more_than_three_places() -> None:
+    # SVG coordinates included: `117.857`, never `117.85714285714286` (issue 39: no 20-digit numbers in any output).
+    page = render_html(sample_report(comparison=True))
+    assert re.findall(r"\d\.\d{4,}", page) == []

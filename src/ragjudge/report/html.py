@@ -183,6 +183,14 @@ def build_view(report: Report) -> View:
     )
 
 
+def _short_float(value: Any) -> Any:
+    """A float the template writes as is (an SVG coordinate) to three places at most: `117.857`, never
+    `117.85714285714286`; figures a reader reads go through `num` or `fmt` before they get here."""
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.3f}".rstrip("0").rstrip(".") or "0"
+    return value
+
+
 def render_html(report: Report) -> str:
     if report.headline is None:
         from ragjudge.report.headline import with_headline  # a report saved before the headline was recorded
@@ -191,6 +199,8 @@ def render_html(report: Report) -> str:
     source = resources.files("ragjudge.report").joinpath("templates", "report.html.j2").read_text(encoding="utf-8")
     # Autoescape on: every value is escaped for HTML (text and attributes) unless the template says otherwise,
     # and it never does for report data.
-    env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, finalize=_short_float
+    )
     env.filters["num"] = num
     return env.from_string(source).render(view=build_view(report))
