@@ -101,7 +101,7 @@ HEADLINE = (
 def test_stdout_writes_this_runs_pass_rate_and_labels_mains(outputs: Outputs) -> None:
     lines = outputs.stdout.splitlines()
     assert lines[0] == f"ragjudge: FAIL: {HEADLINE}"
-    assert "  [FAIL] pass_rate 0.925 < 0.98" in lines
+    assert "  [FAIL] pass_rate 0.925 < 0.98, failing on main@feedbee too (0.974 there)" in lines
 
 
 def test_the_comment_writes_one_pass_rate_and_labels_the_others(outputs: Outputs) -> None:

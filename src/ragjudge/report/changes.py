@@ -163,3 +163,26 @@ def paired_note(report: Report) -> str:
     if own is None:
         return where
     return f"{where} (this run's {PASS_RATE} over its {report.suite.cases} cases: {fmt(PASS_RATE, own)})"
+
+
+def main_figures(report: Report) -> dict[str, str]:
+    """Each suite rule failing on the baseline too, with the baseline's figure (`0.974`; empty when it had none):
+    every output labels it as main's ("failing on main@abc1234 too (0.974 there)")."""
+    cmp = report.comparison
+    if cmp is None or report.headline is None:
+        return {}
+    before = {r.metric: r.value for r in cmp.baseline_rules if r.passed is False}
+    return {
+        metric: "" if before.get(metric) is None else fmt(metric, before[metric])
+        for metric in report.headline.rules_failing_on_main
+    }
+
+
+def on_main_words(report: Report) -> dict[str, str]:
+    """`, failing on main@abc1234 too (0.974 there)` for each suite rule failing on the baseline too, as plain text
+    for stdout and the HTML report (the comment's rules table says it in its own column)."""
+    cmp = report.comparison
+    if cmp is None:
+        return {}
+    base = label(cmp.baseline)
+    return {m: f", failing on {base} too" + (f" ({v} there)" if v else "") for m, v in main_figures(report).items()}

@@ -17,10 +17,10 @@ from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
 from ragjudge.metrics.names import ANSWER_CORRECTNESS, FAITHFULNESS
-from ragjudge.report.changes import CHANGE_NAMES, paired_note
+from ragjudge.report.changes import CHANGE_NAMES, on_main_words, paired_note
 from ragjudge.report.comment_view import reading_order
 from ragjudge.report.comparison_block import ComparisonBlock
-from ragjudge.report.figures import age_words, fmt, label, short_ref
+from ragjudge.report.figures import age_words, label, short_ref
 from ragjudge.report.figures import score as score_text
 from ragjudge.report.html_charts import (
     UNSET,
@@ -124,24 +124,9 @@ def case_tally(rule: RuleBlock, report: Report) -> str | None:
     return f"{rule.value:.0f} of {report.suite.cases} cases failed"
 
 
-def _on_main(report: Report) -> dict[str, str]:
-    """`, failing on main@abc1234 too (0.974 there)` for each suite rule failing on the baseline too, as the
-    headline writes it."""
-    cmp = report.comparison
-    if cmp is None or report.headline is None:
-        return {}
-    before = {r.metric: r for r in cmp.baseline_rules if r.passed is False}
-    out = {}
-    for metric in report.headline.rules_failing_on_main:
-        value = before[metric].value if metric in before else None
-        there = f" ({fmt(metric, value)} there)" if value is not None else ""
-        out[metric] = f", failing on {label(cmp.baseline)} too{there}"
-    return out
-
-
 def build_view(report: Report) -> View:
     comparison = report.comparison
-    on_main = _on_main(report)
+    on_main = on_main_words(report)
     rules: list[dict[str, Any]] = [
         {
             "kind": r.scope,

@@ -22,7 +22,7 @@ from ragjudge.metrics import names, registry
 from ragjudge.metrics.spec import table_number
 from ragjudge.report import comment_view
 from ragjudge.report.causes import causes
-from ragjudge.report.changes import alert, delta_rows, paired_note
+from ragjudge.report.changes import alert, delta_rows, main_figures, paired_note
 from ragjudge.report.escape import code_id, html_text, inline, prose
 from ragjudge.report.figures import label, score
 from ragjudge.report.headline import with_headline
@@ -127,7 +127,7 @@ def render_comment(
         "headline": report.headline,
         "suite_rules": [r for r in report.rules if r.scope == "suite"],
         "case_rules": [r for r in report.rules if r.scope == "case"],
-        "rules_on_main": _main_figures(report),
+        "rules_on_main": main_figures(report),
         "judge_name": report.judge_info.name(),
         "lexical": report.judge_info.lexical,
         "report_path": relative_paths(report_path) if report_path else None,
@@ -203,18 +203,6 @@ def _changes(report: Report) -> dict[str, Any]:
         "pending": [c for c in report.cases if c.review == "pending"],
         "worse_pairwise": [c for c in report.cases if c.pairwise is not None and c.pairwise.verdict == "worse"],
         "list_cap": LIST_CAP,
-    }
-
-
-def _main_figures(report: Report) -> dict[str, str]:
-    """Each suite rule failing on the baseline too, with the baseline's figure (`0.974`; empty when it had none):
-    the rules table labels it as main's."""
-    assert report.headline is not None
-    cmp = report.comparison
-    before = {r.metric: r.value for r in cmp.baseline_rules if r.passed is False} if cmp else {}
-    return {
-        metric: "" if before.get(metric) is None else _fmt(metric, before[metric])
-        for metric in report.headline.rules_failing_on_main
     }
 
 
