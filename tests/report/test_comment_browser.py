@@ -99,6 +99,7 @@ def test_the_annotations_name_every_cause(three_hundred: PrRun) -> None:
     ]
     assert causes[3].title == "ragjudge: case cs-014-v01 failed, as on main@feedbee, and 29 more like it"
     assert len(notes) == 2 + 5 + 1  # the two failed rules, the causes, the duplicate-question warning
+    assert notes[0].message == "pass_rate 0.500 < 0.98, failing on main@feedbee too (0.800 there)"
 
 
 @pytest.mark.parametrize("width", [1280, 800])

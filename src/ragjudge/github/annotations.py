@@ -22,6 +22,7 @@ from ragjudge.github.workflow_commands import MAX_ANNOTATIONS
 from ragjudge.metrics.names import CONTEXT_RECALL, FAITHFULNESS
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.causes import Cause, causes
+from ragjudge.report.changes import on_main_words
 from ragjudge.report.figures import label
 from ragjudge.report.model import Report
 from ragjudge.report.warning_kinds import by_kind
@@ -117,13 +118,13 @@ def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annot
     if report.comparison is not None:
         failed_rules += [r for r in report.comparison.rules if r.passed is False]
     base = label(report.comparison.baseline) if report.comparison is not None else "main"
-    on_main = set(report.headline.rules_failing_on_main) if report.headline is not None else set()
+    on_main = on_main_words(report)
     errors = [Annotation("error", f"ragjudge: {report.verdict}", report.error_reason)] if report.error_reason else []
     errors += [
         Annotation(
             "error",
             f"ragjudge: {r.scope} rule {r.metric} failed",
-            r.reason + (f" (failing on {base} too)" if r.scope == "suite" and r.metric in on_main else ""),
+            r.reason + (on_main.get(r.metric, "") if r.scope == "suite" else ""),
         )
         for r in failed_rules
     ]
