@@ -83,6 +83,14 @@ def test_every_cause_and_its_repro_line_come_before_any_row(
         assert len(mains) >= 3 and max(mains[:3]) <= 2 * SCREEN, mains
         assert rows is not None and max(repro[:5]) < rows["y"]
         assert repro[0] <= SCREEN  # the first step is on screen one
+        # A case id never wraps at its hyphen (`cs-` / `003-v01`): the `Case` heading keeps the column's room.
+        wrapped = page.eval_on_selector_all(
+            "table",
+            "ts => ts.filter(t => t.rows[0].cells[0].innerText.startsWith('Case'))"
+            ".flatMap(t => [...t.querySelectorAll('td:first-child code')])"
+            ".filter(c => c.getClientRects().length > 1).map(c => c.innerText)",
+        )
+        assert wrapped == []
     finally:
         page.close()
 

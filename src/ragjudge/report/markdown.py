@@ -34,6 +34,8 @@ COMMENT_LIMIT = 60_000
 """Under GitHub's 65,536-character limit, with room for a marker and a header."""
 LIST_CAP = 20
 """Fixed and flaky cases listed at most; the rest are counted."""
+ID_ROOM_CAP = 32
+"""Ids longer than this may wrap: the column would take the row's room."""
 OPEN_REGRESSIONS = 5
 """Up to this many regressions, each one's before-and-after opens unfolded."""
 
@@ -133,6 +135,7 @@ def render_comment(
         "report_path": relative_paths(report_path) if report_path else None,
         "links": list(links),
         "in_summary": in_summary,
+        "id_room": _id_room(bad),
         "warning_kinds": warnings,
         "calibration": calibration,
         "groups": shown_groups,
@@ -204,6 +207,14 @@ def _changes(report: Report) -> dict[str, Any]:
         "worse_pairwise": [c for c in report.cases if c.pairwise is not None and c.pairwise.verdict == "worse"],
         "list_cap": LIST_CAP,
     }
+
+
+def _id_room(cases: Sequence[Any]) -> str:
+    """Figure spaces (U+2007, which do not break) after the `Case` heading, as wide as the longest id (a digit and
+    a code glyph are about as wide): the column cannot be squeezed narrower than its ids, so `cs-003` never wraps
+    to `cs-` / `003`, and the ids stay as written for a reader who copies one (nothing is put inside them)."""
+    longest = min(max((len(c.id) for c in cases), default=0), ID_ROOM_CAP)
+    return "&#8199;" * max(0, longest - len("Case") + 2)  # an entity: a cell's edge spaces are trimmed
 
 
 def _largest(fits: Any, upper: int) -> int | None:
