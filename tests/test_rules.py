@@ -169,12 +169,12 @@ def test_non_string_rule_value_is_parsed_from_its_text() -> None:
 @pytest.mark.parametrize(
     ("metric", "op", "threshold", "value", "expected"),
     [
-        ("context_recall", ">=", 1.0, 0.5, "context_recall 0.50 < 1.00"),
+        ("context_recall", ">=", 1.0, 0.5, "context_recall 0.500 < 1"),
         ("latency_ms", "<=", 10000, 12034.4, "latency_ms 12034 > 10000"),
-        ("faithfulness", ">=", 0.8, 0.5, "faithfulness 0.50 < 0.80"),
-        ("context_precision", ">", 0.5, 0.5, "context_precision 0.50 <= 0.50"),
+        ("faithfulness", ">=", 0.8, 0.5, "faithfulness 0.500 < 0.8"),
+        ("context_precision", ">", 0.5, 0.5, "context_precision 0.500 <= 0.5"),
         ("p95_latency_ms", "<", 3000, 3000.0, "p95_latency_ms 3000 >= 3000"),
-        ("pass_rate", "==", 1, 0.75, "pass_rate 0.75 != 1.00"),
+        ("pass_rate", "==", 1, 0.75, "pass_rate 0.750 != 1"),
         ("cost_usd", "<=", 0.01, 0.0123, "cost_usd 0.0123 > 0.0100"),
         ("judge.grounding", ">=", 4, 2.0, "judge.grounding 2 < 4"),
         ("judge.tone", ">=", 4, 3.5, "judge.tone 3.50 < 4"),
@@ -188,7 +188,7 @@ def test_failure_reason_names_value_broken_comparison_and_threshold(
 
 def test_format_value() -> None:
     assert format_value("latency_ms", 999.6) == "1000"
-    assert format_value("pass_rate", 1 / 3) == "0.33"
+    assert format_value("pass_rate", 1 / 3) == "0.333"
     assert format_value("cost_usd", 1.23456) == "1.2346"
     assert format_value("judge.relevance", 5.0) == "5"
 

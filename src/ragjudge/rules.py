@@ -80,11 +80,14 @@ class Rule:
         return holds(self.op, value, self.threshold)
 
     def failure(self, value: float) -> str:
-        """`faithfulness 0.50 < 0.80`: the value, the broken comparison, the threshold, alike formatted."""
-        shown = format_value(self.metric, value), format_value(self.metric, self.threshold)
-        if shown[0] == shown[1] and value != self.threshold:
+        """`faithfulness 0.500 < 0.8`: the value, the broken comparison, the threshold, alike formatted."""
+        threshold = format_value(self.metric, self.threshold)
+        if registry.spec(self.metric).unit == "fraction":
+            threshold = plain(self.threshold)  # as the config and the rules table write it: `0.98`, not `0.980`
+        shown = format_value(self.metric, value), threshold
+        if float(shown[0]) == float(shown[1]) and value != self.threshold:
             # Rounded alike, the reason would read "3000 > 3000": show the digits that broke the rule.
-            shown = plain(value, 10), format_value(self.metric, self.threshold)
+            shown = plain(value, 10), threshold
         return f"{self.metric} {shown[0]} {_NEGATION[self.op]} {shown[1]}"
 
 

@@ -399,8 +399,9 @@ def test_comment_keeps_untrusted_text_inert(canary: Canary, healthy: tuple[ArmSe
     warning = next(line for line in run.comment.splitlines() if "duplicates the question" in line)
     assert "@\u200boctocat" in warning and "@octocat" not in warning
     assert "&lt;img" in warning and "<img" not in warning and "</details>" not in warning
-    assert "\\|" in warning and "\\`" in warning
-    assert "{{ 7\\*7 }}" in warning  # shown, not evaluated
+    assert "\\|" in warning
+    # Its backtick-quoted part reads as code, as ragjudge's own quoted commands do: escaped, shown, not evaluated.
+    assert "<code>{{ 7*7 }}</code>" in warning and "49" not in warning
 
 
 # --------------------------------------------------------------------------- --inconclusive-exit

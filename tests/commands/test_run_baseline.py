@@ -255,7 +255,9 @@ def test_main_records_its_provenance(scenario: Scenario) -> None:
         "judge_fingerprint",
         "endpoint",
         "config",
+        "probe_options",
     }
+    assert prov["probe_options"] == ["--endpoint", main_run.url]  # passed as --endpoint, not the config's
     assert (prov["git_commit"], prov["git_ref"]) == (MAIN_SHA, "refs/heads/main")
     assert prov["endpoint"] == main_run.url
     assert len(prov["case_set_hash"]) == len(prov["rules_hash"]) == 64
@@ -436,7 +438,10 @@ def test_broken_pr_comment_leads_with_what_changed(scenario: Scenario) -> None:
     assert text.index("### Flaky") < text.index("| Suite rule |") < text.index("| Regression rule |")
     broke = "| fail (0 of 2 passed) | regression |"
     assert f'| <code>refund-07</code> {broke} missing required detail: "store credit" |' in lines
-    assert f"| <code>ship-12</code> {broke} judge.grounding 1 &lt; 3: the restocking fee is in no passage |" in lines
+    assert (
+        f"| <code>ship-12</code> {broke} grounding 1/5 (needs at least 3): the restocking fee is in no passage |"
+        in lines
+    )
     # Each regression: main's answer beside this run's, and how to ask the service the same question.
     assert "| Status | pass | fail |" in lines
     repro = [line for line in lines if line.startswith("Reproduce: ")]

@@ -236,7 +236,7 @@ def test_a_service_that_forgets_earlier_turns_fails_the_conversation_naming_turn
     assert code == 1, out
     chat = by_id(report)["refund-chat"]
     missing = 'missing required detail: "商家承担"'
-    recall = "context_recall 0.00 < 1.00 (missing doc-quality; retrieved doc-7day)"
+    recall = "context_recall 0.000 < 1 (missing doc-quality; retrieved doc-7day)"
     assert chat["status"] == "fail"
     assert chat["failed_conditions"] == [f"turn 2: {missing}", f"turn 2: {recall}"]
     assert [(t["status"], t["failed_conditions"]) for t in chat["turns"]] == [("pass", []), ("fail", [missing, recall])]

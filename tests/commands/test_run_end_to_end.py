@@ -139,7 +139,7 @@ EXPECTED_STATUS = {
     "oos-high": ("fail", ['answered an out-of-scope question with confidence "high"']),
     "oos-none": ("pass", []),
     "oos-refused": ("pass", []),
-    "recall": ("fail", ["context_recall 0.50 < 1.00 (missing doc-acc-2; retrieved doc-acc-1, x)"]),
+    "recall": ("fail", ["context_recall 0.500 < 1 (missing doc-acc-2; retrieved doc-acc-1, x)"]),
     "echo": ("pass", []),
     "server-500": ("error", ['endpoint error: HTTP 500 from POST {url} after 1 attempt: {{"detail":"boom"}}']),
     "not-json": ("error", [f"endpoint error: reply is not valid JSON (text/html, {len(HTML_BODY)} bytes)"]),
@@ -272,11 +272,11 @@ def test_rules_entries(mixed: MixedRun) -> None:
         "1 case(s) failed context_recall >= 1: recall",
     )
     assert (latency["passed"], latency["reason"]) == (True, "every evaluated case met latency_ms <= 10000")
-    assert (pass_rate["passed"], pass_rate["reason"]) == (False, "pass_rate 0.42 < 0.90")
+    assert (pass_rate["passed"], pass_rate["reason"]) == (False, "pass_rate 0.417 < 0.9")
     assert (rejection["value"], rejection["passed"], rejection["reason"]) == (
         pytest.approx(0.7),
         False,
-        "rejection_accuracy 0.70 < 0.90",
+        "rejection_accuracy 0.700 < 0.9",
     )
     assert p95["passed"] is True
 
@@ -329,11 +329,11 @@ def test_report_names_the_offline_judge(mixed: MixedRun) -> None:
 def test_stdout_summary(mixed: MixedRun) -> None:
     lines = mixed.outcome.out.splitlines()
     assert lines[:2] == [
-        "ragjudge: FAIL: Blocked by pass_rate 0.42 < 0.90; rejection_accuracy 0.70 < 0.90: 6 more cases must pass.",
+        "ragjudge: FAIL: Blocked by pass_rate 0.417 < 0.9; rejection_accuracy 0.700 < 0.9. 6 more cases must pass.",
         "  5/12 cases passed, 5 failed, 2 errored (judge: offline-lexical)",
     ]
-    assert "  [FAIL] pass_rate 0.42 < 0.90" in lines
-    assert "  [FAIL] rejection_accuracy 0.70 < 0.90" in lines
+    assert "  [FAIL] pass_rate 0.417 < 0.9" in lines
+    assert "  [FAIL] rejection_accuracy 0.700 < 0.9" in lines
     assert '  missing-detail fail: missing required detail: "order number"' in lines
     assert (
         f"  server-500 error: endpoint error: HTTP 500 from POST {mixed.server.url} after 1 attempt: "
@@ -345,7 +345,7 @@ def test_the_comment(mixed: MixedRun) -> None:
     comment = mixed.comment
     assert comment.splitlines()[0] == "## ❌ ragjudge: FAIL"
     assert comment.splitlines()[2] == (
-        "**Blocked by pass\\_rate 0.42 &lt; 0.90; rejection\\_accuracy 0.70 &lt; 0.90: 6 more cases must pass.**"
+        "**Blocked by pass\\_rate 0.417 &lt; 0.9; rejection\\_accuracy 0.700 &lt; 0.9. 6 more cases must pass.**"
     )
     assert "5 of 12 cases passed · 5 failed · 2 errored · judge: offline-lexical" in comment
     assert "<sub>Judge offline-lexical · compares words, not meaning: faithfulness counts shared words" in comment
@@ -482,7 +482,7 @@ def test_faithfulness_rule_reason_end_to_end(ws: Path, capsys: pytest.CaptureFix
     assert outcome.code == 1
     case = load(ws / "r.json")["cases"][0]
     assert case["failed_conditions"] == [
-        'faithfulness 0.50 < 0.80 (1 of 2 claims unsupported: "Shipping is always free.")'
+        'faithfulness 0.500 < 0.8 (1 of 2 claims unsupported: "Shipping is always free.")'
     ]
     assert case["metrics"]["faithfulness"] == 0.5
 

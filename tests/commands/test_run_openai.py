@@ -210,7 +210,7 @@ def test_verdicts_and_reasons_with_an_openai_compatible_judge(
     assert statuses == {"good": "pass", "faith": "fail", "ground": "fail", "broken": "error", "oos": "pass"}
 
     assert r.case("faith")["failed_conditions"] == [
-        'faithfulness 0.50 < 0.80 (1 of 2 claims unsupported: "运费由商家承担")'
+        'faithfulness 0.500 < 0.8 (1 of 2 claims unsupported: "运费由商家承担")'
     ]
     assert r.case("ground")["failed_conditions"] == [f"judge.grounding 2 < 3: {GROUND_REASON}"]
     # One combined reply carries both judgements: when it stays invalid, neither is scored.
@@ -260,7 +260,7 @@ def test_verdicts_and_reasons_with_an_openai_compatible_judge(
 
     # stdout names each failing case and why.
     assert r.out.splitlines()[:2] == [
-        "ragjudge: FAIL: Blocked by pass_rate 0.40 < 0.90: 3 more cases must pass.",
+        "ragjudge: FAIL: Blocked by pass_rate 0.400 < 0.9. 3 more cases must pass.",
         "  2/5 cases passed, 2 failed, 1 errored (judge: gpt-4o-mini)",
     ]
     assert "broken error: faithfulness and judge.grounding unscored: judge reply invalid" in r.out
@@ -510,7 +510,7 @@ def test_recorded_traces_are_judged_without_calling_the_endpoint(
     assert [c["trace"]["latency_ms"] for c in r.report["cases"]] == [420, 610, 2500, 90]
     assert r.case("t-3")["failed_conditions"] == [f"judge.grounding 2 < 3: {GROUND_REASON}", "latency_ms 2500 > 1000"]
     assert r.case("t-2")["failed_conditions"] == [
-        'faithfulness 0.50 < 0.80 (1 of 2 claims unsupported: "运费由商家承担")'
+        'faithfulness 0.500 < 0.8 (1 of 2 claims unsupported: "运费由商家承担")'
     ]
     assert r.case("t-1")["status"] == "pass" and r.case("t-4")["status"] == "pass"
     assert judge_server.call_count == 4  # one combined call per answer, the negative rubric for the refusal

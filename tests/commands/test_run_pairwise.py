@@ -152,7 +152,7 @@ def test_a_fair_judge_names_the_worse_answers_with_its_reasons(tmp_path: Path, b
     )
     comment = (tmp_path / "pr.md").read_text(encoding="utf-8")
     assert "3 changed answer(s) compared in both orders: 2 worse, 0 better, 1 tie" in comment
-    assert f"- <code>dropped</code> worse: main first: A: answer A keeps the {DETAIL}" in comment
+    assert f"- <code>dropped</code>: main's answer was better: main's answer keeps the {DETAIL}" in comment
 
 
 def test_pairwise_loss_rate_fails_the_gate_when_set(tmp_path: Path, baseline: Path) -> None:
@@ -160,10 +160,14 @@ def test_pairwise_loss_rate_fails_the_gate_when_set(tmp_path: Path, baseline: Pa
     rules = {r["metric"]: r for r in report["comparison"]["rules"]}
     assert rules["pairwise_loss_rate"]["passed"] is False
     assert rules["pairwise_loss_rate"]["reason"] == (
-        "pairwise_loss_rate 0.67 > 0.25 (2 of 3 changed answers worse: dropped, false)"
+        "pairwise_loss_rate 0.667 > 0.25 (2 of 3 changed answers worse: dropped, false)"
     )
     assert rules["pairwise_worse"]["passed"] is True
     assert code == 1 and report["verdict"] == "fail"
+    # The headline says the pairwise result once: the failed rule's reason, not again as a count.
+    assert report["headline"]["sentence"] == (
+        "Blocked by pairwise_loss_rate 0.667 > 0.25 (2 of 3 changed answers worse: dropped, false)."
+    )
 
 
 def test_a_judge_that_prefers_the_first_answer_gives_ties_not_verdicts(tmp_path: Path, baseline: Path) -> None:

@@ -189,7 +189,7 @@ def test_an_answer_from_a_stale_document_fails_naming_the_contradicted_point(jud
     assert stale["status"] == "fail"
     assert stale["failed_conditions"] == [
         'contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货")',
-        'answer_correctness 0.00 < 0.80 (misses a reference point: "需提供订单号")',
+        'answer_correctness 0.000 < 0.8 (misses a reference point: "需提供订单号")',
     ]
     assert stale["metrics"]["answer_correctness"] == 0.0 and stale["metrics"]["reference_contradictions"] == 1
     assert [p["verdict"] for p in stale["judge"]["reference_points"]] == ["contradicted", "missing"]
@@ -201,7 +201,7 @@ def test_an_answer_that_says_nothing_fails_answer_correctness(judged: Any) -> No
     empty = judged[1]["empty"]
     assert empty["status"] == "fail"
     assert empty["failed_conditions"] == [
-        'answer_correctness 0.00 < 0.80 (misses a reference point: "7 天无理由退货"; '
+        'answer_correctness 0.000 < 0.8 (misses a reference point: "7 天无理由退货"; '
         'misses a reference point: "需提供订单号")'
     ]
 

@@ -259,4 +259,4 @@ def test_a_mapped_retrieved_that_comes_back_empty_is_nothing_retrieved(
     assert outcome.code == 1, outcome.out
     recall = by_id(load(ws / "report.json"))["recall"]
     assert recall["status"] == "fail" and recall["trace"]["passages_unknown"] is False
-    assert recall["failed_conditions"] == ["context_recall 0.00 < 1.00 (missing doc-1; retrieved nothing)"]
+    assert recall["failed_conditions"] == ["context_recall 0.000 < 1 (missing doc-1; retrieved nothing)"]

@@ -96,7 +96,7 @@ def test_a_noisy_judge_and_two_worse_answers(tmp_path: Path) -> None:
     assert code == 0 and report["comparison"]["counts"]["regression"] == 0
     # The two worse answers, named pairwise with the judge's reasons.
     assert [c for c in cases if (cases[c]["pairwise"] or {}).get("verdict") == "worse"] == ["dropped", "false"]
-    assert "- <code>dropped</code> worse: main first: A: answer A keeps the 5 working days" in comment
+    assert "- <code>dropped</code>: main's answer was better: main's answer keeps the 5 working days" in comment
     assert report["headline"]["sentence"].endswith(
         "changed answers judged worse than main@"
         + report["comparison"]["baseline"]["commit"][:7]
@@ -106,8 +106,8 @@ def test_a_noisy_judge_and_two_worse_answers(tmp_path: Path) -> None:
     prompt = hashlib.sha256(prompt_sources().encode("utf-8")).hexdigest()[:6]
     footer = comment.rstrip().splitlines()[-1]
     assert footer.startswith(f"<sub>Judge gpt-4o-mini · prompt {prompt} · judge calibration missing: ")
-    config = str(tmp_path / "pr" / "ragjudge.yml").replace("_", "\\_")  # Markdown-escaped, as every text
-    assert f"ragjudge calibrate --config {config} --labels LABELS.jsonl" in footer
+    config = str(tmp_path / "pr" / "ragjudge.yml")  # as code: no Markdown escape shows in it
+    assert f"<code>ragjudge calibrate --config {config} --labels LABELS.jsonl</code>" in footer
     assert footer.endswith(
         " · flips 0% [0–43%] of its verdicts, judging 4 random cases twice · position consistency 1.000</sub>"
     )
@@ -153,7 +153,7 @@ def test_an_uncalibrated_judge_reports_without_blocking_when_told(tmp_path: Path
     assert code == 0 and report["verdict"] == "pass"
     assert by_id["ground"]["status"] == "pass" and by_id["ground"]["failed_conditions"] == []
     assert by_id["ground"]["advisory_conditions"] == [f"judge.grounding 2 < 3: {GROUND_REASON}"]
-    assert by_id["faith"]["advisory_conditions"][0].startswith("faithfulness 0.50 < 0.80")
+    assert by_id["faith"]["advisory_conditions"][0].startswith("faithfulness 0.500 < 0.8")
     assert (
         "the judge is not calibrated (missing): 2 condition(s) only it decided, on 2 case(s), are reported as "
         "advisory, not blocking (judge.uncalibrated: report); calibrate it to gate on them"

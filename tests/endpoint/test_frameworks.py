@@ -143,7 +143,7 @@ def test_hash_ids_fail_recall_naming_what_was_missing_and_what_came_back(
         run(capsys, "run", "--report", "r.json")
     refund = next(c for c in report(ws)["cases"] if c["id"] == "refund-en")
     assert refund["failed_conditions"] == [
-        f"context_recall 0.00 < 1.00 (missing doc-refund-1; retrieved {doc_hash('doc-refund-1')}, "
+        f"context_recall 0.000 < 1 (missing doc-refund-1; retrieved {doc_hash('doc-refund-1')}, "
         f"{doc_hash('doc-ship-2')})"
     ]
 

@@ -129,7 +129,7 @@ def test_the_content_hash_ids_fail_recall_without_retrieved_id(
     refund = next(c for c in json.loads((ws / "r.json").read_text(encoding="utf-8"))["cases"] if c["id"] == "refund-en")
     (retrieved,) = refund["trace"]["retrieved_ids"]
     assert re.fullmatch(r"[0-9a-f]{64}", retrieved)
-    assert refund["failed_conditions"] == [f"context_recall 0.00 < 1.00 (missing refund-policy; retrieved {retrieved})"]
+    assert refund["failed_conditions"] == [f"context_recall 0.000 < 1 (missing refund-policy; retrieved {retrieved})"]
 
 
 def test_the_server_stays_on_loopback_and_writes_no_telemetry_id(hayhooks_server: RunningHayhooks) -> None:

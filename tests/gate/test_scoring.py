@@ -43,7 +43,7 @@ def test_context_recall_rule_failure_reason() -> None:
     case = make_case(golden=["d1", "d2"])
     result = score_case(case, ok_result(make_trace(ids=["d1"])), None, DEFAULT_CASE_RULES)
     assert result.status == "fail"
-    assert result.failed_conditions == ("context_recall 0.50 < 1.00 (missing d2; retrieved d1)",)
+    assert result.failed_conditions == ("context_recall 0.500 < 1 (missing d2; retrieved d1)",)
 
 
 def test_latency_rule_failure_reason() -> None:
@@ -66,7 +66,7 @@ def test_faithfulness_failure_quotes_the_unsupported_claims() -> None:
     result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
     assert result.status == "fail"
     assert result.failed_conditions == (
-        'faithfulness 0.50 < 0.80 (1 of 2 claims unsupported: "Shipping is always free.")',
+        'faithfulness 0.500 < 0.8 (1 of 2 claims unsupported: "Shipping is always free.")',
     )
     assert result.metrics["faithfulness"] == 0.5
 
@@ -79,7 +79,7 @@ def test_faithfulness_failure_quotes_two_claims_then_counts_the_rest() -> None:
     )
     result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
     assert result.failed_conditions == (
-        'faithfulness 0.20 < 0.80 (4 of 5 claims unsupported: "Two.", "Three." and 2 more)',
+        'faithfulness 0.200 < 0.8 (4 of 5 claims unsupported: "Two.", "Three." and 2 more)',
     )
 
 
@@ -159,7 +159,7 @@ def test_context_precision_rule_is_skipped_without_golden_ids() -> None:
 def test_context_precision_rule_failure() -> None:
     rules = [Rule("case", "context_precision", ">=", 0.5)]
     result = score_case(make_case(golden=["a"]), ok_result(make_trace(ids=["x", "a"])), None, rules)
-    assert result.failed_conditions == ("context_precision 0.25 < 0.50 (not golden: x)",)
+    assert result.failed_conditions == ("context_precision 0.250 < 0.5 (not golden: x)",)
 
 
 def test_cost_rule_without_a_reported_cost_is_an_error() -> None:
@@ -212,7 +212,7 @@ def test_mechanical_and_rule_failures_are_all_listed() -> None:
     assert result.failed_conditions == (
         'missing required detail: "receipt"',
         'contains forbidden claim: "free"',
-        "context_recall 0.50 < 1.00 (missing d1; retrieved d2)",
+        "context_recall 0.500 < 1 (missing d1; retrieved d2)",
         "latency_ms 20000 > 10000",
     )
 
@@ -303,7 +303,7 @@ def test_answer_correctness_failure_names_the_missed_points() -> None:
     result = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT])
     assert result.status == "fail"
     assert result.failed_conditions == (
-        'answer_correctness 0.50 < 0.80 (misses a reference point: "order number"; partly: "receipt")',
+        'answer_correctness 0.500 < 0.8 (misses a reference point: "order number"; partly: "receipt")',
     )
 
 
@@ -316,14 +316,14 @@ def test_a_decline_read_by_the_judge_is_a_refusal() -> None:
 def test_two_unsupported_claims_are_quoted_with_no_more() -> None:
     judgement = Judgement(judge="j", faithfulness=0.0, claims=_claims(("One.", False), ("Two.", False)))
     result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
-    assert result.failed_conditions == ('faithfulness 0.00 < 0.80 (2 of 2 claims unsupported: "One.", "Two.")',)
+    assert result.failed_conditions == ('faithfulness 0.000 < 0.8 (2 of 2 claims unsupported: "One.", "Two.")',)
 
 
 def test_ten_missing_ids_are_listed_with_no_more() -> None:
     golden = [f"g{i}" for i in range(10)]
     result = score_case(make_case(golden=golden), ok_result(make_trace(ids=["x"])), None, DEFAULT_CASE_RULES)
     assert result.failed_conditions == (
-        "context_recall 0.00 < 1.00 (missing g0, g1, g2, g3, g4, g5, g6, g7, g8, g9; retrieved x)",
+        "context_recall 0.000 < 1 (missing g0, g1, g2, g3, g4, g5, g6, g7, g8, g9; retrieved x)",
     )
 
 
@@ -374,7 +374,7 @@ def test_three_unsupported_claims_quote_two_and_count_the_rest() -> None:
     judgement = Judgement(judge="j", faithfulness=0.25, claims=claims)
     result = score_case(make_case(), ok_result(make_trace()), judgement, [FAITH])
     assert result.failed_conditions == (
-        'faithfulness 0.25 < 0.80 (3 of 4 claims unsupported: "One.", "Two." and 1 more)',
+        'faithfulness 0.250 < 0.8 (3 of 4 claims unsupported: "One.", "Two." and 1 more)',
     )
 
 
@@ -382,7 +382,7 @@ def test_eleven_missing_ids_list_ten_and_count_the_rest() -> None:
     golden = [f"g{i}" for i in range(11)]
     result = score_case(make_case(golden=golden), ok_result(make_trace(ids=["x"])), None, DEFAULT_CASE_RULES)
     assert result.failed_conditions == (
-        "context_recall 0.00 < 1.00 (missing g0, g1, g2, g3, g4, g5, g6, g7, g8, g9 and 1 more; retrieved x)",
+        "context_recall 0.000 < 1 (missing g0, g1, g2, g3, g4, g5, g6, g7, g8, g9 and 1 more; retrieved x)",
     )
 
 
@@ -397,7 +397,7 @@ def test_missed_reference_points_are_named_only_for_answer_correctness() -> None
     judgement = Judgement(judge="j", reference_points=(_point("order number", "missing"),))
     case = dataclasses.replace(make_case(golden=["d1"]), expected="Give the order number.")
     result = score_case(case, ok_result(make_trace(ids=["x"])), judgement, DEFAULT_CASE_RULES)
-    assert result.failed_conditions == ("context_recall 0.00 < 1.00 (missing d1; retrieved x)",)
+    assert result.failed_conditions == ("context_recall 0.000 < 1 (missing d1; retrieved x)",)
 
 
 def test_a_criterions_reasoning_is_quoted_up_to_200_characters() -> None:
@@ -427,7 +427,7 @@ def test_four_missed_points_name_three_and_count_the_rest() -> None:
     judgement = Judgement(judge="j", reference_points=points)
     [reason] = score_case(_with_reference(), ok_result(make_trace()), judgement, [ANSWER_CORRECT]).failed_conditions
     assert reason == (
-        'answer_correctness 0.00 < 0.80 (misses a reference point: "p0"; misses a reference point: "p1"; '
+        'answer_correctness 0.000 < 0.8 (misses a reference point: "p0"; misses a reference point: "p1"; '
         'misses a reference point: "p2" and 1 more)'
     )
 

@@ -150,7 +150,7 @@ def test_suite_rule_outcomes_have_value_and_reason() -> None:
     ]
     suite = evaluate_suite([_ok("a", latency=100.0), _recall_fail("b")], [], rules)
     pass_rate, p95, rejection = suite.rules
-    assert (pass_rate.value, pass_rate.passed, pass_rate.reason) == (0.5, False, "pass_rate 0.50 < 1.00")
+    assert (pass_rate.value, pass_rate.passed, pass_rate.reason) == (0.5, False, "pass_rate 0.500 < 1")
     assert (p95.value, p95.passed, p95.reason) == (100.0, True, "p95_latency_ms 100 <= 3000")
     assert (rejection.value, rejection.passed, rejection.reason) == (1.0, True, "rejection_accuracy 1 >= 0.9")
 

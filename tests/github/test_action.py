@@ -63,7 +63,17 @@ def test_failing_gate_fails_the_step_and_sets_outputs_summary_annotations_and_co
     # Annotations: the failed suite rule first, then the cases, as errors; the CLI log grouped.
     errors = run.commands("error")
     assert errors[0].startswith("::error title=ragjudge%3A suite rule pass_rate failed::pass_rate 0.88")
-    assert len(errors) == 1 + len(FAILING_IDS)
+    # Two causes, each one annotation on a case of its own ("1 more like it"): cs-020 and cs-043 contradict their
+    # references, cs-026 and cs-020 miss a golden passage; then cs-014 and cs-031 one each.
+    assert len(errors) == 1 + 2 + 2
+    causes = [e for e in errors if "more like it" in e]
+    assert [c.split("::")[1].split(",title=")[1] for c in causes] == [
+        "ragjudge%3A case cs-020 failed%2C and 1 more like it",
+        "ragjudge%3A case cs-026 failed%2C and 1 more like it",
+    ]
+    assert causes[0].endswith("; and 1 more like it: cs-043") and causes[1].endswith("; and 1 more like it: cs-020")
+    assert "::cs-020 failed: contradicts the reference: " in causes[0]
+    assert "::cs-026 failed: context_recall 0.000 < 1 (missing " in causes[1]
     # Each case's annotation lands on the case in its file ("Files changed"): the line its item starts on.
     lines = (runner.workspace / "cases" / "all.yaml").read_text(encoding="utf-8").splitlines()
     at_id = lines.index("  id: cs-014")  # yaml.safe_dump sorts the keys: the item starts a few lines above
@@ -71,8 +81,8 @@ def test_failing_gate_fails_the_step_and_sets_outputs_summary_annotations_and_co
     [cs014] = [e for e in errors if "case cs-014" in e]
     assert cs014.startswith(f"::error file=cases/all.yaml,line={line},title=ragjudge%3A case cs-014 failed::")
     # The comment opens with the headline, links the run, and holds no path of the runner.
-    assert report["headline"]["sentence"] == "Blocked by pass_rate 0.88 < 1.00: 5 more cases must pass."
-    assert body.splitlines()[3] == "**Blocked by pass\\_rate 0.88 &lt; 1.00: 5 more cases must pass.**"
+    assert report["headline"]["sentence"] == "Blocked by pass_rate 0.884 < 1. 5 more cases must pass."
+    assert body.splitlines()[3] == "**Blocked by pass\\_rate 0.884 &lt; 1. 5 more cases must pass.**"
     assert str(runner.workspace) not in body
     assert run.commands("group") == ["::group::ragjudge run"] and run.commands("endgroup") == ["::endgroup::"]
 
@@ -274,7 +284,10 @@ def test_summary_lists_every_failing_case_the_comment_cannot(
     assert all(f"bulk-{i:03d}" in run.summary for i in range(n))
     assert len(run.summary.encode("utf-8")) < 1024 * 1024
     assert run.outputs["failed-case-ids"].split("\n") == [f"bulk-{i:03d}" for i in range(n)]
-    assert len(run.commands("error")) == 10 and "392 more failing" in run.commands("error")[-1]
+    # 400 cases missing each its own detail: one cause, one annotation on its first case, the rest counted there.
+    errors = run.commands("error")
+    assert len(errors) == 2 and "title=ragjudge%3A case bulk-000 failed%2C and 399 more like it::" in errors[1]
+    assert errors[1].endswith("; and 399 more like it: bulk-001, bulk-002, bulk-003, bulk-004, bulk-005 and 394 more")
 
 
 def test_untrusted_text_cannot_issue_workflow_commands(runner: ActionRunner, workspace: Path) -> None:

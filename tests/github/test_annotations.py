@@ -16,16 +16,16 @@ def test_failed_gate_rules_first_then_cases_worst_first() -> None:
     ]
     notes = gate_annotations(gate_report(cases))
 
-    assert [n.kind for n in notes] == ["error"] * 5
+    assert [n.kind for n in notes] == ["error"] * 4
     assert notes[0].title == "ragjudge: suite rule pass_rate failed"
-    assert [n.title.split()[2] for n in notes[1:]] == [
-        "three-conditions",
-        "errored",
-        "low-faithfulness",
-        "one-condition",
-    ]
-    assert notes[1].message == "three-conditions failed: a; b; c"
-    assert notes[2].title == "ragjudge: case errored errored"
+    # Two cases failed on the same condition: one annotation for that cause first, on its first case.
+    assert (notes[1].title, notes[1].message) == (
+        "ragjudge: case one-condition failed, and 1 more like it",
+        "one-condition failed: a; and 1 more like it: low-faithfulness",
+    )
+    assert [n.title.split()[2] for n in notes[2:]] == ["three-conditions", "errored"]
+    assert notes[2].message == "three-conditions failed: a; b; c"
+    assert notes[3].title == "ragjudge: case errored errored"
 
 
 def test_at_most_ten_errors_with_the_rest_counted() -> None:
@@ -130,10 +130,15 @@ def test_a_gate_failed_by_regressions_names_the_rule_and_the_regressions_first()
         (
             "error",
             "ragjudge: case refund-07 regressed",
-            'refund-07 passed on the baseline, fails now: missing required detail: "store credit"',
+            'refund-07 passed on main@0123456, fails now: missing required detail: "store credit"',
         ),
-        ("error", "ragjudge: case ship-12 regressed", "ship-12 passed on the baseline, fails now: ship-12 broke"),
-        ("error", "ragjudge: case old-fail failed", "old-fail failed: a; b; c"),
+        ("error", "ragjudge: case ship-12 regressed", "ship-12 passed on main@0123456, fails now: ship-12 broke"),
+        # Failing on main too: the annotation says so.
+        (
+            "error",
+            "ragjudge: case old-fail failed, as on main@0123456",
+            "old-fail failed on main@0123456 too (not this change's doing): a; b; c",
+        ),
     ]
 
 

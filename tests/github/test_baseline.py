@@ -172,7 +172,11 @@ def test_an_archive_without_one_report_is_a_warning(
 
 
 def test_a_single_json_under_another_name_is_used(gh: FakeGitHub, tmp_path: Path) -> None:
-    data = sample_report().model_dump_json().encode()
+    from ragjudge.report.provenance_block import ProvenanceBlock
+
+    # A report that says its commit is used byte for byte.
+    named = ProvenanceBlock(git_commit="abc1234def5678", git_ref="refs/heads/main")
+    data = sample_report().model_copy(update={"provenance": named}).model_dump_json().encode()
     gh.add_workflow_run(artifacts=((NAME, zipped({"out/main-report.json": data}), False),))
     path, _ = fetch(gh, tmp_path)
     assert path is not None and path.read_bytes() == data
@@ -385,3 +389,21 @@ def test_runs_passed_over_are_named_up_to_a_bound(gh: FakeGitHub, tmp_path: Path
     _, _, skipped = fetch_noting(gh, tmp_path)
     assert len(skipped) == artifacts.MAX_SKIP_NOTICES + 1
     assert skipped[-1] == "baseline: 3 more run(s) passed over as not main's own"
+
+
+def test_a_report_that_does_not_say_its_commit_is_named_by_its_run(gh: FakeGitHub, tmp_path: Path) -> None:
+    from ragjudge.report.figures import label
+    from ragjudge.report.model import Report
+    from ragjudge.report.provenance_block import ProvenanceBlock
+
+    old = sample_report().model_copy(update={"provenance": ProvenanceBlock()})  # written before provenance
+    gh.add_workflow_run(artifacts=((NAME, zipped({"ragjudge-report.json": old.model_dump_json().encode()}), False),))
+    run = gh.workflow_runs[-1]
+    path, _ = fetch(gh, tmp_path)
+    assert path is not None
+    provenance = Report.model_validate_json(path.read_text(encoding="utf-8")).provenance
+    assert (provenance.git_commit, provenance.git_ref) == (run["head_sha"], "refs/heads/main")
+    from ragjudge.report.comparison_block import BaselineBlock
+
+    named = label(BaselineBlock(commit=provenance.git_commit, ref=provenance.git_ref))
+    assert named == f"main@{str(run['head_sha'])[:7]}"  # never "the baseline"

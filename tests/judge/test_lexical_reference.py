@@ -299,3 +299,28 @@ def test_a_covered_point_quotes_the_first_sentence_holding_the_most_of_its_words
     assert judge_point("Refunds always go to the card", answer).quote == "Refunds go to your card, always"
     # Words spread one a sentence: the first sentence holding one, not the whole answer.
     assert judge_point("alpha bravo", "alpha here. bravo there.").quote == "alpha here"
+
+
+def test_a_contradiction_quotes_the_answers_sentence_that_contradicts_not_its_first_figure(tmp_path: Path) -> None:
+    # The example service's refund document edited as a PR would: card refunds in 7-10 business days, not 3-5.
+    import importlib
+    import json
+
+    service = importlib.import_module("ragjudge.examples.rag_service")
+    examples = Path(service.__file__).parent
+    docs = json.loads((examples / "corpus" / "docs.json").read_text(encoding="utf-8"))
+    edited = [{**d, "text": d["text"].replace("refunds take 3-5", "refunds take 7-10")} for d in docs]
+    (tmp_path / "docs.json").write_text(json.dumps(edited), encoding="utf-8")
+    pr = service.RagService(service.load_corpus(tmp_path / "docs.json"))
+    case = next(c for c in yaml.safe_load((examples / "cases" / "anchors.yaml").read_text()) if c["id"] == "cs-003")
+    answer = pr.answer(case["question"])["answer"]
+    assert "within 1 business day" in answer  # a figure in the same unit comes first in the answer
+
+    judged = judge_points(case["expected"], answer)
+    contradicted = [p for p in judged if p.verdict == "contradicted"]
+    assert [(p.point, p.quote) for p in contradicted] == [
+        (
+            "card refunds then take 3-5 business days to appear.",
+            "Credit card refunds take 7-10 business days to appear on your statement",
+        )
+    ]

@@ -128,7 +128,7 @@ def test_what_a_metric_reads_follows_its_figures_down_to_the_case() -> None:
     ("name", "value", "reason", "table"),
     [
         ("p95_latency_ms", 3012.4, "3012", "3012"),
-        ("faithfulness", 0.5, "0.50", "0.500"),
+        ("faithfulness", 0.5, "0.500", "0.500"),  # a fraction reads the same in a reason and a table
         ("pass_rate_delta", -0.04, "-0.040", "-0.040"),
         ("newly_failing", 2.0, "2", "2"),
         ("judge.tone", 4.0, "4", "4.00"),

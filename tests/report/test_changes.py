@@ -161,6 +161,7 @@ def test_many_regressions_stay_under_the_cap_and_are_counted() -> None:
     ids = "case-0000, case-0001, case-0002, case-0003, case-0004 and 1195 more"
     cause = "failed because " + "x" * 150 + " …"
     # Most failing cases share one condition: the headline names it, so the cause is in the first lines.
-    assert lines[2] == f"**Blocked by 1200 regressions ({ids}); all 1200 failing cases failed on {cause}.**"
-    # One condition, differing only in its numbers: one group, each row keeping its own text.
-    assert "| 1 | failed because " + "x" * 150 + " … | 1200: <code>case-0000</code>" in body
+    assert lines[2] == f"**Blocked by 1200 regressions ({ids}). All 1200 failing cases share one cause: {cause}.**"
+    # One condition, differing only in its numbers: one cause, above the rows, each row keeping its own text.
+    assert f"**{cause}** · 1200 cases, all regressions: <code>case-0000</code>, " in body
+    assert body.index("**" + cause) < body.index("| <code>case-0000</code> | fail | regression | failed because")

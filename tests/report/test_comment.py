@@ -112,7 +112,7 @@ def test_the_verdict_comes_first(hostile_comment: str) -> None:
 
 def test_the_headline_then_the_counts_and_judge(hostile_comment: str) -> None:
     lines = hostile_comment.splitlines()
-    assert lines[2] == "**Blocked by pass\\_rate 0.33 &lt; 1.00: 2 more cases must pass.**"
+    assert lines[2] == "**Blocked by pass\\_rate 0.333 &lt; 1. 2 more cases must pass.**"
     assert lines[4] == "1 of 3 cases passed · 1 failed · 1 errored · judge: offline-lexical"
 
 
@@ -154,7 +154,8 @@ def test_case_rules_are_listed(hostile_comment: str) -> None:
 
 def test_every_failing_and_errored_case_is_a_table_row_with_each_condition(hostile_comment: str) -> None:
     case_table = table(hostile_comment, "| Case")
-    assert case_table[:2] == ["| Case | Status | Failed on |", "|---|---|---|"]
+    assert case_table[1] == "|---|---|---|"
+    assert re.fullmatch(r"\| Case(&#8199;)+ \| Status \| Failed on \|", case_table[0])
     rows = case_table[2:]
     assert len(rows) == 2
     evil, err = rows
@@ -163,7 +164,7 @@ def test_every_failing_and_errored_case_is_a_table_row_with_each_condition(hosti
     conditions = evil.split(" | ")[-1].removesuffix(" |").split("<br>")
     assert [markdown_text(c) for c in conditions] == [
         'missing required detail: "<!-- @octocat | {{ 7*7 }} -->"',
-        "faithfulness 0.00 < 0.80 (3 of 3 claims unsupported: "
+        "faithfulness 0.000 < 0.8 (3 of 3 claims unsupported: "
         '"Hi @octocat and @org/team!", '
         '"<img src=x onerror=alert(1)> | col | `rm -rf /` {{ 7*7 }} <!-- hidden --> </det…" and 1 more)',
     ]
@@ -243,10 +244,10 @@ def test_an_error_report() -> None:
         "timeout after 30 s (3 attempts).**"
     )
     assert "0 of 2 cases passed · 2 errored · judge: offline-lexical" in lines
-    # One cause, said once: the rows name its group.
-    assert "| 1 | endpoint error: timeout after 30 s (3 attempts) | 2: <code>e0</code>, <code>e1</code> |" in lines
-    assert comment.count("timeout after 30 s") == 2  # the headline and the group
-    assert "| <code>e1</code> | error | [1] |" in lines
+    # One cause, said above the rows; each row says its condition in words, never a group's number.
+    assert "**endpoint error: timeout after 30 s (3 attempts)** · 2 cases: <code>e0</code>, <code>e1</code>" in lines
+    assert "| <code>e1</code> | error | endpoint error: timeout after 30 s (3 attempts) |" in lines
+    assert "[1]" not in comment
 
 
 def test_the_footer_has_latency_and_rates(hostile_comment: str) -> None:
@@ -357,11 +358,12 @@ def test_2000_failing_cases_stay_under_60000_characters_and_say_how_many_more() 
     rows = table(comment, "| Case")[2:]
     shown = len(rows)
     assert 100 < shown < 2000
-    # The rows shown are the first ones, in report order; the one condition they share is said once, above them.
-    assert rows[0] == "| <code>case-0000</code> | fail | [1] |"
+    # The cause first, with one case, its answer and its repro line; then the rows, in report order, in words.
+    cause = '**missing required detail: "order number"** · 2000 cases: <code>case-0000</code>, <code>case-0001</code>'
+    assert cause in comment and comment.index(cause) < comment.index("| Case&#8199;")
+    assert comment.index("Reproduce: <code>ragjudge probe --case case-0000</code>") < comment.index("| Case&#8199;")
+    assert rows[0] == '| <code>case-0000</code> | fail | missing required detail: "order number" |'
     assert rows[-1].startswith(f"| <code>case-{shown - 1:04d}</code> | fail |")
-    assert '| 1 | missing required detail: "order number" | 2000: <code>case-0000</code>' in comment
-    assert comment.count("missing required detail") == 2  # the headline names the cause, the groups table lists it
     hidden = 2000 - shown
     assert (
         f"\n…and {hidden} more failing or errored case(s) not shown here: see the JSON report (report.json).\n"

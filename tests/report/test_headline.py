@@ -48,8 +48,9 @@ def test_main_already_failing_pass_rate_and_two_regressions() -> None:
     result = compared(pr, main)
     assert result.headline is not None
     assert result.headline.model_dump() == {
-        "sentence": "Blocked by 2 regressions (r03, r07); pass_rate was already failing on main@0123456 "
-        "(0.88 < 0.90): 3 more cases must pass.",
+        # This run's pass_rate first; main's labelled as main's.
+        "sentence": "Blocked by 2 regressions (r03, r07); pass_rate 0.837 < 0.9, failing on main@0123456 too "
+        "(0.884 there). 3 more cases must pass.",
         "new_failures": ["r03", "r07"],
         "fixed": [],
         "pre_existing": ["r10", "r11", "r12", "r13", "r14"],
@@ -89,7 +90,7 @@ def test_a_rule_failing_only_now_is_this_changes() -> None:
 def test_without_a_baseline_the_rule_blocks() -> None:
     result = with_headline(gated(cases_of({1, 2}, n=10)))
     assert result.headline is not None
-    assert result.headline.sentence == "Blocked by pass_rate 0.80 < 0.90: 1 more case must pass."
+    assert result.headline.sentence == "Blocked by pass_rate 0.800 < 0.9. 1 more case must pass."
     assert (result.headline.new_failures, result.headline.pre_existing) == ([], [])
 
 
@@ -108,24 +109,24 @@ def test_many_failing_cases_on_one_condition_name_it() -> None:
     result = with_headline(gated(cases_of(set(range(12)), n=20, conditions=shared)))
     assert result.headline is not None
     assert result.headline.sentence == (
-        "Blocked by pass_rate 0.40 < 0.90: 10 more cases must pass; all 12 failing cases failed on endpoint error: "
-        "HTTP 502 after 3 attempts."
+        "Blocked by pass_rate 0.400 < 0.9. 10 more cases must pass. All 12 failing cases share one cause: endpoint "
+        "error: HTTP 502 after 3 attempts."
     )
 
 
 def test_four_cases_on_one_condition_are_one_group() -> None:
     conditions = {
         1: ['missing required detail: "warranty card"'],
-        2: ['missing required detail: "warranty card"', "faithfulness 0.50 < 0.80 (1 of 2 claims unsupported)"],
+        2: ['missing required detail: "warranty card"', "faithfulness 0.500 < 0.8 (1 of 2 claims unsupported)"],
         3: ['missing required detail: "warranty card"'],
         4: ['missing required detail: "warranty card"'],
-        5: ["faithfulness 0.20 < 0.80 (2 of 2 claims unsupported)"],
+        5: ["faithfulness 0.200 < 0.8 (2 of 2 claims unsupported)"],
         6: ['missing required detail: "30 minutes"'],
     }
     groups = failure_groups(report(cases_of(set(conditions), n=8, conditions=conditions)).cases)
     assert [(g.condition, g.cases) for g in groups] == [
         ("missing required detail", ["r01", "r02", "r03", "r04", "r06"]),
-        ("faithfulness < 0.80", ["r02", "r05"]),
+        ("faithfulness < 0.8", ["r02", "r05"]),
     ]
 
 
@@ -139,9 +140,9 @@ def test_a_group_of_one_text_keeps_it_word_for_word() -> None:
     ("text", "shared", "own"),
     [
         (
-            'faithfulness 0.50 < 0.80 (1 of 2 claims unsupported: "x")',
-            "faithfulness < 0.80",
-            '0.50 (1 of 2 claims unsupported: "x")',
+            'faithfulness 0.500 < 0.8 (1 of 2 claims unsupported: "x")',
+            "faithfulness < 0.8",
+            '0.500 (1 of 2 claims unsupported: "x")',
         ),
         ('missing required detail: "30 minutes"', "missing required detail", '"30 minutes"'),
         ("endpoint error: HTTP 500 after 3 attempts", "endpoint error: HTTP 500 after 3 attempts", ""),

@@ -76,7 +76,7 @@ def test_a_threshold_far_above_the_data_is_said_not_drawn() -> None:
         "end",
     )
     assert (
-        '<text id="off-scale" class="mark-label mark-beyond" text-anchor="end" x="696.0" y="-8">threshold 60000 ms →'
+        '<text id="off-scale" class="mark-label mark-beyond" text-anchor="end" x="696" y="-8">threshold 60000 ms →'
         "<title>threshold 60000 ms: beyond this axis (it ends at 2750 ms)</title></text>"
     ) in render_html(report)
 
@@ -282,7 +282,7 @@ def test_the_headline_comes_first_under_the_title() -> None:
     header = page[page.index("<header>") : page.index("</header>")]
     after_title = header[header.index("</h1>") + len("</h1>") :].lstrip()
     assert after_title.startswith(
-        '<p id="headline" class="headline">Blocked by pass_rate 0.67 &lt; 0.90: 2 more cases must pass.</p>'
+        '<p id="headline" class="headline">Blocked by pass_rate 0.667 &lt; 0.9. 2 more cases must pass.</p>'
     )
     assert header.index('id="headline"') < header.index('id="meta"')
 
@@ -352,3 +352,40 @@ def test_no_number_in_the_page_has_an_exponent() -> None:
     assert rules == ["3 case(s) failed latency_ms &lt;= 0.00001: c0, c1, c2", "p95_latency_ms 12347 &lt;= 2500000"]
     shown = re.sub(r"<(script|style)>.*?</\1>", "", page, flags=re.S)
     assert re.findall(r".{20}\d[eE][-+]?\d.{10}", shown) == []
+
+
+def test_a_tiny_p_value_reads_below_0_001_in_the_html_and_the_comment() -> None:
+    from ragjudge.report.markdown import render_comment
+
+    report = sample_report(comparison=True)
+    assert report.comparison is not None
+    delta = report.comparison.deltas[0]
+    report.comparison.deltas[0] = delta.model_copy(update={"p_value": 1.62e-27})
+    html = render_html(report)
+    assert '<td class="num p">&lt; 0.001</td>' in html
+    assert "0.0000" not in html and "e-27" not in html
+    name = delta.metric.replace("_", "\\_")
+    rows = [line for line in render_comment(report).splitlines() if line.startswith(f"| <code>{name}</code> |")]
+    row = next(line for line in rows if line.count("|") == 9)  # the deltas table's, not the rules table's
+    assert " | < 0.001 | " in row
+
+
+def test_sixty_new_case_ids_fold_each_on_one_line() -> None:
+    report = sample_report(comparison=True)
+    assert report.comparison is not None
+    new = [f"cs-{i:03d}" for i in range(60)]
+    report = report.model_copy(update={"comparison": report.comparison.model_copy(update={"new_cases": new})})
+    html = render_html(report)
+    assert '<details class="id-list"><summary>New cases: 60</summary>' in html
+    assert '<span class="case-id">cs-000</span>, <span class="case-id">cs-001</span>' in html  # never cs- / 001
+    few = report.model_copy(update={"comparison": report.comparison.model_copy(update={"new_cases": new[:2]})})
+    assert (
+        '<p class="muted">New cases: <span class="case-id">cs-000</span>, <span class="case-id">cs-001</span>.</p>'
+        in render_html(few)
+    )
+
+
+def test_no_figure_in_the_page_has_more_than_three_places() -> None:
+    # SVG coordinates included: `117.857`, never `117.85714285714286` (issue 39: no 20-digit numbers in any output).
+    page = render_html(sample_report(comparison=True))
+    assert re.findall(r"\d\.\d{4,}", page) == []

@@ -228,7 +228,7 @@ def test_the_page_opens_with_the_headline(browser: Any, tmp_path: Path) -> None:
     path.write_text(render_html(sample_report()), encoding="utf-8")
     opened = Opened(browser, path)
     headline = opened.page.locator("#headline")
-    assert headline.inner_text() == "Blocked by pass_rate 0.67 < 0.90: 2 more cases must pass."
+    assert headline.inner_text() == "Blocked by pass_rate 0.667 < 0.9. 2 more cases must pass."
     # Right under the verdict: the first text a reader meets after it, before the counts and the judge's name.
     assert opened.page.eval_on_selector("h1", "h => h.nextElementSibling.id") == "headline"
     title, meta = opened.page.locator("h1").bounding_box(), opened.page.locator("#meta").bounding_box()
@@ -410,7 +410,7 @@ def _many_failing_report(n: int) -> Any:
     changes = ["regression", "judge_split", "pending_review", "still_failing", "new"]
     more = [
         report.cases[0].model_validate(
-            case(f"cs-{k:04d}", "fail", wide[k % 3], "hard", 900.0 + 37 * k, ("faithfulness 0.50 < 0.80",))
+            case(f"cs-{k:04d}", "fail", wide[k % 3], "hard", 900.0 + 37 * k, ("faithfulness 0.500 < 0.8",))
             | {"change": changes[k % 5]}
         )
         for k in range(n)

@@ -83,7 +83,8 @@ def test_comparison_fields_are_shown_when_present(tmp_path: Path) -> None:
     suites = parsed(tmp_path, render_junit(sample_report(comparison=True)))
     rows = {tc.name: tc for tc in suites["ragjudge cases"]}
     out = rows["refund-07"].system_out or ""
-    assert "change against the baseline: regression" in out and "baseline: pass" in out
+    # The baseline named as every output names it: main@ and its commit, never "the baseline".
+    assert "change against main@abc1234: regression\nmain@abc1234: pass\n" in out
     assert "runs: 2 of 3 passed" in (rows["ship-02"].system_out or "")
     props = {p.name: p.value for p in suites["ragjudge cases"].properties()}
     assert props["delta.faithfulness"] == "-0.05"

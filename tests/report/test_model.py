@@ -181,7 +181,7 @@ def test_rules_entries(report: Report) -> None:
             "threshold": 1.0,
             "value": pytest.approx(1 / 3),
             "passed": False,
-            "reason": "pass_rate 0.33 < 1.00",
+            "reason": "pass_rate 0.333 < 1",
         },
         {
             "scope": "suite",
@@ -284,8 +284,8 @@ def test_case_entries(report: Report) -> None:
     ]
     assert bad["status"] == "fail"
     assert bad["failed_conditions"] == [
-        "context_recall 0.00 < 1.00 (missing d1, d2; retrieved d9)",
-        'faithfulness 0.00 < 0.50 (1 of 1 claims unsupported: "Shipping is always free.")',
+        "context_recall 0.000 < 1 (missing d1, d2; retrieved d9)",
+        'faithfulness 0.000 < 0.5 (1 of 1 claims unsupported: "Shipping is always free.")',
     ]
 
 

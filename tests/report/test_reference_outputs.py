@@ -170,7 +170,7 @@ def test_a_long_reference_is_capped_and_counted() -> None:
 
 def plain_report() -> Report:
     """A report as written before references were judged: a reference text, claims, a judge reason."""
-    bad = case("refund-07", "fail", ('missing required detail: "5 days"', "faithfulness 0.50 < 0.80"), faithfulness=0.5)
+    bad = case("refund-07", "fail", ('missing required detail: "5 days"', "faithfulness 0.500 < 0.8"), faithfulness=0.5)
     bad["expected"] = "Refunds take 5 days | from receipt."
     bad["judge"] = {
         "judge": "gpt-test",
@@ -192,15 +192,15 @@ def plain_report() -> Report:
 PLAIN_COMMENT = (
     "## ❌ ragjudge: FAIL\n"
     "\n"
-    "**Blocked by pass\\_rate 0.33 &lt; 1.00: 2 more cases must pass.**\n"
+    "**Blocked by pass\\_rate 0.333 &lt; 1. 2 more cases must pass.**\n"
     "\n"
     "1 of 3 cases passed · 1 failed · 1 errored · judge: offline-lexical\n"
     "\n"
     "### Failing and errored cases\n"
     "\n"
-    "| Case | Status | Failed on |\n"
+    "| Case" + "&#8199;" * 7 + " | Status | Failed on |\n"  # room for `refund-07`: no id wraps at its hyphen
     "|---|---|---|\n"
-    '| <code>refund-07</code> | fail | missing required detail: "5 days"<br>faithfulness 0.50 &lt; 0.80 |\n'
+    '| <code>refund-07</code> | fail | missing required detail: "5 days"<br>faithfulness 0.500 &lt; 0.8 |\n'
     "| <code>ship-12</code> | error | endpoint error: HTTP 500 after 3 attempts |\n"
     "\n"
     "<details><summary><code>refund-07</code> · fail</summary>\n"

@@ -18,6 +18,9 @@ from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, LIMIT_M
 from ragjudge.canary.values import MetricResult, Settings
 
 _TO_POINT = "or decide on point estimates (canary.decision: point)"
+PLAUSIBLE_GROWTH = 10
+"""A sample more than this many times the larger arm's is not one a team waits for: the advice says the rule
+cannot decide at this size instead of naming it."""
 
 
 def advice(result: MetricResult, settings: Settings) -> str | None:
@@ -50,11 +53,24 @@ def advice(result: MetricResult, settings: Settings) -> str | None:
         return None
     need = needed
     if result.metric == DISLIKE_RATE_RATIO:
-        return (
-            f"{n} rated responses < about {need} needed to tell a {result.value:.2f}× dislike ratio from "
-            f"{result.threshold:g}×: wait for about {need - n} more on each arm"
-        )
+        return _ratings_advice(result, need)
     return f"{n} {what} < about {need} needed to tell it from {result.threshold:g}: {more(need - n)}"
+
+
+def _ratings_advice(result: MetricResult, need: int) -> str:
+    """Each arm's shortfall (the arms rarely have as many ratings), or, when no team would wait for the sample
+    it takes, that this rule cannot decide at this size."""
+    assert result.value is not None
+    arms = (result.n_treatment, result.n_control)
+    said = f"{arms[0]} and {arms[1]} rated responses (canary, stable)"
+    tell = f"tell a {result.value:.2f}× dislike ratio from {result.threshold:g}×"
+    if need > PLAUSIBLE_GROWTH * max(arms):
+        return (
+            f"{said}: to {tell} would take about {need} on each arm; this rule cannot decide at this sample size: "
+            f"decide on point estimates (canary.decision: point)"
+        )
+    short = [f"{need - k} more on the {arm} arm" for k, arm in zip(arms, ("canary", "stable"), strict=True) if k < need]
+    return f"{said} < about {need} needed on each arm to {tell}: wait for about " + " and ".join(short)
 
 
 def _needed(result: MetricResult) -> int | None:

@@ -35,6 +35,7 @@ from ragjudge.gate.recorded import latency_rules, load_traces
 from ragjudge.gate.rejudge import Evidence, eligible, flip_rate, rejudge
 from ragjudge.gate.repeat import run_repeated
 from ragjudge.gate.reporting import build_report
+from ragjudge.gate.reproduce import probe_options
 from ragjudge.gate.scoring import CaseResult
 from ragjudge.gate.shard import Shard
 from ragjudge.gate.spending import budget_kept, run_budget, with_costs
@@ -254,7 +255,12 @@ def run_gate(request: GateRequest) -> Report:
         report = bias.attach(report)
     if shard_block is not None:
         report = report.model_copy(update={"shard": shard_block})
-    recorded = ProvenanceBlock.model_validate(provenance(config, all_cases, url, os.environ, case_hash()))
+    recorded = ProvenanceBlock.model_validate(
+        {
+            **provenance(config, all_cases, url, os.environ, case_hash()),
+            "probe_options": probe_options(url, config.endpoint.url, os.environ),
+        }
+    )
     trust = JudgeTrustBlock.model_validate({**trust_fields, **trust_flips(flips)})
     report = report.model_copy(update={"provenance": recorded, "judge_trust": trust})
     if stopped:

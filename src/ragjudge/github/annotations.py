@@ -21,10 +21,15 @@ from typing import Literal
 from ragjudge.github.workflow_commands import MAX_ANNOTATIONS
 from ragjudge.metrics.names import CONTEXT_RECALL, FAITHFULNESS
 from ragjudge.report.case_block import CaseBlock
+from ragjudge.report.causes import Cause, causes
+from ragjudge.report.changes import on_main_words
+from ragjudge.report.figures import label
 from ragjudge.report.model import Report
 from ragjudge.report.warning_kinds import by_kind
 
 Kind = Literal["error", "warning"]
+IDS_SHOWN = 5
+"""Ids named in a cause's annotation; the rest are counted."""
 
 
 @dataclass(frozen=True)
@@ -66,13 +71,33 @@ def severity(case: CaseBlock) -> tuple[int, int, float, float, str]:
     )
 
 
-def case_annotation(kind: Kind, case: CaseBlock) -> Annotation:
-    reasons = "; ".join(case.failed_conditions) or "no reason recorded"
+def case_annotation(kind: Kind, case: CaseBlock, base: str = "main", reasons: str | None = None) -> Annotation:
+    """`reasons`: what to say it failed on (a cause's condition); every failed condition when None."""
+    reasons = reasons or "; ".join(case.failed_conditions) or "no reason recorded"
     if case.change == "regression":
         title = f"ragjudge: case {case.id} regressed"
-        return Annotation(kind, title, f"{case.id} passed on the baseline, fails now: {reasons}", case.file, case.line)
+        return Annotation(kind, title, f"{case.id} passed on {base}, fails now: {reasons}", case.file, case.line)
     verb = "errored" if case.status == "error" else "failed"
+    if case.change == "still_failing":
+        title = f"ragjudge: case {case.id} {verb}, as on {base}"
+        message = f"{case.id} {verb} on {base} too (not this change's doing): {reasons}"
+        return Annotation(kind, title, message, case.file, case.line)
     return Annotation(kind, f"ragjudge: case {case.id} {verb}", f"{case.id} {verb}: {reasons}", case.file, case.line)
+
+
+def cause_annotation(kind: Kind, cause: Cause, base: str) -> Annotation:
+    """One annotation for a cause, on its example case's file and line: `and 29 more like it`."""
+    example = cause.example
+    others = [c.id for c in cause.cases if c.id != example.id]
+    shown = ", ".join(others[:IDS_SHOWN]) + (f" and {len(others) - IDS_SHOWN} more" if len(others) > IDS_SHOWN else "")
+    old = ""
+    if cause.pre_existing == len(cause.cases):
+        old = f", every one failing on {base} too"
+    elif cause.pre_existing:
+        old = f", {cause.pre_existing} of them failing on {base} too"
+    lead = case_annotation(kind, example, base, cause.example_condition)
+    message = f"{lead.message}; and {len(others)} more like it{old}: {shown}"
+    return Annotation(kind, f"{lead.title}, and {len(others)} more like it", message, example.file, example.line)
 
 
 def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annotation]:
@@ -92,11 +117,25 @@ def gate_annotations(report: Report, warnings: Sequence[str] = ()) -> list[Annot
     failed_rules = [r for r in report.rules if r.scope == "suite" and r.passed is False]
     if report.comparison is not None:
         failed_rules += [r for r in report.comparison.rules if r.passed is False]
+    base = label(report.comparison.baseline) if report.comparison is not None else "main"
+    on_main = on_main_words(report)
     errors = [Annotation("error", f"ragjudge: {report.verdict}", report.error_reason)] if report.error_reason else []
-    errors += [Annotation("error", f"ragjudge: {r.scope} rule {r.metric} failed", r.reason) for r in failed_rules]
+    errors += [
+        Annotation(
+            "error",
+            f"ragjudge: {r.scope} rule {r.metric} failed",
+            r.reason + (on_main.get(r.metric, "") if r.scope == "suite" else ""),
+        )
+        for r in failed_rules
+    ]
     if not errors:
         errors.append(Annotation("error", f"ragjudge: {report.verdict}", "no case could be evaluated"))
-    return _fill(errors, bad, "error")[:MAX_ANNOTATIONS] + _notes(kinds, MAX_ANNOTATIONS)
+    # One annotation per cause first (on its example's file and line), then the cases no cause stands for.
+    found = causes(report)
+    errors += [cause_annotation("error", k, base) for k in found[: max(0, MAX_ANNOTATIONS - len(errors) - 1)]]
+    told = {c.id for k in found for c in k.cases}
+    rest = [c for c in bad if c.id not in told]
+    return _fill(errors, rest, "error", base=base)[:MAX_ANNOTATIONS] + _notes(kinds, MAX_ANNOTATIONS)
 
 
 def step_warnings(warnings: Sequence[str], room: int = MAX_ANNOTATIONS) -> list[Annotation]:
@@ -118,7 +157,7 @@ def _notes(kinds: Sequence[str], room: int) -> list[Annotation]:
 
 
 def _fill(
-    head: list[Annotation], cases: Sequence[CaseBlock], kind: Kind, limit: int = MAX_ANNOTATIONS
+    head: list[Annotation], cases: Sequence[CaseBlock], kind: Kind, limit: int = MAX_ANNOTATIONS, base: str = "main"
 ) -> list[Annotation]:
     """`head` then one annotation per case, `limit` in all; when they do not all fit, the last slot counts the
     rest."""
@@ -126,8 +165,8 @@ def _fill(
     if room <= 0:
         return head
     if len(cases) <= room:
-        return head + [case_annotation(kind, c) for c in cases]
-    shown = [case_annotation(kind, c) for c in cases[: room - 1]]
+        return head + [case_annotation(kind, c, base) for c in cases]
+    shown = [case_annotation(kind, c, base) for c in cases[: room - 1]]
     rest = len(cases) - len(shown)
     more = Annotation(kind, "ragjudge: more cases", f"{rest} more failing or errored cases: see the job summary")
     return head + shown + [more]

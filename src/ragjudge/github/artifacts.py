@@ -18,6 +18,7 @@ or a warning (something is wrong: a token without `actions: read`, a broken arti
 from __future__ import annotations
 
 import io
+import json
 import struct
 import zipfile
 import zlib
@@ -81,7 +82,9 @@ def fetch_baseline(client: GitHubClient, where: Where, dest_dir: Path, report_na
             return BaselineFetch(None, found, skipped=notices)
         artifact, run = found
         path = download_report(client, artifact, dest_dir, report_name)
-        load_report(path)  # a file that is not a ragjudge report is no baseline
+        report = load_report(path)  # a file that is not a ragjudge report is no baseline
+        if report.provenance.git_commit is None and run.get("head_sha"):
+            named_by_run(path, str(run["head_sha"]), branch)
     except GitHubError as exc:
         tip = ""
         if exc.status in (401, 403, 404):
@@ -120,6 +123,19 @@ def _notices(skipped: list[str]) -> tuple[str, ...]:
     shown = skipped[:MAX_SKIP_NOTICES]
     more = len(skipped) - len(shown)
     return (*shown, *([f"baseline: {more} more run(s) passed over as not main's own"] if more else []))
+
+
+def named_by_run(path: Path, sha: str, branch: str) -> None:
+    """A report that does not say its commit (one written before provenance was recorded) gets its run's: every
+    output then names the baseline `main@abc1234`, as the step's notice does, never "the baseline"."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    provenance = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
+    data["provenance"] = {
+        **provenance,
+        "git_commit": sha,
+        "git_ref": provenance.get("git_ref") or f"refs/heads/{branch}",
+    }
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 
 class BaselineError(CaseFileError):

@@ -37,7 +37,7 @@ def gate_summary(
     room = budget - len(footer.encode("utf-8"))
     limit = room  # characters; shrunk until the UTF-8 bytes fit too
     for _ in range(8):
-        body = render_comment(report, None, limit=limit, report_path=report_path, links=run_links)
+        body = render_comment(report, None, limit=limit, report_path=report_path, links=run_links, in_summary=True)
         size = len(body.encode("utf-8"))
         if size <= room:
             return body + footer

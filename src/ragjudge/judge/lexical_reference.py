@@ -187,7 +187,10 @@ def _judge(point: str, answer: _Answer) -> ReferencePoint:
     for number, unit, written in quantities(point):
         same_unit = [(q, s) for q, s in answer.quantities if q[1] == unit]
         if same_unit and all(q[0] != number for q, _ in same_unit):
-            (_, _, other_written), where = same_unit[0]
+            # The answer's sentence about what the point is about ("card refunds take 7-10 business days"), not
+            # its first figure in the same unit ("the refund is issued within 1 business day"); ties: the first.
+            wanted = _read_words(point)
+            (_, _, other_written), where = max(same_unit, key=lambda qs: len(wanted & _read_words(qs[1])))
             return ReferencePoint(
                 point, "contradicted", where, f"the answer says {other_written} where the reference says {written}"
             )

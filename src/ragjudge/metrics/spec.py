@@ -95,7 +95,7 @@ def plain(value: float, significant: int = 6) -> str:
 
 
 def reason_number(spec: MetricSpec, value: float) -> str:
-    """A value as a rule's reason writes it: `0.50`, `3012`, `+0.040`, `4`, `0.0123`."""
+    """A value as a rule's reason writes it: `0.925`, `3012`, `+0.040`, `4`, `0.0123`."""
     if spec.unit == "count":
         return f"{value:.0f}"
     if spec.unit == "delta":
@@ -106,6 +106,10 @@ def reason_number(spec: MetricSpec, value: float) -> str:
         return f"{value:.0f}"
     if spec.unit == "usd":
         return f"{value:.4f}"
+    if spec.unit == "fraction":
+        # Three places, as the rules table, the deltas and the HTML report write it: one pass_rate per run, never
+        # 0.93 in one output and 0.925 in the next.
+        return f"{value:.3f}"
     return f"{value:.2f}"
 
 

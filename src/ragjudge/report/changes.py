@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragjudge.metrics.names import NEWLY_FAILING
+from ragjudge.metrics.names import NEWLY_FAILING, PASS_RATE
 from ragjudge.metrics.spec import multiple
 from ragjudge.report.case_block import CaseBlock
-from ragjudge.report.escape import inline
-from ragjudge.report.figures import NO_BASELINE, age_words, fmt, label
+from ragjudge.report.escape import inline, prose
+from ragjudge.report.figures import NO_BASELINE, age_words, fmt, label, p_text, shared_cases
 from ragjudge.report.model import Report
 
 IDS_IN_SENTENCE = 10
@@ -69,13 +69,14 @@ CHANGE_NAMES = {key: one for key, one, _ in _COUNTED} | {"pending_review": "pend
 """Each `change` value in words, for a reader who never saw the report's codes (the HTML report's badges)."""
 
 
-def counts_words(counts: dict[str, int]) -> str:
-    """`2 regressions, 5 still failing, 36 still passing`: each change that happened, still passing always."""
+def counts_words(counts: dict[str, int], base: str = "the baseline") -> str:
+    """`2 regressions, 5 still failing, 36 still passing`: each change that happened, still passing always;
+    `base` names the baseline (`flaky on main@abc1234`)."""
     parts = []
     for key, one, many in _COUNTED:
         n = counts.get(key, 0)
         if n or key == "still_passing":
-            parts.append(f"{n} {one if n == 1 else many}")
+            parts.append(f"{n} {(one if n == 1 else many).replace('the baseline', base)}")
     return ", ".join(parts)
 
 
@@ -90,10 +91,10 @@ def alert(report: Report) -> Alert | None:
         missing = next((w for w in report.warnings if w.startswith(NO_BASELINE)), None)
         if missing is None:
             return None
-        return Alert("NOTE", inline("No baseline was compared: " + missing.removeprefix(NO_BASELINE), 400), ())
+        return Alert("NOTE", prose("No baseline was compared: " + missing.removeprefix(NO_BASELINE), 400), ())
     where = f"{inline(label(cmp.baseline), 80)} ({age_words(cmp.baseline.age_days)})"
-    sentence = f"Against {where}: {counts_words(cmp.counts)}"
-    notes = [inline(n, 400) for n in cmp.notices]
+    sentence = f"Against {where}: {counts_words(cmp.counts, inline(label(cmp.baseline), 80))}"
+    notes = [prose(n, 400) for n in cmp.notices]
     failed_rules = [r for r in cmp.rules if r.passed is False]
     if failed_rules:
         others = [r for r in failed_rules if r.metric != NEWLY_FAILING]
@@ -141,8 +142,47 @@ def delta_rows(report: Report) -> list[dict[str, str]]:
             row.update(
                 delta=f"{_arrow(d.delta, 0.0)} {d.delta:+.{digits}f}",
                 interval=f"{(d.ci_low or 0.0):+.{digits}f} to {(d.ci_high or 0.0):+.{digits}f}",
-                p="—" if d.p_value is None else ("< 0.001" if d.p_value < 0.001 else f"{d.p_value:.3f}"),
+                p=p_text(d.p_value),
                 verdict="significant" if d.significant else "not significant",
             )
         rows.append(row)
     return rows
+
+
+def paired_note(report: Report) -> str:
+    """`on the 39 cases both runs have (this run's pass_rate over its 40 cases: 0.925)`, as text to escape: why
+    the deltas' figures are not the run's own, when the case set changed; empty when they are."""
+    cmp = report.comparison
+    if cmp is None:
+        return ""
+    paired = max((d.cases for d in cmp.deltas if d.comparable), default=0)
+    where = shared_cases(report.suite.cases, paired)
+    if not where:
+        return ""
+    own = report.suite.pass_rate
+    if own is None:
+        return where
+    return f"{where} (this run's {PASS_RATE} over its {report.suite.cases} cases: {fmt(PASS_RATE, own)})"
+
+
+def main_figures(report: Report) -> dict[str, str]:
+    """Each suite rule failing on the baseline too, with the baseline's figure (`0.974`; empty when it had none):
+    every output labels it as main's ("failing on main@abc1234 too (0.974 there)")."""
+    cmp = report.comparison
+    if cmp is None or report.headline is None:
+        return {}
+    before = {r.metric: r.value for r in cmp.baseline_rules if r.passed is False}
+    return {
+        metric: "" if before.get(metric) is None else fmt(metric, before[metric])
+        for metric in report.headline.rules_failing_on_main
+    }
+
+
+def on_main_words(report: Report) -> dict[str, str]:
+    """`, failing on main@abc1234 too (0.974 there)` for each suite rule failing on the baseline too, as plain text
+    for stdout and the HTML report (the comment's rules table says it in its own column)."""
+    cmp = report.comparison
+    if cmp is None:
+        return {}
+    base = label(cmp.baseline)
+    return {m: f", failing on {base} too" + (f" ({v} there)" if v else "") for m, v in main_figures(report).items()}

@@ -1,5 +1,5 @@
 """What the comment shows, worked out from the report: the cases in the order a reviewer needs them, each
-failed condition as its group's number and the case's own part, the repro line, the deltas that decide.
+failed condition in words, the repro line, the deltas that decide.
 
 The template (`comment.md.j2`) gets these as data and escapes every piece of text when it writes it.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ragjudge.metrics import registry
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.comparison_block import DeltaBlock
-from ragjudge.report.failure_groups import group_key, split_condition, turn_of
+from ragjudge.report.failure_groups import split_condition
 from ragjudge.report.headline_block import FailureGroupBlock
 from ragjudge.report.model import Report
 from ragjudge.report.warning_kinds import WarningKind, by_kind
@@ -62,30 +62,38 @@ def groups(blocks: Sequence[FailureGroupBlock]) -> list[Group]:
     return [Group(n, g.condition, len(g.cases), tuple(g.cases[:IDS_PER_GROUP])) for n, g in enumerate(shared, start=1)]
 
 
-def cells(case: CaseBlock, numbers: dict[str, int]) -> list[Cell]:
-    """The case's conditions, each once (a conversation's turns may repeat one). `numbers`: a shown group's
-    number by its condition; a case whose text differs from its group's in numbers keeps its own."""
+def cells(case: CaseBlock) -> list[Cell]:
+    """The case's conditions in words, each once (a conversation's turns may repeat one): a row never names a
+    group by its number, which the reader would have to look up screens above."""
     out: list[Cell] = []
     for text in case.failed_conditions:
-        split = split_condition(text)
-        turn, as_written = turn_of(text)
-        if as_written in numbers:
-            # Its group's text is this condition word for word: the row names the group (and the turn).
-            cell = Cell(numbers[as_written], as_written, turn)
-            if cell not in out:
-                out.append(cell)
-            continue
-        key = group_key(split.shared)
-        number = numbers.get(split.shared) or numbers.get(key, 0)
-        own = split.own
-        if not number:
-            own = text  # in no shown group: the row says it as written
-        elif split.shared not in numbers:
-            own = " ".join(p for p in (split.shared, split.own) if p)  # its group's text has `…` for its numbers
-        cell = Cell(number, split.shared, own)
+        cell = Cell(0, split_condition(text).shared, score_words(text))
         if cell not in out:
             out.append(cell)
     return out
+
+
+_SCORE = re.compile(
+    r"^(?P<turn>turns? \d+(?: to \d+)?: )?(?P<metric>(?:judge|criteria)\.[\w.\-]+) (?P<value>\d+(?:\.\d+)?) "
+    r"(?P<op><=|>=|<|>) (?P<threshold>\d+(?:\.\d+)?)(?P<rest>.*)$",
+    re.DOTALL,
+)
+_NEEDS = {"<": "at least", "<=": "more than", ">": "at most", ">=": "less than"}
+"""The rule a broken comparison broke, in words: `2 < 3` broke `>= 3`, which needs at least 3."""
+
+
+def score_words(text: str) -> str:
+    """`judge.grounding 2 < 3: the 24-hour figure …` as `grounding 2/5 (needs at least 3): the 24-hour figure …`:
+    a judge's 1-5 score says its scale, and the rule says what it needs; any other condition as written."""
+    match = _SCORE.match(text)
+    if match is None:
+        return text
+    spec = registry.lookup(match["metric"])
+    if spec is None or spec.unit != "score":
+        return text
+    name = match["metric"].removeprefix("judge.").replace("criteria.", "criterion ", 1)
+    needs = f"needs {_NEEDS[match['op']]} {match['threshold']}"
+    return f"{match['turn'] or ''}{name} {match['value']}/5 ({needs}){match['rest']}"
 
 
 def ordered(cases: Sequence[CaseBlock]) -> tuple[list[CaseBlock], list[CaseBlock]]:
@@ -130,16 +138,23 @@ def change_words(case: CaseBlock) -> str:
     return words
 
 
+_VARIABLE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
 def probe_line(report: Report, case: CaseBlock) -> str:
-    """`ragjudge probe --config ragjudge.yml --cases cases/a.yaml --case r03`: the run's config and case file."""
-    parts = ["ragjudge", "probe"]
+    """`ragjudge probe --config ragjudge.yml --endpoint URL --cases cases/a.yaml --case r03`: the run's config, the
+    endpoint it asked when the config alone would not reach it (`probe_options`), and the case's file."""
+    words = ["ragjudge", "probe"]
     config = report.provenance.config
     if config and config != "(defaults)":
-        parts += ["--config", relative_paths(config)]
+        words += ["--config", shlex.quote(relative_paths(config))]
+    for option in report.provenance.probe_options or ():
+        # `$VAR`: the variable holding a secret URL, expanded by the reader's shell (so in double quotes).
+        words.append(f'"{option}"' if _VARIABLE.fullmatch(option) else shlex.quote(option))
     if case.file:
-        parts += ["--cases", case.file]
-    parts += ["--case", case.id]
-    return " ".join(shlex.quote(p) for p in parts)
+        words += ["--cases", shlex.quote(relative_paths(case.file))]
+    words += ["--case", shlex.quote(case.id)]
+    return " ".join(words)
 
 
 def deciding(report: Report) -> tuple[list[DeltaBlock], list[DeltaBlock]]:
@@ -178,3 +193,40 @@ def run_url_of(environ: Mapping[str, str]) -> str | None:
     if server and repository and run_id:
         return f"{server.rstrip('/')}/{repository}/actions/runs/{run_id}"
     return None
+
+
+_ORDER = re.compile(r"^(main first|this run first): (A|B|tie)\b:? ?(.*)$", re.DOTALL)
+_WHO = {
+    ("main first", "A"): "main",
+    ("main first", "B"): "pr",
+    ("this run first", "A"): "pr",
+    ("this run first", "B"): "main",
+}
+_SAID = {"main": "main's answer was better", "pr": "this PR's answer was better", "tie": "a tie"}
+
+
+def pairwise_words(case: CaseBlock) -> str:
+    """`main's answer was better: main's answer keeps the 30-day window …`: the judge's reason with its A and B
+    named, so no reader works out which side was main; when the two orders disagree, each order's outcome."""
+    pair = case.pairwise
+    if pair is None or not pair.reasons:
+        return ""
+    said = []
+    for reason in pair.reasons:
+        match = _ORDER.match(reason)
+        if match is None:
+            said.append(("", reason))
+            continue
+        order, winner, why = match.groups()
+        main_letter = "A" if order == "main first" else "B"
+        names = {main_letter: "main's answer", ("B" if main_letter == "A" else "A"): "this PR's answer"}
+        why = re.sub(r"\b([Aa])nswer ([AB])\b", lambda m, names=names: names[m[2]], why)
+        said.append((_SAID[_WHO.get((order, winner), "tie")], why))
+    outcomes = {who for who, _ in said}
+    if len(outcomes) == 1 or len(said) == 1:
+        who, why = said[0]
+        return f"{who}: {why}" if who and why else (who or why)
+    shown = ("with main's answer shown first", "with this PR's shown first")
+    return "the two orders disagree: " + "; ".join(
+        f"{where}, {who}" + (f" ({why})" if why else "") for where, (who, why) in zip(shown, said, strict=False)
+    )

@@ -28,6 +28,7 @@ def add_report_outputs(p: argparse.ArgumentParser) -> None:
 def print_summary(report: Report, out: TextIO) -> None:
     """The headline first, then the counts, the warnings by kind, the rules and the failing cases (this change's
     first, those already failing on the baseline last)."""
+    from ragjudge.report.changes import on_main_words
     from ragjudge.report.comment_view import reading_order
     from ragjudge.report.headline import headline_of
     from ragjudge.report.warning_kinds import by_kind
@@ -47,9 +48,11 @@ def print_summary(report: Report, out: TextIO) -> None:
         for notice in comparison.notices:
             print(f"  notice: {notice}", file=out)
     rules = [r for r in report.rules if r.scope == "suite"] + (comparison.rules if comparison else [])
+    on_main = on_main_words(report)
     for rule in rules:
         mark = "n/a " if rule.passed is None and rule.scope == "regression" else ("ok  " if rule.passed else "FAIL")
-        print(f"  [{mark}] {rule.reason}", file=out)
+        also = on_main.get(rule.metric, "") if rule.scope == "suite" and rule.passed is False else ""
+        print(f"  [{mark}] {rule.reason}{also}", file=out)
     for case in reading_order(report.cases):
         if case.status != "pass" or case.flaky:
             change = f" [{case.change}]" if case.change else ""

@@ -7,7 +7,11 @@ every field passes through one of these functions before it reaches the page:
 * `inline` for Markdown contexts (table cells, paragraphs, list items);
 * `code_id` for ids in Markdown contexts, shown in code style;
 * `html_text` inside raw HTML blocks such as `<summary>`, where Markdown is
-  not processed (so backslash escapes would show) but entities are.
+  not processed (so backslash escapes would show) but entities are;
+* `prose` for ragjudge's own sentences that name a command or a key in
+  backticks (a warning's "run `ragjudge dedupe`"): each such span is `<code>`,
+  which reads as code in Markdown and in HTML blocks alike, never an escaped
+  backtick shown as one.
 """
 
 from __future__ import annotations
@@ -50,11 +54,19 @@ def _flat(text: object, limit: int) -> str:
 
 def inline(text: object, limit: int = 300) -> str:
     """One line of inert Markdown text, at most `limit` characters before escaping."""
-    out = _MD.sub(r"\\\1", _flat(text, limit))
+    return _markdown(_flat(text, limit))
+
+
+def _markdown(flat: str) -> str:
+    out = _MD.sub(r"\\\1", flat)
     out = _LEADING_MARKER.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", out)
     out = _unlinked(out)
     # Entities last, so that the `#` of an entity is not escaped.
     return "".join(_HTML.get(ch, ch) for ch in out)
+
+
+def _html(flat: str) -> str:
+    return "".join(_HTML_ATTR.get(ch, ch) for ch in _unlinked(flat))
 
 
 def code_id(text: object, limit: int = 120) -> str:
@@ -65,4 +77,21 @@ def code_id(text: object, limit: int = 120) -> str:
 
 def html_text(text: object, limit: int = 300) -> str:
     """One line of inert text inside a raw HTML block, where Markdown is not processed."""
-    return "".join(_HTML_ATTR.get(ch, ch) for ch in _unlinked(_flat(text, limit)))
+    return _html(_flat(text, limit))
+
+
+_SPAN = re.compile(r"`([^`\n]{1,200})`")
+
+
+def prose(text: object, limit: int = 300, html: bool = False) -> str:
+    """`inline` (or `html_text` with `html`), with each backtick-quoted span as `<code>`: the words a sentence
+    quotes as code read as code wherever the sentence lands."""
+    flat = _flat(text, limit)
+    plain = _html if html else _markdown
+    out, at = [], 0
+    for match in _SPAN.finditer(flat):
+        out.append(plain(flat[at : match.start()]))
+        out.append(f"<code>{_html(match[1])}</code>")
+        at = match.end()
+    out.append(plain(flat[at:]))
+    return "".join(out)

@@ -65,14 +65,17 @@ def group_key(shared: str) -> str:
 
 
 def failure_groups(cases: Sequence[CaseBlock]) -> list[FailureGroupBlock]:
-    """Every failing or errored case under each condition it failed on, the largest group first (ties: the
-    group seen first); a case is listed once per group however often it failed on it (a conversation's turns)."""
+    """Every failing or errored gating case under each condition it failed on, the group with most of this
+    change's failures first (then the largest; ties: the group seen first); a case is listed once per group
+    however often it failed on it (a conversation's turns), and those failing on the baseline too are named apart
+    (`pre_existing`)."""
     members: dict[str, list[str]] = {}
     texts: dict[str, set[str]] = {}
     whole: dict[str, set[str]] = {}
+    old = {c.id for c in cases if c.change == "still_failing"}
     for case in cases:
-        if case.status == "pass":
-            continue
+        if case.status == "pass" or case.review == "pending":
+            continue  # a case pending review gates nothing: counted in its own section, not as a cause
         for text in case.failed_conditions:
             shared = split_condition(text).shared
             key = group_key(shared)
@@ -82,8 +85,16 @@ def failure_groups(cases: Sequence[CaseBlock]) -> list[FailureGroupBlock]:
             if not ids or ids[-1] != case.id:
                 ids.append(case.id)
     order = {key: k for k, key in enumerate(members)}
-    ranked = sorted(members, key=lambda key: (-len(members[key]), order[key]))
-    return [FailureGroupBlock(condition=_text(texts[key], whole[key], key), cases=members[key]) for key in ranked]
+    # This change's failures rank a cause before those already failing on the baseline (none without one).
+    ranked = sorted(members, key=lambda key: (-sum(i not in old for i in members[key]), -len(members[key]), order[key]))
+    return [
+        FailureGroupBlock(
+            condition=_text(texts[key], whole[key], key),
+            cases=members[key],
+            pre_existing=[i for i in members[key] if i in old],
+        )
+        for key in ranked
+    ]
 
 
 def _text(shared: set[str], whole: set[str], key: str) -> str:

@@ -54,3 +54,19 @@ def age_words(age_days: float | None) -> str:
     if days < 1:
         return "less than a day old"
     return f"{days} day old" if days == 1 else f"{days} days old"
+
+
+def p_text(p: float | None) -> str:
+    """A p-value as every output writes it: `0.042`, `< 0.001` (never `0.00000000000000000000000000162`), `—`
+    when there is none."""
+    if p is None:
+        return "—"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def shared_cases(report_cases: int, paired: int) -> str:
+    """`on the 39 cases both runs have`, when the comparison's figures are not over this run's every case (cases
+    added or removed): a delta's `now` is then not this run's figure, and says so. Empty otherwise."""
+    if paired <= 0 or paired == report_cases:
+        return ""
+    return f"on the {paired} case{'' if paired == 1 else 's'} both runs have"

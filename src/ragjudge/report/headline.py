@@ -1,7 +1,7 @@
 """The headline: why the gate blocked, what this change did and how far from green, worked out once.
 
-"Blocked by 2 regressions (r03, r07); pass_rate was already failing on main@abc1234 (0.88 < 0.90): 5 more cases
-must pass." A passing run's says how many passed and what this change fixed; an errored run's, why it errored.
+"Blocked by 2 regressions (r03, r07); pass_rate 0.884 < 0.9, failing on main@abc1234 too (0.907 there). 5 more
+cases must pass." A passing run's says how many passed and what this change fixed; an errored run's, why it errored.
 The comment, the job summary, stdout and the HTML report open with the sentence; its figures are in the report
 (`headline`), beside the cases grouped by the condition they failed on (`failure_groups`).
 """
@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragjudge.metrics.names import NEWLY_FAILING, PASS_RATE
+from ragjudge.metrics.names import NEWLY_FAILING, PAIRWISE_LOSS_RATE, PAIRWISE_WORSE, PASS_RATE
+from ragjudge.report.causes import causes
 from ragjudge.report.failure_groups import failure_groups
 from ragjudge.report.figures import label
 from ragjudge.report.headline_block import HeadlineBlock
 from ragjudge.report.model import Report
 from ragjudge.report.suite_block import RuleBlock
-from ragjudge.rules import Rule, holds
+from ragjudge.rules import Rule, format_value, holds
 
 IDS_IN_SENTENCE = 5
 COMMON_CAUSE_AT = 10
@@ -136,6 +137,8 @@ class _Parts:
         cmp = self.report.comparison
         if cmp is None or cmp.pairwise is None or not cmp.pairwise.worse:
             return ""
+        if any(r.passed is False and r.metric in (PAIRWISE_LOSS_RATE, PAIRWISE_WORSE) for r in cmp.rules):
+            return ""  # a failed pairwise rule already says it, each fact once
         worse = [c.id for c in self.report.cases if c.pairwise is not None and c.pairwise.verdict == "worse"]
         return (
             f"; {cmp.pairwise.worse} of {cmp.pairwise.compared} changed answers judged worse than {self.base} "
@@ -158,10 +161,8 @@ class _Parts:
             # The regressions are why pass_rate fails: the count of cases to pass says the rest.
             new_rules = [r for r in new_rules if r.metric != PASS_RATE]
         causes += [_clip(_failure(r)) for r in new_rules]
-        before = [
-            f"{r.metric} was already failing on {self.base} ({_failure(r).removeprefix(r.metric + ' ')})"
-            for r in self.on_main
-        ]
+        now = {r.metric: r for r in failing}
+        before = [_on_main_too(now[r.metric], r, self.base) for r in self.on_main]
         if causes:
             text = "Blocked by " + "; ".join([*causes, *before])
         elif before:
@@ -176,19 +177,44 @@ class _Parts:
             text += f"; {_count(len(new_cases), 'new case')} failing ({_ids(new_cases)})"
         if self.fixed:
             text += f"; this change fixed {len(self.fixed)} ({_ids(self.fixed)})"
+        # Short sentences, each fact once: how far from green, then the cause most failures share.
+        sentences = [text + self._worse_pairwise() + self._pending()]
         if self.to_pass:
-            text += f": {_count(self.to_pass, 'more case')} must pass"
-        return text + self._common_cause() + self._worse_pairwise() + self._pending() + "."
+            sentences.append(f"{_count(self.to_pass, 'more case')} must pass")
+        sentences += self._common_cause()
+        return ". ".join(sentences) + "."
 
-    def _common_cause(self) -> str:
-        """`; all 300 failing cases failed on missing required detail: "order number"`, when one condition explains
-        most of many failing cases: the cause, where the reader starts."""
-        groups = self.report.failure_groups or failure_groups(self.report.cases)
-        failing = sum(c.status != "pass" for c in self.report.cases)
-        if failing < COMMON_CAUSE_AT or not groups or 2 * len(groups[0].cases) < failing:
-            return ""
-        share = f"all {failing}" if len(groups[0].cases) == failing else f"{len(groups[0].cases)} of the {failing}"
-        return f"; {share} failing cases failed on {_clip(groups[0].condition)}"
+    def _common_cause(self) -> list[str]:
+        """Where the reader starts when many cases fail: `Most failing cases share one cause: missing required
+        detail: "order number" (210 of 300, 90 of them already failing on main@abc1234)`, or `120 of the 150
+        failing cases come down to 4 causes` when no one cause explains most of them."""
+        gating = [c for c in self.report.cases if c.status != "pass" and c.review != "pending"]
+        found = causes(self.report)
+        if len(gating) < COMMON_CAUSE_AT or not found:
+            return []
+        top = found[0]
+        if 2 * len(top.cases) < len(gating):
+            covered = len({c.id for k in found for c in k.cases})
+            if 2 * covered < len(gating):
+                return []
+            share = f"All {len(gating)}" if covered == len(gating) else f"{covered} of the {len(gating)}"
+            return [f"{share} failing cases come down to {len(found)} causes"]
+        every = len(top.cases) == len(gating)
+        share = f"All {len(gating)} failing cases share" if every else "Most failing cases share"
+        count = "" if every else f"{len(top.cases)} of {len(gating)}"
+        if top.pre_existing:
+            old = f"{top.pre_existing} of them already failing on {self.base}"
+            count = f"{count}, {old}" if count else old
+        return [f"{share} one cause: {_clip(top.condition)}" + (f" ({count})" if count else "")]
+
+
+def _on_main_too(now: RuleBlock, main: RuleBlock, base: str | None) -> str:
+    """`pass_rate 0.925 < 0.98, failing on main@abc1234 too (0.974 there)`: this run's figure first, main's named
+    as main's."""
+    text = _failure(now) + f", failing on {base} too"
+    if main.value is not None and now.value is not None and main.value != now.value:
+        text += f" ({format_value(main.metric, main.value)} there)"
+    return text
 
 
 def _failure(rule: RuleBlock) -> str:

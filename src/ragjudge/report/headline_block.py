@@ -15,8 +15,8 @@ class HeadlineBlock(Block):
     """Why the gate blocked, what this change did and how far the run is from green."""
 
     sentence: str
-    """One sentence, the first line of every output: `Blocked by 2 regressions (r03, r07); pass_rate was already
-    failing on main (0.884 < 0.9): 5 more cases must pass.`"""
+    """A few short sentences, the first line of every output: `Blocked by 2 regressions (r03, r07); pass_rate
+    0.884 < 0.9, failing on main@abc1234 too (0.907 there). 5 more cases must pass.`"""
     new_failures: list[str] = Field(default_factory=list)
     """Ids of the cases failing now that passed on the baseline (`change: regression`); empty without one."""
     fixed: list[str] = Field(default_factory=list)
@@ -37,4 +37,14 @@ class FailureGroupBlock(Block):
     """The condition without what is particular to a case (the measured value, quotes, the details in
     brackets): `faithfulness < 0.8`, `missing required detail`, `endpoint error: HTTP 500 after 3 attempts`."""
     cases: list[str] = Field(default_factory=list)
-    """Ids of the cases that failed on it, in report order."""
+    """Ids of the gating cases that failed on it, in report order (a case pending review gates nothing and is
+    in no group)."""
+    pre_existing: list[str] = Field(default_factory=list)
+    """Of `cases`, those failing on the baseline too (`change: still_failing`): not this change's doing. Empty
+    without a baseline, and in reports written before it was recorded."""
+
+    def new(self) -> list[str]:
+        """`cases` without the pre-existing ones: the failures this change is about (or every one, without a
+        baseline)."""
+        old = set(self.pre_existing)
+        return [i for i in self.cases if i not in old]

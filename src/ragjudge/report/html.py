@@ -17,9 +17,10 @@ from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
 from ragjudge.metrics.names import ANSWER_CORRECTNESS, FAITHFULNESS
-from ragjudge.report.changes import CHANGE_NAMES
+from ragjudge.report.changes import CHANGE_NAMES, on_main_words, paired_note
 from ragjudge.report.comment_view import reading_order
 from ragjudge.report.comparison_block import ComparisonBlock
+from ragjudge.report.figures import age_words, label, short_ref
 from ragjudge.report.figures import score as score_text
 from ragjudge.report.html_charts import (
     UNSET,
@@ -58,6 +59,13 @@ class View:
     """Each change in the report: its code (the filter's value) and its words (what the reader sees)."""
     categories: list[str]
     notes: list[str] = field(default_factory=list)
+    baseline_name: str = ""
+    """`main@abc1234`: the baseline as every output names it (never the path it was read from)."""
+    baseline_short: str = ""
+    """`main`: the deltas' column heading (the sentence above it names the commit)."""
+    baseline_age: str = ""
+    paired_note: str = ""
+    """`on the 39 cases both runs have (...)` when the case set changed; empty otherwise."""
     warnings: list[str] = field(default_factory=list)
     """The run's warnings by kind (`warning_kinds.by_kind`): one line a kind, with its count."""
     reference_charts: list[Distribution] = field(default_factory=list)
@@ -118,8 +126,15 @@ def case_tally(rule: RuleBlock, report: Report) -> str | None:
 
 def build_view(report: Report) -> View:
     comparison = report.comparison
+    on_main = on_main_words(report)
     rules: list[dict[str, Any]] = [
-        {"kind": r.scope, "metric": r.metric, "passed": r.passed, "reason": r.reason, "tally": case_tally(r, report)}
+        {
+            "kind": r.scope,
+            "metric": r.metric,
+            "passed": r.passed,
+            "reason": r.reason + (on_main.get(r.metric, "") if r.scope == "suite" and r.passed is False else ""),
+            "tally": case_tally(r, report),
+        }
         for r in [*report.rules, *(comparison.rules if comparison is not None else [])]
     ]
     rows = case_rows(report)
@@ -139,6 +154,10 @@ def build_view(report: Report) -> View:
         changes=[(c, CHANGE_NAMES.get(c, c)) for c in sorted({r["change"] for r in rows if r["change"]})],
         categories=sorted({r["category"] for r in rows}),
         notes=notes,
+        baseline_name=label(comparison.baseline) if comparison is not None else "",
+        baseline_short=(short_ref(comparison.baseline.ref) or "baseline") if comparison is not None else "",
+        baseline_age=age_words(comparison.baseline.age_days) if comparison is not None else "",
+        paired_note=paired_note(report),
         warnings=[kind.text() for kind in by_kind(report.warnings)],
         reference_charts=reference_distributions(report),
         criteria_means=[
@@ -149,6 +168,14 @@ def build_view(report: Report) -> View:
     )
 
 
+def _short_float(value: Any) -> Any:
+    """A float the template writes as is (an SVG coordinate) to three places at most: `117.857`, never
+    `117.85714285714286`; figures a reader reads go through `num` or `fmt` before they get here."""
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.3f}".rstrip("0").rstrip(".") or "0"
+    return value
+
+
 def render_html(report: Report) -> str:
     if report.headline is None:
         from ragjudge.report.headline import with_headline  # a report saved before the headline was recorded
@@ -157,6 +184,8 @@ def render_html(report: Report) -> str:
     source = resources.files("ragjudge.report").joinpath("templates", "report.html.j2").read_text(encoding="utf-8")
     # Autoescape on: every value is escaped for HTML (text and attributes) unless the template says otherwise,
     # and it never does for report data.
-    env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, finalize=_short_float
+    )
     env.filters["num"] = num
     return env.from_string(source).render(view=build_view(report))

@@ -13,6 +13,7 @@ from typing import Any
 
 from ragjudge.metrics.names import ANSWER_CORRECTNESS, FAITHFULNESS, P95_LATENCY_MS
 from ragjudge.report.comparison_block import ComparisonBlock
+from ragjudge.report.figures import fmt, p_text
 from ragjudge.report.model import Report
 
 CHART_WIDTH = 560
@@ -317,11 +318,11 @@ def delta_rows(comparison: ComparisonBlock | None, width: float = 240.0) -> list
         rows.append(
             DeltaRow(
                 metric=d.metric,
-                base=num(d.base),
-                now=num(d.now),
+                base=fmt(d.metric, d.base),
+                now=fmt(d.metric, d.now),
                 delta=f"×{shown}" if ratio and d.delta is not None else shown,
                 interval=f"[{num(low)}, {num(high)}]" if low is not None or high is not None else "n/a",
-                p_value=num(d.p_value),
+                p_value=p_text(d.p_value),
                 significant=d.significant,
                 comparable=d.comparable,
                 reason=d.reason,

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from ragjudge.judge.reference import ReferencePoint, missing_reason
 from ragjudge.metrics.names import ANSWER_CORRECTNESS, REFERENCE_CONTRADICTIONS
 from ragjudge.report.case_block import CaseBlock, TurnBlock
-from ragjudge.report.figures import score
+from ragjudge.report.figures import label, score
 from ragjudge.report.model import Report
 
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -60,13 +60,14 @@ def _turn_lines(case: CaseBlock) -> list[str]:
     return lines
 
 
-def _case_details(case: CaseBlock) -> str:
+def _case_details(case: CaseBlock, base: str) -> str:
+    """`base`: the baseline as every output names it (`main@abc1234`)."""
     lines = [f"question: {case.question}"] if not case.turns else [f"conversation of {len(case.turns)} turns:"]
     if case.change:
-        lines.append(f"change against the baseline: {case.change}")
+        lines.append(f"change against {base}: {case.change}")
     if case.baseline is not None:
         was = "; ".join(case.baseline.failed_conditions)
-        lines.append(f"baseline: {case.baseline.status}" + (f" ({was})" if was else ""))
+        lines.append(f"{base}: {case.baseline.status}" + (f" ({was})" if was else ""))
     if case.k_of_n:
         lines.append(f"runs: {case.k_of_n}")
     if case.turns:
@@ -104,7 +105,7 @@ def _latency_ms(case: CaseBlock) -> float | None:
     return case.trace.latency_ms
 
 
-def _testcase(parent: ET.Element, case: CaseBlock) -> None:
+def _testcase(parent: ET.Element, case: CaseBlock, base: str) -> None:
     element = ET.SubElement(
         parent,
         "testcase",
@@ -127,7 +128,7 @@ def _testcase(parent: ET.Element, case: CaseBlock) -> None:
     elif case.status == "error":
         error = ET.SubElement(element, "error", message=_message(conditions or "could not be evaluated"), type="error")
         error.text = body
-    ET.SubElement(element, "system-out").text = _case_details(case)
+    ET.SubElement(element, "system-out").text = _case_details(case, base)
 
 
 def _properties(parent: ET.Element, report: Report) -> None:
@@ -168,8 +169,9 @@ def render_junit(report: Report) -> str:
     root = ET.Element("testsuites", name="ragjudge")
     cases = ET.SubElement(root, "testsuite", name="ragjudge cases")
     _properties(cases, report)
+    base = label(report.comparison.baseline) if report.comparison is not None else "the baseline"
     for case in report.cases:
-        _testcase(cases, case)
+        _testcase(cases, case, base)
     gating = [c for c in report.cases if c.review != "pending"]
     failed = sum(c.status == "fail" for c in gating)
     errored = sum(c.status == "error" for c in gating)

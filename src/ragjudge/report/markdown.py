@@ -21,8 +21,9 @@ from ragjudge.errors import ConfigError
 from ragjudge.metrics import names, registry
 from ragjudge.metrics.spec import table_number
 from ragjudge.report import comment_view
-from ragjudge.report.changes import alert, delta_rows
-from ragjudge.report.escape import code_id, html_text, inline
+from ragjudge.report.causes import causes
+from ragjudge.report.changes import alert, delta_rows, main_figures, paired_note
+from ragjudge.report.escape import code_id, html_text, inline, prose
 from ragjudge.report.figures import label, score
 from ragjudge.report.headline import with_headline
 from ragjudge.report.model import Report
@@ -33,6 +34,8 @@ COMMENT_LIMIT = 60_000
 """Under GitHub's 65,536-character limit, with room for a marker and a header."""
 LIST_CAP = 20
 """Fixed and flaky cases listed at most; the rest are counted."""
+ID_ROOM_CAP = 32
+"""Ids longer than this may wrap: the column would take the row's room."""
 OPEN_REGRESSIONS = 5
 """Up to this many regressions, each one's before-and-after opens unfolded."""
 
@@ -59,6 +62,7 @@ def environment() -> SandboxedEnvironment:
     env = SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
     env.filters["inline"] = inline
     env.filters["html_text"] = html_text
+    env.filters["prose"] = prose
     env.globals.update(code_id=code_id, fmt=_fmt, metric=_METRIC_NAMES, score=score, version=__version__)
     return env
 
@@ -96,8 +100,10 @@ def render_comment(
     limit: int = COMMENT_LIMIT,
     report_path: str | None = None,
     links: Sequence[tuple[str, str]] = (),
+    in_summary: bool = False,
 ) -> str:
-    """The comment, under `limit` characters however many cases fail.
+    """The comment, under `limit` characters however many cases fail; `in_summary`: it is the job summary, whose
+    overflow lines point at the step's `report` output (never at the summary itself, nor at a runner's path).
 
     It opens with the headline; then the conditions cases failed on, each once; then the failing cases this change
     is about (regressions first), those already failing on the baseline folded away, and a `<details>` block per
@@ -113,7 +119,6 @@ def render_comment(
     lead, old = comment_view.ordered(report.cases)
     bad = [*lead, *old]
     shown_groups = comment_view.groups(report.failure_groups)
-    numbers = {g.condition: g.number for g in shown_groups[: comment_view.GROUPS_SHOWN]}
     warnings, calibration = comment_view.warning_kinds(report)
     deltas_shown, deltas_rest = comment_view.deciding(report)
     every_delta = report.comparison.deltas if report.comparison else []
@@ -124,21 +129,26 @@ def render_comment(
         "headline": report.headline,
         "suite_rules": [r for r in report.rules if r.scope == "suite"],
         "case_rules": [r for r in report.rules if r.scope == "case"],
-        "rules_on_main": set(report.headline.rules_failing_on_main),
+        "rules_on_main": main_figures(report),
         "judge_name": report.judge_info.name(),
         "lexical": report.judge_info.lexical,
         "report_path": relative_paths(report_path) if report_path else None,
         "links": list(links),
+        "in_summary": in_summary,
+        "id_room": _id_room(bad),
         "warning_kinds": warnings,
         "calibration": calibration,
         "groups": shown_groups,
+        "causes": causes(report),
+        "ids_per_cause": comment_view.IDS_PER_GROUP,
         "groups_shown": comment_view.GROUPS_SHOWN,
         "old": old,
         "bad_count": len(bad),
         "open_regressions": sum(c.change == "regression" for c in report.cases) <= OPEN_REGRESSIONS,
         "change_names": comment_view.CHANGE_WORDS,
-        "cells": lambda c: comment_view.cells(c, numbers),
+        "cells": comment_view.cells,
         "change_words": comment_view.change_words,
+        "pairwise_words": comment_view.pairwise_words,
         "probe": lambda c: comment_view.probe_line(report, c),
         "deltas": list(rows.values()),
         "deltas_shown": [rows[id(d)] for d in deltas_shown],
@@ -185,6 +195,7 @@ def _changes(report: Report) -> dict[str, Any]:
     cmp = report.comparison
     return {
         "alert": found.markdown() if found else "",
+        "paired_note": paired_note(report),
         "cmp": cmp,
         "base_label": inline(label(cmp.baseline), 80) if cmp else "",
         "base_name": label(cmp.baseline) if cmp else "",  # for raw HTML (`<summary>`), through `html_text`
@@ -196,6 +207,14 @@ def _changes(report: Report) -> dict[str, Any]:
         "worse_pairwise": [c for c in report.cases if c.pairwise is not None and c.pairwise.verdict == "worse"],
         "list_cap": LIST_CAP,
     }
+
+
+def _id_room(cases: Sequence[Any]) -> str:
+    """Figure spaces (U+2007, which do not break) after the `Case` heading, as wide as the longest id (a digit and
+    a code glyph are about as wide): the column cannot be squeezed narrower than its ids, so `cs-003` never wraps
+    to `cs-` / `003`, and the ids stay as written for a reader who copies one (nothing is put inside them)."""
+    longest = min(max((len(c.id) for c in cases), default=0), ID_ROOM_CAP)
+    return "&#8199;" * max(0, longest - len("Case") + 2)  # an entity: a cell's edge spaces are trimmed
 
 
 def _largest(fits: Any, upper: int) -> int | None:

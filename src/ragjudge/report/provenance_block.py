@@ -54,6 +54,11 @@ class ProvenanceBlock(GivenKeysBlock):
     config: str | None = None
     """The config file the run read, as it was named (`--config`, else `ragjudge.yml`), or `(defaults)` when there
     was none: the comment's `ragjudge probe --config ...` line uses it. Null for a config built in code."""
+    probe_options: list[str] | None = None
+    """What `ragjudge probe` needs beside `--config` and the case to ask the service this run asked:
+    `["--endpoint", URL]` when the run's URL was not the config's (`--endpoint`, the Action's `endpoint:` input),
+    `["--endpoint", "$VAR"]` when that URL is a secret the variable `VAR` holds, `[]` when the config alone
+    reaches it; null in reports written before it was recorded."""
 
 
 class JudgeInfoBlock(GivenKeysBlock):
