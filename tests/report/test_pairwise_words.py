@@ -33,6 +33,18 @@ def test_orders_that_disagree_are_both_told() -> None:
     )
 
 
+def test_a_second_round_that_agrees_is_the_same_verdict_not_a_disagreement() -> None:
+    said = _words(
+        "worse",
+        True,
+        "main first: A: answer A says 6 days",
+        "this run first: B: answer B says 6 days",
+        "round 2, main first: A: answer A says 6 days",
+        "round 2, this run first: B: answer B says 6 days",
+    )
+    assert said == "main's answer was better: main's answer says 6 days"
+
+
 def test_a_reason_in_no_known_shape_is_shown_as_written() -> None:
     assert _words("worse", True, "the judge said so") == "the judge said so"
 

@@ -195,7 +195,8 @@ def run_url_of(environ: Mapping[str, str]) -> str | None:
     return None
 
 
-_ORDER = re.compile(r"^(main first|this run first): (A|B|tie)\b:? ?(.*)$", re.DOTALL)
+# A later round's reasons start `round 2, `: the same orders, asked again (`judge.pairwise`'s rounds).
+_ORDER = re.compile(r"^(?:round \d+, )?(main first|this run first): (A|B|tie)\b:? ?(.*)$", re.DOTALL)
 _WHO = {
     ("main first", "A"): "main",
     ("main first", "B"): "pr",
