@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ragjudge.cases.case import Case
@@ -25,6 +26,7 @@ from ragjudge.endpoint.reply import ReplyShapeError
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.sending import Sender
 from ragjudge.endpoint.trace import Trace
+from ragjudge.endpoint.tracing_hook import TraceHook
 from ragjudge.transport import deadline
 
 
@@ -44,12 +46,15 @@ class EndpointClient:
         backoff_base_s: float = 0.5,
         log_bodies: bool = False,
         literal_url: bool = False,
+        tracing: TraceHook | None = None,
     ) -> None:
         """`literal_url`: `url` is sent exactly as given, never compiled or rendered as a template: a URL from
-        someone other than the config's author (`ragjudge serve`'s callers) is data, whatever braces it holds."""
+        someone other than the config's author (`ragjudge serve`'s callers) is data, whatever braces it holds.
+        `tracing`: with `traces:` set, what adds each request's trace context and joins its reply with its spans."""
         self.config = config
         self.url = url
         self.log_bodies = log_bodies
+        self._tracing = tracing
         self._secrets = header_secrets(config.headers)
         self._sleep = sleep
         self._backoff = backoff_base_s
@@ -76,6 +81,8 @@ class EndpointClient:
         except TurnOutgrown as outgrown:  # the service's answers grew the request: this turn's error, not the run's
             return self._result(None, outgrown.reason, 0, 0.0, time.monotonic(), None)
         headers = self._requests.headers(body)
+        if self._tracing is not None:
+            headers = {**headers, **self._tracing.headers(case, body)}
         attempts_allowed = self.config.retries + 1
         started = time.monotonic()
         waited = 0.0
@@ -133,7 +140,9 @@ class EndpointClient:
                         **self._body_fields(raw),
                     }
                 )
-            return self._result(trace, None, attempt, waited, started, status)
+            result = self._result(trace, None, attempt, waited, started, status)
+            # After the result's total time: waiting for the spans is not the service's time.
+            return result if self._tracing is None else replace(result, trace=self._tracing.joined(case, trace))
         assert last is not None
         return self._result(None, self._reason(last, attempt), attempt, waited, started, status)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ragjudge.endpoint.spans import SpansSeen
+
 RefusedBy = Literal["field", "empty", "pattern", "builtin", "judge"]
 
 
@@ -16,6 +18,8 @@ class Passage:
     title: str
     text: str
     """Empty when the endpoint reported only an id: such a passage is not evidence."""
+    from_trace: bool = False
+    """Read from the service's OpenTelemetry spans (`traces:`), not from its reply."""
 
 
 AnswerFlagKind = Literal["question", "passage", "id"]
@@ -104,6 +108,8 @@ class Trace:
     """The passages' text and title were let go once judged (a large run keeps only their ids)."""
     stream: StreamNotes | None = None
     """A streamed reply: how it was read; None for one JSON body."""
+    spans: SpansSeen | None = None
+    """With `traces:` set: the service's own spans for this reply, as joined and read; None otherwise."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -48,6 +49,7 @@ from ragjudge.report.provenance_block import JudgeInfoBlock, JudgeTrustBlock, Pr
 from ragjudge.report.suite_block import SuiteBlock
 from ragjudge.report.writing import redact
 from ragjudge.rules import Rule, criterion_of, parse_rules
+from ragjudge.traces.session import TraceSession, trace_warnings
 from ragjudge.transport import deadline, urls
 
 if TYPE_CHECKING:
@@ -120,6 +122,7 @@ def run_gate(request: GateRequest) -> Report:
     baseline = _baseline(request, warnings)
     source: ReplySource
     url: str | None = None
+    tracing: TraceSession | None = None
     if request.traces is not None:
         need_latency = latency_rules([r.metric for r in (*case_rules, *suite_rules)])
         cases, source = load_traces(request.traces, config.endpoint, need_latency, request.sample, request.seed)
@@ -137,7 +140,9 @@ def run_gate(request: GateRequest) -> Report:
         unheard = history_warning(cases, config.endpoint)
         if unheard is not None:
             warnings.append(unheard)
-        source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)
+        if config.traces is not None:  # exit 2 before any call without the extra or with the port taken
+            tracing = TraceSession(config.traces, config.key("traces"))
+        source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies, tracing=tracing)
     check_criteria(cases, config, (*case_rules, *suite_rules, *regression_rules(config)))
     rejected = [c.id for c in cases if c.review == "rejected"]
     if rejected:
@@ -201,7 +206,8 @@ def run_gate(request: GateRequest) -> Report:
         if refusal:
             results = not_evaluated(cases, refusal)
         else:
-            results = run_repeated(plan, source, judge, log, max_runs, pass_at)
+            with tracing if tracing is not None else contextlib.nullcontext():
+                results = run_repeated(plan, source, judge, log, max_runs, pass_at)
         if baseline is not None and pairwise_on(config) and not deadline.stopped():
             from ragjudge.gate.pairs import judge_pairs  # the pairwise judge: only with a baseline
             from ragjudge.judge.pairwise import PairwiseJudge
@@ -225,7 +231,10 @@ def run_gate(request: GateRequest) -> Report:
     replies = [(t.case.id, t.endpoint.trace) for r in results for t in (r.turns or (r,))]
     warnings.extend(mapping_warnings(replies, config.endpoint.response))
     results = passage_answers_as_errors(results)
-    warnings.extend(unknown_passages_warning(replies))
+    warnings.extend(unknown_passages_warning([(cid, t) for cid, t in replies if t is None or t.spans is None]))
+    if tracing is not None:
+        counts = tracing.counts()
+        warnings.extend(trace_warnings([t for _, t in replies], tracing.config, tracing.address, counts))
     warnings.extend(undeclared_protocol_warning(replies))
     # Cases pending review ran and are reported; no rule counts them.
     gating = [r for r in results if r.case.gates]

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from ragjudge.report.block import Block, GivenKeysBlock
+from ragjudge.report.spans_block import SpansBlock
 
 
 class PassageBlock(GivenKeysBlock):
@@ -25,6 +26,8 @@ class PassageBlock(GivenKeysBlock):
     text: str = ""
     """The passage's text, trimmed to `PASSAGE_CHARS` characters; empty when the reply gave none; left out when
     the run did not keep passage text."""
+    source: Literal["reply", "trace"] = "reply"
+    """`trace` for a passage read from the service's spans (`traces:`); left out for one from the reply."""
 
 
 PASSAGE_CHARS = 600
@@ -85,3 +88,6 @@ class TraceBlock(Block):
     reasoning: str | None = None
     """A streamed reply: the model's reasoning, kept apart from the answer and the TTFT (up to 20,000
     characters); null when the stream sent none."""
+    spans: SpansBlock | None = None
+    """With `traces:` set: the service's own spans for this reply (`traces:`), as joined and read; null without
+    `traces:`."""
