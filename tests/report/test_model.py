@@ -218,6 +218,7 @@ def test_case_entries(report: Report) -> None:
             "protocol",
             "finish_reason",
             "reasoning",
+            "spans",
         }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -248,6 +249,7 @@ def test_case_entries(report: Report) -> None:
         "protocol": None,
         "finish_reason": None,
         "reasoning": None,
+        "spans": None,
     }
     assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
     assert (ok["difficulty"], ok["should_answer"]) == (None, True)
@@ -312,6 +314,7 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "protocol": None,
         "finish_reason": None,
         "reasoning": None,
+        "spans": None,
     }
 
 

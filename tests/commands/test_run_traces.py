@@ -1,0 +1,156 @@
+"""`ragjudge run` with `traces:` against a loopback RAG service whose reply is the answer alone: each request
+carries a `traceparent`, the service's real OpenTelemetry SDK exports its spans to ragjudge's receiver, and
+recall, precision and faithfulness come from the trace's passages; without the exporter they are unknown, with
+one warning, and nothing fails for them (issue 41)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.commands.test_run_end_to_end import Outcome, by_id, load, run, write_config
+from tests.commands.test_run_end_to_end import ws as ws  # the fixture
+from tests.fakes._http import free_port
+from tests.fakes.traced_rag import Answer, Doc, traced_server
+
+Q_RETURNS = "How long do I have to return headphones?"
+Q_SHIPPING = "Who pays the return shipping?"
+RETURNS = Doc("policy-returns", "Headphones can be returned within 7 days of delivery for a full refund.")
+MISC = Doc("faq-misc", "Gift cards cannot be exchanged for cash.")
+ANSWERS = {
+    Q_RETURNS: Answer("Headphones can be returned within 7 days of delivery.", [RETURNS]),
+    Q_SHIPPING: Answer("Gift cards cannot be exchanged.", [MISC]),
+}
+CASES: list[dict[str, Any]] = [
+    {"id": "returns", "question": Q_RETURNS, "golden_context_ids": ["policy-returns"]},
+    {"id": "shipping", "question": Q_SHIPPING, "golden_context_ids": ["policy-shipping"]},
+]
+TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-01")
+
+
+def traced_config(folder: Path, url: str, port: int, settle_s: float, cases: list[dict[str, Any]] = CASES) -> None:
+    write_config(folder, url, cases, case_rules={"context_recall": ">= 1.0"}, suite_rules={"pass_rate": ">= 1.0"})
+    path = folder / "ragjudge.yml"
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    config["traces"] = {"receive": f"127.0.0.1:{port}", "settle_s": settle_s}
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+def traced_run(
+    ws: Path, capsys: pytest.CaptureFixture[str], exporting: bool, answers: dict[str, Answer] = ANSWERS, **kw: Any
+) -> tuple[Outcome, dict[str, Any], list[str]]:
+    port = free_port()
+    server, service = traced_server(answers, f"http://127.0.0.1:{port}" if exporting else None)
+    with server:
+        traced_config(ws, server.url, port, 3.0 if exporting else 0.5, **kw)
+        outcome = run(capsys, "run", "--config", "ragjudge.yml", "--report", "report.json")
+        service.shutdown()
+    sent = [r.headers.get("traceparent", "") for r in server.requests]
+    return outcome, load(ws / "report.json"), sent
+
+
+@pytest.fixture
+def exported(ws: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[tuple[Outcome, dict[str, Any], list[str]]]:
+    yield traced_run(ws, capsys, exporting=True)
+
+
+def test_every_request_carries_its_own_traceparent_recorded_in_the_report(
+    exported: tuple[Outcome, dict[str, Any], list[str]],
+) -> None:
+    _, report, sent = exported
+    assert len(sent) == 2 and all(TRACEPARENT.fullmatch(s) for s in sent)
+    ids = {TRACEPARENT.fullmatch(s).group(1): TRACEPARENT.fullmatch(s).group(2) for s in sent}  # type: ignore[union-attr]
+    assert len(ids) == 2  # one trace id per case
+    for case in report["cases"]:
+        spans = case["trace"]["spans"]
+        assert ids[spans["trace_id"]] == spans["parent_span_id"]
+        assert spans["joined_by"] == ["traceparent"]
+        assert spans["arrived"] == 4  # the server span, retrieval, the tool call, the model
+
+
+def test_recall_and_faithfulness_come_from_the_trace(exported: tuple[Outcome, dict[str, Any], list[str]]) -> None:
+    outcome, report, _ = exported
+    cases = by_id(report)
+    returns, shipping = cases["returns"], cases["shipping"]
+    assert returns["metrics"]["context_recall"] == 1.0
+    assert returns["metrics"]["context_precision"] == 1.0
+    assert returns["metrics"]["faithfulness"] is not None and returns["metrics"]["faithfulness"] > 0
+    assert returns["status"] == "pass"
+    assert shipping["metrics"]["context_recall"] == 0.0
+    assert shipping["status"] == "fail"
+    assert outcome.code == 1
+    passages = returns["trace"]["passages"]
+    # The judge had the trace's text (faithfulness above); the run let it go once judged, as for reply passages.
+    assert passages == [{"id": "policy-returns", "source": "trace"}]
+    assert returns["trace"]["retrieved_ids"] == ["policy-returns"]
+    assert returns["trace"]["passages_unknown"] is False
+    spans = returns["trace"]["spans"]
+    assert (spans["passages_from"], spans["passage_ids"], spans["passages_used"]) == (
+        "gen_ai",
+        ["policy-returns"],
+        True,
+    )
+    assert not any("no spans arrived" in w for w in report["warnings"])
+
+
+def test_tool_calls_tokens_and_timings_are_in_the_case_trace_block(
+    exported: tuple[Outcome, dict[str, Any], list[str]],
+) -> None:
+    _, report, _ = exported
+    spans = by_id(report)["returns"]["trace"]["spans"]
+    assert spans["conventions"] == ["gen_ai"]
+    assert spans["tool_calls"] == [
+        {
+            "name": "policy_lookup",
+            # The key named like a credential is masked, and its value never reaches the report.
+            "arguments": '{"topic": "How long do I have to return headphones?", "api_key": "***"}',
+            "result": '{"found": 1}',
+        }
+    ]
+    assert (spans["input_tokens"], spans["output_tokens"], spans["ttfc_ms"]) == (120, 30, 50.0)
+    assert spans["retrieval_ms"] is not None and spans["generation_ms"] is not None
+    assert "sk-test-abcdefghijklmnop" not in (Path.cwd() / "report.json").read_text(encoding="utf-8")
+
+
+def test_without_the_exporter_recall_is_unknown_with_one_warning_and_nothing_fails(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    outcome, report, sent = traced_run(ws, capsys, exporting=False)
+    assert len(sent) == 2 and all(TRACEPARENT.fullmatch(s) for s in sent)
+    cases = by_id(report)
+    for case in cases.values():
+        assert case["metrics"]["context_recall"] is None
+        assert case["status"] != "fail"
+        assert case["trace"]["spans"]["arrived"] == 0
+        assert case["trace"]["passages_unknown"] is True
+        # Unmeasured: the rule on it is not applied, so the case neither fails nor errors for it.
+        assert (case["status"], case["failed_conditions"]) == ("pass", [])
+    trace_warnings = [w for w in report["warnings"] if "span" in w or "passages" in w]
+    assert len(trace_warnings) == 1
+    assert trace_warnings[0].startswith("no spans arrived for 2 of 2 cases within 0.5 s (traces.settle_s): ")
+    assert "is the service exporting to http://127.0.0.1:" in trace_warnings[0]
+    assert "is it sampling?" in trace_warnings[0]
+    assert outcome.code == 0
+
+
+def test_the_reply_passages_win_and_a_disagreement_is_a_warning(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    answers = {
+        Q_RETURNS: Answer("Within 7 days.", [RETURNS], reply_docs=[MISC]),
+        Q_SHIPPING: Answer("Gift cards cannot be exchanged.", [MISC], reply_docs=[MISC]),
+    }
+    _, report, _ = traced_run(ws, capsys, exporting=True, answers=answers)
+    cases = by_id(report)
+    returns = cases["returns"]
+    assert returns["trace"]["retrieved_ids"] == ["faq-misc"]
+    assert returns["metrics"]["context_recall"] == 0.0
+    assert "source" not in returns["trace"]["passages"][0]
+    assert returns["trace"]["spans"]["passages_used"] is False
+    assert returns["trace"]["warnings"] == [
+        "the trace's passages (policy-returns) differ from the reply's (faq-misc): the reply's were used"
+    ]
+    assert cases["shipping"]["trace"]["warnings"] == []
