@@ -114,6 +114,7 @@ def test_tool_calls_tokens_and_timings_are_in_the_case_trace_block(
     ]
     assert (spans["input_tokens"], spans["output_tokens"], spans["ttfc_ms"]) == (120, 30, 50.0)
     assert spans["retrieval_ms"] is not None and spans["generation_ms"] is not None
+    assert spans["server_ms"] is not None and spans["server_ms"] >= spans["retrieval_ms"]
     assert "sk-test-abcdefghijklmnop" not in (Path.cwd() / "report.json").read_text(encoding="utf-8")
 
 

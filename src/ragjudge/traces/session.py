@@ -106,12 +106,15 @@ class TraceSession:
             return trace
         _, context, conversations = sent
         collected = self.store.take(context, time.monotonic() + self.config.settle_s)
+        # The service's own span for the request: the one that continues ragjudge's (its parent is ours).
+        served = [s.duration_ms for s in collected.spans if s.parent_span_id == context.span_id]
         seen = SpansSeen(
             trace_id=context.trace_id,
             span_id=context.span_id,
             conversation_ids=conversations,
             arrived=len(collected.spans),
             joined_by=collected.joined_by,
+            server_ms=round(max(served), 1) if served else None,
         )
         reading = read_spans(
             collected.spans,
