@@ -16,6 +16,7 @@ import yaml
 from tests.commands.test_run_end_to_end import Outcome, by_id, load, run, write_config
 from tests.commands.test_run_end_to_end import ws as ws  # the fixture
 from tests.fakes._http import free_port
+from tests.fakes.otlp_sink import OtlpSink
 from tests.fakes.traced_rag import Answer, Doc, traced_server
 
 Q_RETURNS = "How long do I have to return headphones?"
@@ -33,11 +34,20 @@ CASES: list[dict[str, Any]] = [
 TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-01")
 
 
-def traced_config(folder: Path, url: str, port: int, settle_s: float, cases: list[dict[str, Any]] = CASES) -> None:
+def traced_config(
+    folder: Path,
+    url: str,
+    port: int,
+    settle_s: float,
+    cases: list[dict[str, Any]] = CASES,
+    export: str | None = None,
+) -> None:
     write_config(folder, url, cases, case_rules={"context_recall": ">= 1.0"}, suite_rules={"pass_rate": ">= 1.0"})
     path = folder / "ragjudge.yml"
     config = yaml.safe_load(path.read_text(encoding="utf-8"))
     config["traces"] = {"receive": f"127.0.0.1:{port}", "settle_s": settle_s}
+    if export is not None:
+        config["traces"]["export"] = {"url": export}
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
@@ -155,3 +165,49 @@ def test_the_reply_passages_win_and_a_disagreement_is_a_warning(ws: Path, capsys
         "the trace's passages (policy-returns) differ from the reply's (faq-misc): the reply's were used"
     ]
     assert cases["shipping"]["trace"]["warnings"] == []
+
+
+def attributes(event_or_span: Any) -> dict[str, Any]:
+    out = {}
+    for kv in event_or_span.attributes:
+        kind = kv.value.WhichOneof("value")
+        out[kv.key] = getattr(kv.value, kind)
+    return out
+
+
+def test_verdicts_go_back_as_evaluation_events_tied_to_each_case_trace(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OtlpSink() as sink:
+        _, report, _ = traced_run(ws, capsys, exporting=True, export=sink.url)
+    assert not any(w.startswith("traces.export") for w in report["warnings"])
+    spans = {s.trace_id.hex(): s for s in sink.spans()}
+    assert len(spans) == 2
+    for case in report["cases"]:
+        sent = case["trace"]["spans"]
+        span = spans[sent["trace_id"]]
+        assert span.parent_span_id.hex() == sent["parent_span_id"]
+        assert span.name == f"ragjudge evaluate {case['id']}"
+        assert attributes(span)["ragjudge.case.id"] == case["id"]
+        events = [attributes(e) for e in span.events]
+        assert {e.name for e in span.events} == {"gen_ai.evaluation.result"}
+        verdict = events[0]
+        assert verdict["gen_ai.evaluation.name"] == "ragjudge.case"
+        assert verdict["gen_ai.evaluation.score.label"] == case["status"]
+        assert verdict["gen_ai.evaluation.score.value"] == (1.0 if case["status"] == "pass" else 0.0)
+        recall = [e for e in events if e["gen_ai.evaluation.name"] == "context_recall"]
+        assert recall == [
+            {
+                "gen_ai.evaluation.name": "context_recall",
+                "gen_ai.evaluation.score.value": case["metrics"]["context_recall"],
+            }
+        ]
+    shipping = attributes(spans[by_id(report)["shipping"]["trace"]["spans"]["trace_id"]].events[0])
+    assert shipping["gen_ai.evaluation.explanation"] == by_id(report)["shipping"]["failed_conditions"][0]
+
+
+def test_an_export_refused_is_a_warning_not_the_runs_failure(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with OtlpSink(status=503) as sink:
+        outcome, report, _ = traced_run(ws, capsys, exporting=True, export=sink.url)
+    assert f"traces.export: {sink.url}/v1/traces answered HTTP 503: the verdicts were not taken" in report["warnings"]
+    assert outcome.code == 1  # the gate's own verdict (one case fails recall), not an error for the export

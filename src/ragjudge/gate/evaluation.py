@@ -49,6 +49,7 @@ from ragjudge.report.provenance_block import JudgeInfoBlock, JudgeTrustBlock, Pr
 from ragjudge.report.suite_block import SuiteBlock
 from ragjudge.report.writing import redact
 from ragjudge.rules import Rule, criterion_of, parse_rules
+from ragjudge.traces.export import export_verdicts
 from ragjudge.traces.session import TraceSession, trace_warnings
 from ragjudge.transport import deadline, urls
 
@@ -270,6 +271,9 @@ def run_gate(request: GateRequest) -> Report:
     elif baseline is not None:
         # Not for a stopped run: its unfinished cases would read as removed.
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
+    if tracing is not None and tracing.config.export is not None:
+        # Last: the verdicts sent are the report's own. A failed export is a warning, never the run's failure.
+        report.warnings.extend(export_verdicts(report.cases, tracing.config.export.url))
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(with_headline(report))
 

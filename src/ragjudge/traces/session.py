@@ -22,6 +22,7 @@ from ragjudge.traces.otlp import Limits
 from ragjudge.traces.receiver import Receiver
 from ragjudge.traces.redaction import redact_text
 from ragjudge.traces.store import Counts, SpanStore
+from ragjudge.transport import urls
 
 EXTRA_TIP = "install the extra: pip install 'ragjudge[traces]'"
 
@@ -63,6 +64,11 @@ class TraceSession:
                 f"{key}.receive: {config.receive} is not a loopback address: spans would come from the network",
                 tip="bind 127.0.0.1, or set traces.allow_remote: true",
             )
+        if config.export is not None:
+            try:
+                urls.check_http_url(config.export.url)
+            except ValueError as exc:
+                raise ConfigError(f"{key}.export.url: {exc}") from None
         self.config = config
         self._conventions = conventions_of(config, key)
         self._conversation_keys = tuple(k for c in self._conventions for k in c.conversation_id)
