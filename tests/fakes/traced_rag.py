@@ -41,8 +41,12 @@ class Answer:
 class TracedRag:
     """The responder: `ResponderServer(TracedRag(answers, otlp_url))`; `shutdown()` flushes and stops the SDK."""
 
-    def __init__(self, answers: Mapping[str, Answer], otlp_url: str | None, *, gzip: bool = False) -> None:
+    def __init__(
+        self, answers: Mapping[str, Answer], otlp_url: str | None, *, gzip: bool = False, continues: bool = True
+    ) -> None:
+        """`continues`: False for a framework that starts a new trace per request, ignoring `traceparent`."""
         self.answers = dict(answers)
+        self.continues = continues
         self.provider = TracerProvider(resource=Resource.create({"service.name": "traced-rag"}))
         if otlp_url is not None:
             exporter = OTLPSpanExporter(
@@ -54,7 +58,7 @@ class TracedRag:
     def __call__(self, ex: Exchange) -> None:
         question = ex.request.json()["question"]
         found = self.answers[question]
-        context = TraceContextTextMapPropagator().extract(ex.request.headers)
+        context = TraceContextTextMapPropagator().extract(ex.request.headers) if self.continues else None
         with self.tracer.start_as_current_span("POST /ask", context=context, kind=SpanKind.SERVER):
             documents = [{"id": d.id, "content": d.text, "score": 0.9} for d in found.docs]
             with self.tracer.start_as_current_span(
@@ -94,7 +98,7 @@ class TracedRag:
 
 
 def traced_server(
-    answers: Mapping[str, Answer], otlp_url: str | None, *, gzip: bool = False
+    answers: Mapping[str, Answer], otlp_url: str | None, *, gzip: bool = False, continues: bool = True
 ) -> tuple[ResponderServer, TracedRag]:
-    service = TracedRag(answers, otlp_url, gzip=gzip)
+    service = TracedRag(answers, otlp_url, gzip=gzip, continues=continues)
     return ResponderServer(service), service
