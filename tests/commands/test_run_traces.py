@@ -41,8 +41,17 @@ def traced_config(
     settle_s: float,
     cases: list[dict[str, Any]] = CASES,
     export: str | None = None,
+    body: str | None = None,
 ) -> None:
-    write_config(folder, url, cases, case_rules={"context_recall": ">= 1.0"}, suite_rules={"pass_rate": ">= 1.0"})
+    endpoint = {"body": body} if body is not None else None
+    write_config(
+        folder,
+        url,
+        cases,
+        case_rules={"context_recall": ">= 1.0"},
+        suite_rules={"pass_rate": ">= 1.0"},
+        endpoint=endpoint,
+    )
     path = folder / "ragjudge.yml"
     config = yaml.safe_load(path.read_text(encoding="utf-8"))
     config["traces"] = {"receive": f"127.0.0.1:{port}", "settle_s": settle_s}
@@ -52,10 +61,15 @@ def traced_config(
 
 
 def traced_run(
-    ws: Path, capsys: pytest.CaptureFixture[str], exporting: bool, answers: dict[str, Answer] = ANSWERS, **kw: Any
+    ws: Path,
+    capsys: pytest.CaptureFixture[str],
+    exporting: bool,
+    answers: dict[str, Answer] = ANSWERS,
+    continues: bool = True,
+    **kw: Any,
 ) -> tuple[Outcome, dict[str, Any], list[str]]:
     port = free_port()
-    server, service = traced_server(answers, f"http://127.0.0.1:{port}" if exporting else None)
+    server, service = traced_server(answers, f"http://127.0.0.1:{port}" if exporting else None, continues=continues)
     with server:
         traced_config(ws, server.url, port, 3.0 if exporting else 0.5, **kw)
         outcome = run(capsys, "run", "--config", "ragjudge.yml", "--report", "report.json")
@@ -211,3 +225,34 @@ def test_an_export_refused_is_a_warning_not_the_runs_failure(ws: Path, capsys: p
         outcome, report, _ = traced_run(ws, capsys, exporting=True, export=sink.url)
     assert f"traces.export: {sink.url}/v1/traces answered HTTP 503: the verdicts were not taken" in report["warnings"]
     assert outcome.code == 1  # the gate's own verdict (one case fails recall), not an error for the export
+
+
+def test_a_service_that_starts_its_own_trace_joins_by_the_conversation_id_sent(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As an AG-UI request's threadId: the case's id, which the service records as gen_ai.conversation.id.
+    body = '{"question": {{ question | tojson }}, "thread_id": {{ case.id | tojson }}}'
+    _, report, _ = traced_run(ws, capsys, exporting=True, continues=False, body=body)
+    cases = by_id(report)
+    for case_id, recall in (("returns", 1.0), ("shipping", 0.0)):
+        spans = cases[case_id]["trace"]["spans"]
+        assert (spans["joined_by"], spans["conversation_ids"], spans["arrived"]) == (["conversation"], [case_id], 4)
+        assert spans["server_ms"] is None  # its first span does not continue ragjudge's
+        assert cases[case_id]["metrics"]["context_recall"] == recall
+    assert not any("never sent" in w for w in report["warnings"])
+
+
+def test_each_turn_of_a_conversation_has_its_own_trace(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cases = [
+        {
+            "id": "chat",
+            "turns": [{"question": Q_RETURNS, "golden_context_ids": ["policy-returns"]}, {"question": Q_SHIPPING}],
+        }
+    ]
+    _, report, sent = traced_run(ws, capsys, exporting=True, cases=cases)
+    turns = report["cases"][0]["turns"]
+    ids = [t["trace"]["spans"]["trace_id"] for t in turns]
+    assert ids == [TRACEPARENT.fullmatch(s).group(1) for s in sent]  # type: ignore[union-attr]
+    assert len(set(ids)) == 2
+    assert turns[0]["metrics"]["context_recall"] == 1.0
+    assert [t["trace"]["spans"]["passage_ids"] for t in turns] == [["policy-returns"], ["faq-misc"]]

@@ -44,7 +44,9 @@ class TracedRag:
     def __init__(
         self, answers: Mapping[str, Answer], otlp_url: str | None, *, gzip: bool = False, continues: bool = True
     ) -> None:
-        """`continues`: False for a framework that starts a new trace per request, ignoring `traceparent`."""
+        """`continues`: False for a framework that starts a new trace per request, ignoring `traceparent` (it
+        still records the request's `thread_id`, when sent, as `gen_ai.conversation.id`, as Pydantic AI does
+        with an AG-UI `threadId`)."""
         self.answers = dict(answers)
         self.continues = continues
         self.provider = TracerProvider(resource=Resource.create({"service.name": "traced-rag"}))
@@ -56,10 +58,14 @@ class TracedRag:
         self.tracer = self.provider.get_tracer("tests.traced_rag")
 
     def __call__(self, ex: Exchange) -> None:
-        question = ex.request.json()["question"]
+        sent = ex.request.json()
+        question = sent["question"]
         found = self.answers[question]
         context = TraceContextTextMapPropagator().extract(ex.request.headers) if self.continues else None
-        with self.tracer.start_as_current_span("POST /ask", context=context, kind=SpanKind.SERVER):
+        conversation = {"gen_ai.conversation.id": sent["thread_id"]} if "thread_id" in sent else {}
+        with self.tracer.start_as_current_span(
+            "POST /ask", context=context, kind=SpanKind.SERVER, attributes=conversation
+        ):
             documents = [{"id": d.id, "content": d.text, "score": 0.9} for d in found.docs]
             with self.tracer.start_as_current_span(
                 "retrieval",

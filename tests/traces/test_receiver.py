@@ -186,3 +186,23 @@ def test_what_it_cannot_read_is_refused_and_it_keeps_serving(receiver: tuple[Rec
     store.expect(context)
     export(running.address, context, ["still here"])
     assert [s.name for s in store.take(context, time.monotonic() + 1).spans] == ["still here"]
+
+
+def test_connections_past_the_cap_are_closed_and_the_receiver_recovers(receiver: tuple[Receiver, SpanStore]) -> None:
+    import http.client
+    import socket
+
+    from ragjudge.traces.receiver import MAX_CONNECTIONS
+
+    running, _ = receiver
+    host, port = running.address.split(":")
+    idle = [socket.create_connection((host, int(port))) for _ in range(MAX_CONNECTIONS)]
+    try:
+        time.sleep(0.2)  # each has taken its place
+        with pytest.raises((http.client.RemoteDisconnected, ConnectionError, urllib.error.URLError)):
+            post(running.address, b"{}", "application/json")
+    finally:
+        for sock in idle:
+            sock.close()
+    time.sleep(0.2)
+    assert post(running.address, b"{}", "application/json") == (200, b"{}")

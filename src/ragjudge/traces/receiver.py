@@ -18,11 +18,28 @@ PATH = "/v1/traces"
 READ_TIMEOUT_S = 10.0
 
 
+MAX_CONNECTIONS = 16
+"""Requests read at once; one more is closed unread (an exporter retries), so a flood holds no more threads."""
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     store: SpanStore
     limits: Limits
+    places = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.places.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.places.release()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -86,6 +103,7 @@ class Receiver:
 
     def __init__(self, host: str, port: int, store: SpanStore, limits: Limits) -> None:
         self._server = _Server((host, port), _Handler)
+        self._server.places = threading.BoundedSemaphore(MAX_CONNECTIONS)  # each receiver its own
         self._server.store = store
         self._server.limits = limits
         self._thread = threading.Thread(target=self._server.serve_forever, name="otlp-receiver", daemon=True)
