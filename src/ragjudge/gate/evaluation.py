@@ -49,12 +49,11 @@ from ragjudge.report.provenance_block import JudgeInfoBlock, JudgeTrustBlock, Pr
 from ragjudge.report.suite_block import SuiteBlock
 from ragjudge.report.writing import redact
 from ragjudge.rules import Rule, criterion_of, parse_rules
-from ragjudge.traces.export import export_verdicts
-from ragjudge.traces.session import TraceSession, trace_warnings
 from ragjudge.transport import deadline, urls
 
 if TYPE_CHECKING:
     from ragjudge.judge.pairwise import PairVerdict
+    from ragjudge.traces.session import TraceSession
 
 MAX_PAIR_REASKS = 3
 """At most this many more pairwise rounds a changed answer, within `judge.rejudge`."""
@@ -142,6 +141,8 @@ def run_gate(request: GateRequest) -> Report:
         if unheard is not None:
             warnings.append(unheard)
         if config.traces is not None:  # exit 2 before any call without the extra or with the port taken
+            from ragjudge.traces.session import TraceSession  # only with `traces:`: a run starts as fast without
+
             tracing = TraceSession(config.traces, config.key("traces"))
         source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies, tracing=tracing)
     check_criteria(cases, config, (*case_rules, *suite_rules, *regression_rules(config)))
@@ -234,6 +235,8 @@ def run_gate(request: GateRequest) -> Report:
     results = passage_answers_as_errors(results)
     warnings.extend(unknown_passages_warning([(cid, t) for cid, t in replies if t is None or t.spans is None]))
     if tracing is not None:
+        from ragjudge.traces.session import trace_warnings
+
         counts = tracing.counts()
         warnings.extend(trace_warnings([t for _, t in replies], tracing.config, tracing.address, counts))
     warnings.extend(undeclared_protocol_warning(replies))
@@ -272,6 +275,8 @@ def run_gate(request: GateRequest) -> Report:
         # Not for a stopped run: its unfinished cases would read as removed.
         report = compare_with_baseline(report, baseline.report, config, baseline_path=baseline.path)
     if tracing is not None and tracing.config.export is not None:
+        from ragjudge.traces.export import export_verdicts
+
         # Last: the verdicts sent are the report's own. A failed export is a warning, never the run's failure.
         report.warnings.extend(export_verdicts(report.cases, tracing.config.export.url))
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
