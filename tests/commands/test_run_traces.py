@@ -42,6 +42,7 @@ def traced_config(
     cases: list[dict[str, Any]] = CASES,
     export: str | None = None,
     body: str | None = None,
+    price: dict[str, float] | None = None,
 ) -> None:
     endpoint = {"body": body} if body is not None else None
     write_config(
@@ -57,6 +58,8 @@ def traced_config(
     config["traces"] = {"receive": f"127.0.0.1:{port}", "settle_s": settle_s}
     if export is not None:
         config["traces"]["export"] = {"url": export}
+    if price is not None:
+        config["traces"]["price"] = price
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
@@ -256,3 +259,20 @@ def test_each_turn_of_a_conversation_has_its_own_trace(ws: Path, capsys: pytest.
     assert len(set(ids)) == 2
     assert turns[0]["metrics"]["context_recall"] == 1.0
     assert [t["trace"]["spans"]["passage_ids"] for t in turns] == [["policy-returns"], ["faq-misc"]]
+
+
+def test_the_services_token_cost_at_a_configured_price_apart_from_the_judges(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    price = {"input_usd_per_mtok": 2.5, "output_usd_per_mtok": 10.0}
+    _, report, _ = traced_run(ws, capsys, exporting=True, price=price)
+    case = by_id(report)["returns"]
+    # 120 tokens in at $2.50/M and 30 out at $10/M.
+    assert case["trace"]["spans"]["cost_usd"] == 0.0006
+    assert case["trace"]["cost_usd"] is None  # what the reply said it cost: nothing
+    assert case["judge"]["cost_usd"] == 0.0  # the offline judge's own, apart
+
+
+def test_without_a_price_there_is_no_service_cost(exported: tuple[Outcome, dict[str, Any], list[str]]) -> None:
+    _, report, _ = exported
+    assert by_id(report)["returns"]["trace"]["spans"]["cost_usd"] is None

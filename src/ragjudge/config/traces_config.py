@@ -30,6 +30,13 @@ class TraceExportConfig(Section):
     url: str = Field(description="The OTLP/HTTP endpoint's base URL (`/v1/traces` is added unless given).")
 
 
+class TracePriceConfig(Section):
+    """`traces.price`: what the service's model costs, to turn the tokens its spans record into its cost."""
+
+    input_usd_per_mtok: float = Field(ge=0, description="USD per million input tokens.")
+    output_usd_per_mtok: float = Field(ge=0, description="USD per million output tokens.")
+
+
 class TracesConfig(Section):
     """`traces:`: the service's OpenTelemetry spans, joined with each case."""
 
@@ -65,6 +72,11 @@ class TracesConfig(Section):
     )
     max_attribute_chars: int = Field(
         20_000, ge=100, le=1_000_000, description="A longer attribute value is cut to this many characters."
+    )
+    price: TracePriceConfig | None = Field(
+        None,
+        description="The service's model price: each case's `trace.spans.cost_usd` from the tokens its spans "
+        "record, apart from the judge's cost; unset: no service cost.",
     )
     store: TraceStoreConfig | None = Field(
         None, description="Read each trace from the team's trace store instead of receiving it (not yet built)."

@@ -49,6 +49,8 @@ class SpansSeen:
     input_tokens: int | None = None
     """The service's model tokens in, over its model spans; None when no span recorded them."""
     output_tokens: int | None = None
+    cost_usd: float | None = None
+    """The service's model cost from its tokens at `traces.price`; None without a price or tokens."""
     server_ms: float | None = None
     """The service's own span for the request, start to end."""
     retrieval_ms: float | None = None

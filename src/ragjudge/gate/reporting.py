@@ -91,6 +91,7 @@ def spans_block(seen: SpansSeen) -> SpansBlock:
         tool_calls=[ToolCallBlock(name=c.name, arguments=c.arguments, result=c.result) for c in seen.tool_calls],
         input_tokens=seen.input_tokens,
         output_tokens=seen.output_tokens,
+        cost_usd=seen.cost_usd,
         server_ms=seen.server_ms,
         retrieval_ms=seen.retrieval_ms,
         generation_ms=seen.generation_ms,

@@ -48,6 +48,9 @@ class SpansBlock(Block):
     """The service's model tokens in, summed over its model spans; null when no span recorded them."""
     output_tokens: int | None = None
     """The service's model tokens out, summed over its model spans; null when no span recorded them."""
+    cost_usd: float | None = None
+    """The service's model cost in USD from these tokens at `traces.price`, apart from the judge's cost (the case's
+    `judge.cost_usd`) and from what the reply said it cost (`trace.cost_usd`); null without a price or tokens."""
     server_ms: float | None = None
     """The service's own span for the request, start to end, in ms; null when it did not arrive."""
     retrieval_ms: float | None = None

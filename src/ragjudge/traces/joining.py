@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ragjudge.config.traces_config import TracePriceConfig
 from ragjudge.endpoint.spans import SpansSeen
 from ragjudge.endpoint.trace import Trace
 from ragjudge.traces.findings import Reading
@@ -12,8 +13,9 @@ from ragjudge.traces.findings import Reading
 SHOWN_IDS = 5
 
 
-def join(trace: Trace, seen: SpansSeen, reading: Reading) -> Trace:
-    """`trace` with `spans` set to `seen` filled from `reading`, and the trace's passages where the reply had none."""
+def join(trace: Trace, seen: SpansSeen, reading: Reading, price: TracePriceConfig | None = None) -> Trace:
+    """`trace` with `spans` set to `seen` filled from `reading`, and the trace's passages where the reply had none;
+    with a `price`, the service's cost from its tokens."""
     seen = replace(
         seen,
         conventions=reading.conventions,
@@ -25,6 +27,7 @@ def join(trace: Trace, seen: SpansSeen, reading: Reading) -> Trace:
         retrieval_ms=reading.retrieval_ms,
         generation_ms=reading.generation_ms,
         ttfc_ms=reading.ttfc_ms,
+        cost_usd=_cost(reading, price),
     )
     if not reading.passages:
         return replace(trace, spans=seen)
@@ -43,6 +46,15 @@ def join(trace: Trace, seen: SpansSeen, reading: Reading) -> Trace:
         passages_unknown=False,
         spans=replace(seen, passages_used=True),
     )
+
+
+def _cost(reading: Reading, price: TracePriceConfig | None) -> float | None:
+    if price is None or (reading.input_tokens is None and reading.output_tokens is None):
+        return None
+    spent = (reading.input_tokens or 0) * price.input_usd_per_mtok + (
+        reading.output_tokens or 0
+    ) * price.output_usd_per_mtok
+    return round(spent / 1e6, 8)
 
 
 def _ids(ids: tuple[str, ...]) -> str:

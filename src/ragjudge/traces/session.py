@@ -129,7 +129,7 @@ class TraceSession:
             id_key=self.config.id_key,
             redact=redact_text,
         )
-        return join(trace, seen, reading)
+        return join(trace, seen, reading, self.config.price)
 
     def counts(self) -> Counts:
         return self.store.counts()
