@@ -47,7 +47,13 @@ def render(conventions: Any) -> str:
         )
         ids = "; ".join(_id(d) for d in c.documents)
         text = "; ".join(_codes(d.text_paths) for d in c.documents)
-        tokens = "; ".join(f"`{t.input}` / `{t.output}` on {_match(t.spans)}" for t in c.tokens) or "—"
+        tokens = (
+            "; ".join(
+                f"{f'in `{t.inside}`: ' if t.inside else ''}`{t.input}` / `{t.output}` on {_match(t.spans)}"
+                for t in c.tokens
+            )
+            or "—"
+        )
         tools = "; ".join(f"{_match(t.spans)}: `{t.name}`, `{t.arguments}`, `{t.result}`" for t in c.tools) or "—"
         timings = "; ".join(
             [f"retrieval: {_match(m)}" for m in c.retrieval_spans]

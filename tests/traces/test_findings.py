@@ -139,3 +139,12 @@ def test_the_conventions_are_rows_of_one_registry() -> None:
 def test_no_spans_say_nothing() -> None:
     reading = read([span("GET /health", 0, 1)])
     assert (reading.passages, reading.tool_calls, reading.input_tokens, reading.conventions) == ((), (), None, ())
+
+
+def test_haystack_token_usage_from_the_generators_replies_meta() -> None:
+    usage = {"prompt_tokens": 40, "completion_tokens": 7}
+    output = json.dumps({"replies": [{"role": "assistant", "meta": {"usage": usage}}, {"meta": {"usage": usage}}]})
+    streamed = json.dumps({"replies": [{"meta": {"usage": None}}]})  # the streamed route records none
+    reading = read([haystack(0, "OpenAIChatGenerator", output), haystack(3, "OpenAIChatGenerator", streamed)])
+    assert (reading.input_tokens, reading.output_tokens) == (80, 14)
+    assert read([haystack(0, "OpenAIChatGenerator", streamed)]).input_tokens is None

@@ -63,6 +63,9 @@ class TokensRow:
     spans: SpanMatch
     input: str
     output: str
+    """Attributes; or, with `inside`, dotted paths in that attribute's JSON (`*` for every item of a list)."""
+    inside: str | None = None
+    """A JSON attribute that holds the usage (Haystack's `haystack.component.output`)."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +170,14 @@ CONVENTIONS: tuple[Convention, ...] = (
                 meta_paths=("", "meta"),
                 default_id_key="doc_id",
                 which="last",
+            ),
+        ),
+        tokens=(
+            TokensRow(
+                SpanMatch(name=_HAYSTACK_RUN, attribute="haystack.component.type", contains="Generator"),
+                "replies.*.meta.usage.prompt_tokens",
+                "replies.*.meta.usage.completion_tokens",
+                inside="haystack.component.output",
             ),
         ),
         retrieval_spans=(SpanMatch(name=_HAYSTACK_RUN, attribute="haystack.component.type", contains="Retriever"),),

@@ -174,9 +174,25 @@ def _tokens(spans: Sequence[Span], convention: Convention) -> tuple[int | None, 
     for row in convention.tokens:
         for span in spans:
             if matches(span, row.spans):
-                ins += [v for v in [span.attributes.get(row.input)] if isinstance(v, int) and not isinstance(v, bool)]
-                outs += [v for v in [span.attributes.get(row.output)] if isinstance(v, int) and not isinstance(v, bool)]
+                ins += _counts(span, row.input, row.inside)
+                outs += _counts(span, row.output, row.inside)
     return (sum(ins) if ins else None), (sum(outs) if outs else None)
+
+
+def _counts(span: Span, key: str, inside: str | None) -> list[int]:
+    found = [span.attributes.get(key)] if inside is None else _dig_all(span.attributes.get(inside), key.split("."))
+    return [v for v in found if isinstance(v, int) and not isinstance(v, bool)]
+
+
+def _dig_all(node: Any, parts: list[str]) -> list[Any]:
+    """Every value at the dotted path, `*` standing for each item of a list (a null usage gives nothing)."""
+    node = _structured(node)
+    if not parts:
+        return [node]
+    head, rest = parts[0], parts[1:]
+    if head == "*":
+        return [v for item in node[:MAX_ITEMS] for v in _dig_all(item, rest)] if isinstance(node, list) else []
+    return _dig_all(node.get(head), rest) if isinstance(node, dict) else []
 
 
 def _tools(spans: Sequence[Span], convention: Convention, redact: Callable[[str], str]) -> list[ToolCallSeen]:
