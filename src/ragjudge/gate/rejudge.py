@@ -38,7 +38,6 @@ from ragjudge.transport import deadline
 if TYPE_CHECKING:
     from ragjudge.judge.pairwise import PairVerdict
 
-
 @dataclass(frozen=True)
 class Evidence:
     """What the votes of this run can draw on besides its own judgements."""
