@@ -276,3 +276,26 @@ def test_the_services_token_cost_at_a_configured_price_apart_from_the_judges(
 def test_without_a_price_there_is_no_service_cost(exported: tuple[Outcome, dict[str, Any], list[str]]) -> None:
     _, report, _ = exported
     assert by_id(report)["returns"]["trace"]["spans"]["cost_usd"] is None
+
+
+def test_waiting_for_spans_never_sends_more_than_endpoint_concurrency(
+    ws: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Spans come 300 ms after each reply (the exporter's batch delay): the cases wait for them on threads of
+    # their own while the next requests go, never more than endpoint.concurrency (2) at once.
+    questions = [f"Question {i}?" for i in range(8)]
+    answers = {q: Answer("An answer.", [Doc(f"doc-{i}", "An answer.")]) for i, q in enumerate(questions)}
+    cases = [{"id": f"c{i}", "question": q, "golden_context_ids": [f"doc-{i}"]} for i, q in enumerate(questions)]
+    port = free_port()
+    server, service = traced_server(answers, f"http://127.0.0.1:{port}", delay_s=0.05, batch_delay_ms=300)
+    with server:
+        traced_config(ws, server.url, port, 3.0, cases=cases)
+        config = yaml.safe_load((ws / "ragjudge.yml").read_text(encoding="utf-8"))
+        config["endpoint"]["concurrency"] = 2
+        (ws / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        outcome = run(capsys, "run", "--config", "ragjudge.yml", "--report", "report.json")
+        service.shutdown()
+    report = load(ws / "report.json")
+    assert outcome.code == 0
+    assert service.most_in_flight == 2
+    assert [c["metrics"]["context_recall"] for c in report["cases"]] == [1.0] * 8

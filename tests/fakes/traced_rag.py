@@ -10,8 +10,11 @@ span; inside it, a retrieval span in the GenAI conventions (`gen_ai.retrieval.do
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -42,22 +45,45 @@ class TracedRag:
     """The responder: `ResponderServer(TracedRag(answers, otlp_url))`; `shutdown()` flushes and stops the SDK."""
 
     def __init__(
-        self, answers: Mapping[str, Answer], otlp_url: str | None, *, gzip: bool = False, continues: bool = True
+        self,
+        answers: Mapping[str, Answer],
+        otlp_url: str | None,
+        *,
+        gzip: bool = False,
+        continues: bool = True,
+        delay_s: float = 0.0,
+        batch_delay_ms: int = 100,
     ) -> None:
         """`continues`: False for a framework that starts a new trace per request, ignoring `traceparent` (it
         still records the request's `thread_id`, when sent, as `gen_ai.conversation.id`, as Pydantic AI does
         with an AG-UI `threadId`)."""
         self.answers = dict(answers)
         self.continues = continues
+        self.delay_s = delay_s
+        self._lock = threading.Lock()
+        self.in_flight = 0
+        self.most_in_flight = 0
+        """The most requests it was answering at once."""
         self.provider = TracerProvider(resource=Resource.create({"service.name": "traced-rag"}))
         if otlp_url is not None:
             exporter = OTLPSpanExporter(
                 endpoint=f"{otlp_url}/v1/traces", compression=Compression.Gzip if gzip else Compression.NoCompression
             )
-            self.provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=100))
+            self.provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=batch_delay_ms))
         self.tracer = self.provider.get_tracer("tests.traced_rag")
 
     def __call__(self, ex: Exchange) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            time.sleep(self.delay_s)
+            self._answer(ex)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, ex: Exchange) -> None:
         sent = ex.request.json()
         question = sent["question"]
         found = self.answers[question]
@@ -104,7 +130,7 @@ class TracedRag:
 
 
 def traced_server(
-    answers: Mapping[str, Answer], otlp_url: str | None, *, gzip: bool = False, continues: bool = True
+    answers: Mapping[str, Answer], otlp_url: str | None, **options: Any
 ) -> tuple[ResponderServer, TracedRag]:
-    service = TracedRag(answers, otlp_url, gzip=gzip, continues=continues)
+    service = TracedRag(answers, otlp_url, **options)
     return ResponderServer(service), service

@@ -10,6 +10,7 @@ the last one gives.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -55,6 +56,7 @@ class EndpointClient:
         self.url = url
         self.log_bodies = log_bodies
         self._tracing = tracing
+        self._sending = threading.BoundedSemaphore(config.concurrency)
         self._secrets = header_secrets(config.headers)
         self._sleep = sleep
         self._backoff = backoff_base_s
@@ -75,6 +77,17 @@ class EndpointClient:
         return url, body
 
     def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult:
+        if self._tracing is None:
+            return self._call(case, on_attempt)
+        # At most endpoint.concurrency requests in flight; a reply's spans are waited for outside that bound, so
+        # the threads waiting for them (the run gives tracing more) leave the service as busy as without traces.
+        with self._sending:
+            result = self._call(case, on_attempt)
+        if result.trace is None:
+            return result
+        return replace(result, trace=self._tracing.joined(case, result.trace))
+
+    def _call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None) -> EndpointResult:
         ahead = self._rendered.pop(id(case), None)
         try:
             url, body = ahead[1:] if ahead is not None and ahead[0] is case else self._requests.render(case)
@@ -140,9 +153,7 @@ class EndpointClient:
                         **self._body_fields(raw),
                     }
                 )
-            result = self._result(trace, None, attempt, waited, started, status)
-            # After the result's total time: waiting for the spans is not the service's time.
-            return result if self._tracing is None else replace(result, trace=self._tracing.joined(case, trace))
+            return self._result(trace, None, attempt, waited, started, status)
         assert last is not None
         return self._result(None, self._reason(last, attempt), attempt, waited, started, status)
 

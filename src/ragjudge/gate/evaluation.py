@@ -143,7 +143,7 @@ def run_gate(request: GateRequest) -> Report:
         if config.traces is not None:  # exit 2 before any call without the extra or with the port taken
             from ragjudge.traces.session import TraceSession  # only with `traces:`: a run starts as fast without
 
-            tracing = TraceSession(config.traces, config.key("traces"))
+            tracing = TraceSession(config.traces, config.key("traces"), config.endpoint.concurrency)
         source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies, tracing=tracing)
     check_criteria(cases, config, (*case_rules, *suite_rules, *regression_rules(config)))
     rejected = [c.id for c in cases if c.review == "rejected"]
@@ -195,7 +195,9 @@ def run_gate(request: GateRequest) -> Report:
         plan = RunPlan(
             cases,
             case_rules,
-            config.endpoint.concurrency,
+            # With traces, threads beside those sending wait for their replies' spans (the client still sends
+            # at most endpoint.concurrency requests at once).
+            config.endpoint.concurrency + (tracing.waiting_threads if tracing is not None else 0),
             # The model judge's calls in flight are capped by its adaptive limit (judge.concurrency at most); the
             # extra workers wait out a 429's backoff without taking a place from the calls that can go.
             config.judge.concurrency * (2 if config.judge.provider == "openai" else 1),

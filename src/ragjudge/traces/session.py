@@ -52,7 +52,8 @@ def conventions_of(config: TracesConfig, key: str) -> tuple[Convention, ...]:
 class TraceSession:
     """The `TraceHook` the endpoint client calls; a context manager that holds the receiver open."""
 
-    def __init__(self, config: TracesConfig, key: str = "traces") -> None:
+    def __init__(self, config: TracesConfig, key: str = "traces", concurrency: int = 1) -> None:
+        """`concurrency`: the endpoint's (requests in flight), for `waiting_threads`."""
         check_installed(key)
         if config.store is not None:
             raise ConfigError(
@@ -70,6 +71,7 @@ class TraceSession:
             except ValueError as exc:
                 raise ConfigError(f"{key}.export.url: {exc}") from None
         self.config = config
+        self._concurrency = concurrency
         self._conventions = conventions_of(config, key)
         self._conversation_keys = tuple(k for c in self._conventions for k in c.conversation_id)
         self.store = SpanStore(config.max_spans, self._conversation_keys)
@@ -83,6 +85,12 @@ class TraceSession:
             ) from None
         self._lock = threading.Lock()
         self._sent: dict[int, tuple[Case, TraceContext, tuple[str, ...]]] = {}
+
+    @property
+    def waiting_threads(self) -> int:
+        """Threads the run adds to wait for spans while others send: 3 a place, up to 256. Spans that come up to
+        3 replies' time after their reply (an exporter's batch delay) then cost the run no throughput."""
+        return min(256, 3 * self._concurrency)
 
     @property
     def address(self) -> str:
