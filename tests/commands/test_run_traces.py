@@ -299,3 +299,16 @@ def test_waiting_for_spans_never_sends_more_than_endpoint_concurrency(
     assert outcome.code == 0
     assert service.most_in_flight == 2
     assert [c["metrics"]["context_recall"] for c in report["cases"]] == [1.0] * 8
+
+
+def test_a_call_that_gives_no_reply_is_not_waited_for(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The service fails on a question it does not know (its handler raises): the case is an endpoint error,
+    # its spans are not waited for, and no trace warning counts it as missing.
+    cases = [*CASES, {"id": "unknown", "question": "Something else?"}]
+    _, report, sent = traced_run(ws, capsys, exporting=True, cases=cases)
+    assert len(sent) == 3
+    unknown = by_id(report)["unknown"]
+    assert unknown["status"] == "error"
+    assert unknown["trace"]["spans"] is None
+    assert by_id(report)["returns"]["trace"]["spans"]["arrived"] == 4
+    assert not any(w.startswith("no spans arrived") for w in report["warnings"])

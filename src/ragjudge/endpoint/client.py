@@ -84,6 +84,7 @@ class EndpointClient:
         with self._sending:
             result = self._call(case, on_attempt)
         if result.trace is None:
+            self._tracing.abandoned(case)
             return result
         return replace(result, trace=self._tracing.joined(case, result.trace))
 

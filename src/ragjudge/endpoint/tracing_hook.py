@@ -22,3 +22,7 @@ class TraceHook(Protocol):
     def joined(self, case: Case, trace: Trace) -> Trace:
         """The reply read with what its spans said (waiting up to `traces.settle_s` for them)."""
         ...
+
+    def abandoned(self, case: Case) -> None:
+        """The call gave no reply: its spans, if any come, are not waited for and are let go."""
+        ...

@@ -139,6 +139,12 @@ class TraceSession:
         )
         return join(trace, seen, reading, self.config.price)
 
+    def abandoned(self, case: Case) -> None:
+        with self._lock:
+            sent = self._sent.pop(id(case), None)
+        if sent is not None and sent[0] is case:
+            self.store.take(sent[1], until=0.0)  # what came is let go; what comes later is counted late
+
     def counts(self) -> Counts:
         return self.store.counts()
 
@@ -175,5 +181,8 @@ def trace_warnings(replies: Sequence[Trace | None], config: TracesConfig, addres
     if counts.over:
         out.append(f"{counts.over} span(s) past traces.max_spans ({config.max_spans}) were dropped")
     if counts.late:
-        out.append(f"{counts.late} span(s) arrived after their case was read (raise traces.settle_s?)")
+        out.append(
+            f"{counts.late} span(s) arrived after their case was read, or for a call that gave no reply (raise "
+            "traces.settle_s?)"
+        )
     return out
