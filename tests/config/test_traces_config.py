@@ -70,3 +70,35 @@ def test_traces_without_the_extra_is_exit_2_naming_it(
     assert code == 2
     assert "ragjudge.yml: traces: reading OpenTelemetry spans needs the `traces` extra" in err
     assert "Tip: install the extra: pip install 'ragjudge[traces]'" in err
+
+
+def test_a_receive_port_taken_is_exit_2_before_any_call(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        write(tmp_path / "cases.yaml", "- {id: a, question: q}\n")
+        write(
+            tmp_path / "ragjudge.yml",
+            "endpoint: {url: 'http://127.0.0.1:9/ask'}\ncases: [cases.yaml]\n"
+            f"traces: {{receive: '127.0.0.1:{port}'}}\n",
+        )
+        code, _, err = run_cli(capsys, "--config", "ragjudge.yml")
+    assert code == 2
+    assert f"ragjudge.yml: traces.receive: cannot listen on 127.0.0.1:{port}: Address already in use" in err
+    assert "Tip: choose a free port (0 picks one), or stop what listens there" in err
+
+
+def test_a_receiver_on_another_host_needs_allow_remote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "cases.yaml", "- {id: a, question: q}\n")
+    write(
+        tmp_path / "ragjudge.yml",
+        "endpoint: {url: 'http://127.0.0.1:9/ask'}\ncases: [cases.yaml]\ntraces: {receive: '0.0.0.0:4318'}\n",
+    )
+    code, _, err = run_cli(capsys, "--config", "ragjudge.yml")
+    assert code == 2
+    assert (
+        "ragjudge.yml: traces.receive: 0.0.0.0:4318 is not a loopback address: spans would come from the network" in err
+    )

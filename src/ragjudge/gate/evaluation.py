@@ -140,7 +140,7 @@ def run_gate(request: GateRequest) -> Report:
         unheard = history_warning(cases, config.endpoint)
         if unheard is not None:
             warnings.append(unheard)
-        if config.traces is not None:  # exit 2 before any call without the extra or with the port taken
+        if config.traces is not None:  # exit 2 before any call without the extra (the port: when it is bound)
             from ragjudge.traces.session import TraceSession  # only with `traces:`: a run starts as fast without
 
             tracing = TraceSession(config.traces, config.key("traces"), config.endpoint.concurrency)

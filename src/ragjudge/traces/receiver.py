@@ -99,24 +99,32 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class Receiver:
-    """The receiver, started and stopped with the run (a context manager)."""
+    """The receiver: bound and serving from `start` (OSError when the address is taken) until `stop`."""
 
     def __init__(self, host: str, port: int, store: SpanStore, limits: Limits) -> None:
-        self._server = _Server((host, port), _Handler)
-        self._server.places = threading.BoundedSemaphore(MAX_CONNECTIONS)  # each receiver its own
-        self._server.store = store
-        self._server.limits = limits
-        self._thread = threading.Thread(target=self._server.serve_forever, name="otlp-receiver", daemon=True)
+        self._where = (host, port)
+        self._store = store
+        self._limits = limits
+        self._server: _Server | None = None
 
     @property
     def address(self) -> str:
+        """HOST:PORT it listens on (the port picked, when 0 was asked); as asked before it started."""
+        if self._server is None:
+            return f"{self._where[0]}:{self._where[1]}"
         host, port = self._server.server_address[:2]
         return f"{host!s}:{port}" if isinstance(host, str) else f"{host.decode()}:{port}"
 
     def start(self) -> Receiver:
-        self._thread.start()
+        server = _Server(self._where, _Handler)
+        server.places = threading.BoundedSemaphore(MAX_CONNECTIONS)  # each receiver its own
+        server.store = self._store
+        server.limits = self._limits
+        self._server = server
+        threading.Thread(target=server.serve_forever, name="otlp-receiver", daemon=True).start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()

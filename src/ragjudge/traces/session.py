@@ -76,13 +76,8 @@ class TraceSession:
         self._conversation_keys = tuple(k for c in self._conventions for k in c.conversation_id)
         self.store = SpanStore(config.max_spans, self._conversation_keys)
         host, port = config.bind()
-        try:
-            self._receiver = Receiver(host, port, self.store, Limits(config.max_body_bytes, config.max_attribute_chars))
-        except OSError as exc:
-            raise ConfigError(
-                f"{key}.receive: cannot listen on {config.receive}: {exc.strerror or exc}",
-                tip="choose a free port (0 picks one), or stop what listens there",
-            ) from None
+        self._key = key
+        self._receiver = Receiver(host, port, self.store, Limits(config.max_body_bytes, config.max_attribute_chars))
         self._lock = threading.Lock()
         self._sent: dict[int, tuple[Case, TraceContext, tuple[str, ...]]] = {}
 
@@ -98,7 +93,14 @@ class TraceSession:
         return self._receiver.address
 
     def __enter__(self) -> TraceSession:
-        self._receiver.start()
+        """The receiver bound and serving (just before the first request): exit 2 when the port is taken."""
+        try:
+            self._receiver.start()
+        except OSError as exc:
+            raise ConfigError(
+                f"{self._key}.receive: cannot listen on {self.config.receive}: {exc.strerror or exc}",
+                tip="choose a free port (0 picks one), or stop what listens there",
+            ) from None
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
