@@ -84,3 +84,28 @@ def test_a_service_that_starts_its_own_trace_is_named(ws: Path, capsys: pytest.C
         "continuing `traceparent` (wrap its ASGI app in opentelemetry-instrumentation-asgi's OpenTelemetryMiddleware"
     )
     assert code == 1
+
+
+def test_each_turn_of_a_conversation_is_traced_and_shown(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    port = free_port()
+    server, service = traced_server(ANSWERS, f"http://127.0.0.1:{port}")
+    with server:
+        (ws / "cases.yaml").write_text(
+            yaml.safe_dump([{"id": "chat", "turns": [{"question": QUESTION}, {"question": QUESTION}]}]),
+            encoding="utf-8",
+        )
+        config = {
+            "endpoint": {"url": server.url},
+            "cases": ["cases.yaml"],
+            "traces": {"receive": f"127.0.0.1:{port}", "settle_s": 2},
+        }
+        (ws / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        code, out, _ = probe(capsys, "--case", "chat")
+        service.shutdown()
+    sent = [r.headers["traceparent"] for r in server.requests]
+    assert len(set(sent)) == 2
+    shown = [line.removeprefix("  traceparent sent: ") for line in out.splitlines() if "traceparent sent:" in line]
+    assert shown == sent
+    assert out.count("  4 span(s) arrived, joined by traceparent") == 2
+    # 1 for the conversation's own warning (the default body sends no history), not for the traces.
+    assert code == 1 and "but endpoint.body and endpoint.url use none of" in out

@@ -61,18 +61,27 @@ def handle(args: argparse.Namespace) -> int:
     out = sys.stdout
     if case.origin == _SAMPLE_ORIGIN:
         print(f"question: {json.dumps(case.question)} (a sample: no --question, --case or `cases:` given)\n", file=out)
-    if case.turns:
-        return _probe_conversation(out, config, client, case, secrets)
     if config.traces is not None:
         from ragjudge.traces.session import TraceSession
 
         # Up before the request: the spans may arrive before the reply does.
         with TraceSession(config.traces, config.key("traces")) as tracing:
+            if case.turns:
+                return _probe_conversation(out, config, client, case, secrets, tracing)
             return _probe(out, config, client, case, secrets, tracing)[0]
+    if case.turns:
+        return _probe_conversation(out, config, client, case, secrets)
     return _probe(out, config, client, case, secrets)[0]
 
 
-def _probe_conversation(out: TextIO, config: Config, client: ProbeClient, case: Case, secrets: tuple[str, ...]) -> int:
+def _probe_conversation(
+    out: TextIO,
+    config: Config,
+    client: ProbeClient,
+    case: Case,
+    secrets: tuple[str, ...],
+    tracing: TraceSession | None = None,
+) -> int:
     """Each turn in order, as `run` asks it: with the conversation so far and the service's conversation id.
 
     The worst turn's exit code; a turn whose reply cannot be read, or whose request the earlier answers made too
@@ -91,7 +100,7 @@ def _probe_conversation(out: TextIO, config: Config, client: ProbeClient, case: 
         print(f"== {case.id}: turn {turn.turn} of {len(case.turns)}", file=out)
         this = dialogue.ask(turn)
         try:
-            code, trace = _probe(out, config, client, this, secrets)
+            code, trace = _probe(out, config, client, this, secrets, tracing)
         except TurnOutgrown as outgrown:  # as `run` reads it: this turn's error, found before it is sent
             print(f"result: {outgrown.reason}", file=out)
             code, trace = int(ExitCode.GATE_FAILED), None
