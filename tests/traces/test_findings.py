@@ -148,3 +148,8 @@ def test_haystack_token_usage_from_the_generators_replies_meta() -> None:
     reading = read([haystack(0, "OpenAIChatGenerator", output), haystack(3, "OpenAIChatGenerator", streamed)])
     assert (reading.input_tokens, reading.output_tokens) == (80, 14)
     assert read([haystack(0, "OpenAIChatGenerator", streamed)]).input_tokens is None
+
+
+def test_a_token_count_is_not_taken_for_a_credential() -> None:
+    text = '{"max_tokens": 512, "input_tokens": 3, "access_token": "abc", "password": "hunter22"}'
+    assert redact_text(text) == '{"max_tokens": 512, "input_tokens": 3, "access_token": "***", "password": "***"}'

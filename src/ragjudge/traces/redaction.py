@@ -12,7 +12,7 @@ from ragjudge import masking
 MASK = "***"
 _SECRET_KEY = re.compile(r"(?i)authori[sz]ation|api[_-]?key|token|password|passwd|secret|cookie|credential")
 _SECRET_SHAPE = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}|\bsk-[A-Za-z0-9_-]{16,}")
-_TOKEN_COUNT = re.compile(r"(?i)(input|output|prompt|completion|total)_?tokens?$|^tokens?$|token_count")
+_TOKEN_COUNT = re.compile(r"(?i)(input|output|prompt|completion|total|max)_?tokens?$|^tokens?$|token_count")
 
 
 def secret_key(key: str) -> bool:
