@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 import ragjudge.config
 from ragjudge.canary import report as canary_report
-from ragjudge.config import canary_config, endpoint_config, gate_config, judge_config, serve_config
+from ragjudge.config import canary_config, endpoint_config, gate_config, judge_config, serve_config, traces_config
 from ragjudge.config import model as config_model
 from ragjudge.config import protocol as config_protocol
 from ragjudge.report import (
@@ -31,6 +31,7 @@ from ragjudge.report import (
     headline_block,
     judge_block,
     provenance_block,
+    spans_block,
     suite_block,
     trace_block,
 )
@@ -45,9 +46,18 @@ REPORTS = [
     judge_block,
     comparison_block,
     provenance_block,
+    spans_block,
 ]
 """The gate's report: the top level and each module of blocks."""
-CONFIG_SECTIONS = [config_model, endpoint_config, judge_config, gate_config, canary_config, serve_config]
+CONFIG_SECTIONS = [
+    config_model,
+    endpoint_config,
+    judge_config,
+    gate_config,
+    canary_config,
+    serve_config,
+    traces_config,
+]
 """ragjudge.yml, a module per section: `test_every_config_model_is_a_contract` holds that none is left out."""
 CONTRACTS = [*REPORTS, canary_report, *CONFIG_SECTIONS, config_protocol]
 FEWEST_FIELDS = {
@@ -61,6 +71,7 @@ FEWEST_FIELDS = {
     provenance_block: 20,
     canary_report: 40,
     config_protocol: 30,
+    spans_block: 15,
     **dict.fromkeys(CONFIG_SECTIONS, 5),
 }
 """How many fields the walk must find in each module at least (50 unless named): fewer means it missed models."""

@@ -2,7 +2,8 @@
 
 A page holds a marker, `<!-- generated: NAME -->` (or `<!-- generated: NAME "ARGUMENT" -->`), where the part
 goes; `on_page_markdown` replaces it. The parts: the report contract, the canary report and the config (each
-walked from its top pydantic model), the metric tables (from the metric registry), and parts of README.md.
+walked from its top pydantic model), the metric tables (from the metric registry), the trace conventions (from
+their registry), and parts of README.md.
 An unknown marker, or one that cannot be made, fails the build.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 import contract_tables  # mkdocs puts this folder on the path while it loads the hook
 import metric_tables
 import readme_parts
+import trace_tables
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = re.compile(r'<!-- generated: ([a-z-]+)(?: "([^"]*)")? -->')
@@ -53,6 +55,7 @@ PARTS: dict[str, Callable[[str], str]] = {
     "config": lambda _: contract_tables.render(_ours("ragjudge.config.model", "Config"), anchor="config"),
     "metrics": lambda _: metric_tables.render(_ours("ragjudge.metrics", "SPECS")),
     "failure-shapes": lambda _: failure_table(_ours("ragjudge.endpoint.failures", "SHAPES")),
+    "trace-conventions": lambda _: trace_tables.render(_ours("ragjudge.traces.conventions", "CONVENTIONS")),
     "readme-intro": lambda _: readme_parts.intro(ROOT / "README.md"),
     "readme-section": lambda title: readme_parts.section(ROOT / "README.md", title),
 }

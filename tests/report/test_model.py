@@ -238,6 +238,7 @@ def test_case_entries(report: Report) -> None:
             "finish_reason",
             "reasoning",
             "tool_calls",
+            "spans",
         }
     assert (ok["id"], ok["category"], ok["status"], ok["failed_conditions"]) == ("ok-1", "refund", "pass", [])
     assert ok["metrics"] == {
@@ -269,6 +270,7 @@ def test_case_entries(report: Report) -> None:
         "finish_reason": None,
         "reasoning": None,
         "tool_calls": None,
+        "spans": None,
     }
     assert ok["trace"]["passages"] == [{"id": "d1", "title": "d1", "text": "Refunds take five days."}]
     assert (ok["difficulty"], ok["should_answer"]) == (None, True)
@@ -334,6 +336,7 @@ def test_an_errored_case_has_an_empty_trace_with_the_error(report: Report) -> No
         "finish_reason": None,
         "reasoning": None,
         "tool_calls": None,
+        "spans": None,
     }
 
 

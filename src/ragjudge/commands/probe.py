@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ragjudge.endpoint.probing import ProbeClient
     from ragjudge.endpoint.result import RawReply
     from ragjudge.endpoint.trace import Trace
+    from ragjudge.traces.session import TraceSession
 
 BODY_CHARS = 4000
 """How much of the pretty-printed reply body is shown."""
@@ -60,12 +61,27 @@ def handle(args: argparse.Namespace) -> int:
     out = sys.stdout
     if case.origin == _SAMPLE_ORIGIN:
         print(f"question: {json.dumps(case.question)} (a sample: no --question, --case or `cases:` given)\n", file=out)
+    if config.traces is not None:
+        from ragjudge.traces.session import TraceSession
+
+        # Up before the request: the spans may arrive before the reply does.
+        with TraceSession(config.traces, config.key("traces")) as tracing:
+            if case.turns:
+                return _probe_conversation(out, config, client, case, secrets, tracing)
+            return _probe(out, config, client, case, secrets, tracing)[0]
     if case.turns:
         return _probe_conversation(out, config, client, case, secrets)
     return _probe(out, config, client, case, secrets)[0]
 
 
-def _probe_conversation(out: TextIO, config: Config, client: ProbeClient, case: Case, secrets: tuple[str, ...]) -> int:
+def _probe_conversation(
+    out: TextIO,
+    config: Config,
+    client: ProbeClient,
+    case: Case,
+    secrets: tuple[str, ...],
+    tracing: TraceSession | None = None,
+) -> int:
     """Each turn in order, as `run` asks it: with the conversation so far and the service's conversation id.
 
     The worst turn's exit code; a turn whose reply cannot be read, or whose request the earlier answers made too
@@ -84,7 +100,7 @@ def _probe_conversation(out: TextIO, config: Config, client: ProbeClient, case: 
         print(f"== {case.id}: turn {turn.turn} of {len(case.turns)}", file=out)
         this = dialogue.ask(turn)
         try:
-            code, trace = _probe(out, config, client, this, secrets)
+            code, trace = _probe(out, config, client, this, secrets, tracing)
         except TurnOutgrown as outgrown:  # as `run` reads it: this turn's error, found before it is sent
             print(f"result: {outgrown.reason}", file=out)
             code, trace = int(ExitCode.GATE_FAILED), None
@@ -103,12 +119,19 @@ def _probe_conversation(out: TextIO, config: Config, client: ProbeClient, case: 
 
 
 def _probe(
-    out: TextIO, config: Config, client: ProbeClient, case: Case, secrets: tuple[str, ...]
+    out: TextIO,
+    config: Config,
+    client: ProbeClient,
+    case: Case,
+    secrets: tuple[str, ...],
+    tracing: TraceSession | None = None,
 ) -> tuple[int, Trace | None]:
-    """One request and what its reply maps to: the exit code, and the reply as read (None when it could not be)."""
+    """One request and what its reply maps to: the exit code, and the reply as read (None when it could not be).
+    With `tracing`, the request is traced and its spans shown after the mapping."""
     rendered_url, body = client.render(case)
-    _show_request(out, config, rendered_url, client.request_headers(body), body, secrets)
-    raw = client.fetch_once(rendered_url, body)  # EvaluationError (exit 3) when unreachable
+    traced = tracing.headers(case, body) if tracing is not None else {}
+    _show_request(out, config, rendered_url, {**client.request_headers(body), **traced}, body, secrets)
+    raw = client.fetch_once(rendered_url, body, traced)  # EvaluationError (exit 3) when unreachable
     data = _show_reply(out, raw, secrets)
     if raw.status >= 400:
         return _show_http_error(out, client, config, rendered_url, raw, data, secrets), None
@@ -135,7 +158,13 @@ def _probe(
             kind = f"nested more than {MAX_DEPTH} deep"
         print(f"\nresult: the reply is {kind}: ragjudge reads JSON objects", file=out)
         return int(ExitCode.GATE_FAILED), None
-    return show_mapping(out, client, raw, data, config.endpoint.response, case, secrets, unread)
+    code, trace = show_mapping(out, client, raw, data, config.endpoint.response, case, secrets, unread)
+    if tracing is None or trace is None:
+        return code, trace
+    from ragjudge.commands.probe_traces import show_spans
+
+    spans_code, trace = show_spans(out, tracing, case, trace)
+    return max(code, spans_code), trace
 
 
 def _show_http_error(

@@ -1,7 +1,8 @@
 """The whole `ragjudge.yml`: its top-level keys, each section a model of its own module.
 
-`endpoint_config`, `judge_config`, `gate_config` (with `baseline:` and `repeat:`), `canary_config` and
-`serve_config` hold the sections, `section` what they all share; `loader` reads a file into a `Config`.
+`endpoint_config`, `judge_config`, `gate_config` (with `baseline:` and `repeat:`), `canary_config`,
+`serve_config` and `traces_config` hold the sections, `section` what they all share; `loader` reads a file into a
+`Config`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ragjudge.config.gate_config import (
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.config.section import Section
 from ragjudge.config.serve_config import ServeConfig
+from ragjudge.config.traces_config import TracesConfig
 from ragjudge.metrics.names import PASS_RATE
 
 DEFAULT_MAX_CASE_FILE_BYTES = 50_000_000
@@ -55,6 +57,11 @@ class Config(Section):
         default_factory=RepeatConfig, description="Re-running failing cases; `--repeat MAX/PASS_AT` overrides."
     )
     serve: ServeConfig = Field(default_factory=ServeConfig, description="`ragjudge serve`'s limits.")
+    traces: TracesConfig | None = Field(
+        None,
+        description="Join each case with the service's OpenTelemetry trace (`pip install 'ragjudge[traces]'`); "
+        "unset: no trace context is sent and no spans are read.",
+    )
     # Where it was read from: not keys of the file, so a file cannot set them.
     _source: str | None = PrivateAttr(None)
     _folder: Path | None = PrivateAttr(None)

@@ -10,8 +10,10 @@ the last one gives.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ragjudge.cases.case import Case
@@ -25,6 +27,7 @@ from ragjudge.endpoint.reply import ReplyShapeError
 from ragjudge.endpoint.result import EndpointResult
 from ragjudge.endpoint.sending import Sender
 from ragjudge.endpoint.trace import Trace
+from ragjudge.endpoint.tracing_hook import TraceHook
 from ragjudge.transport import deadline
 
 
@@ -44,12 +47,16 @@ class EndpointClient:
         backoff_base_s: float = 0.5,
         log_bodies: bool = False,
         literal_url: bool = False,
+        tracing: TraceHook | None = None,
     ) -> None:
         """`literal_url`: `url` is sent exactly as given, never compiled or rendered as a template: a URL from
-        someone other than the config's author (`ragjudge serve`'s callers) is data, whatever braces it holds."""
+        someone other than the config's author (`ragjudge serve`'s callers) is data, whatever braces it holds.
+        `tracing`: with `traces:` set, what adds each request's trace context and joins its reply with its spans."""
         self.config = config
         self.url = url
         self.log_bodies = log_bodies
+        self._tracing = tracing
+        self._sending = threading.BoundedSemaphore(config.concurrency)
         self._secrets = header_secrets(config.headers)
         self._sleep = sleep
         self._backoff = backoff_base_s
@@ -70,12 +77,26 @@ class EndpointClient:
         return url, body
 
     def call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None = None) -> EndpointResult:
+        if self._tracing is None:
+            return self._call(case, on_attempt)
+        # At most endpoint.concurrency requests in flight; a reply's spans are waited for outside that bound, so
+        # the threads waiting for them (the run gives tracing more) leave the service as busy as without traces.
+        with self._sending:
+            result = self._call(case, on_attempt)
+        if result.trace is None:
+            self._tracing.abandoned(case)
+            return result
+        return replace(result, trace=self._tracing.joined(case, result.trace))
+
+    def _call(self, case: Case, on_attempt: Callable[[dict[str, Any]], None] | None) -> EndpointResult:
         ahead = self._rendered.pop(id(case), None)
         try:
             url, body = ahead[1:] if ahead is not None and ahead[0] is case else self._requests.render(case)
         except TurnOutgrown as outgrown:  # the service's answers grew the request: this turn's error, not the run's
             return self._result(None, outgrown.reason, 0, 0.0, time.monotonic(), None)
         headers = self._requests.headers(body)
+        if self._tracing is not None:
+            headers = {**headers, **self._tracing.headers(case, body)}
         attempts_allowed = self.config.retries + 1
         started = time.monotonic()
         waited = 0.0

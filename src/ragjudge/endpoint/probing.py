@@ -50,16 +50,18 @@ class ProbeClient:
         """The headers a call sends (the team's headers last, so they win)."""
         return self._requests.headers(body)
 
-    def fetch_once(self, url: str, body: str | None) -> RawReply:
+    def fetch_once(self, url: str, body: str | None, extra_headers: dict[str, str] | None = None) -> RawReply:
         """One attempt, no retries or redirects, the body kept whatever the status.
 
+        `extra_headers`: sent besides the request's own (the trace context, with `traces:` set).
         Raises EvaluationError when the endpoint cannot be reached.
         """
         cfg = self.config
         t0 = time.monotonic()
+        headers = {**self.request_headers(body), **(extra_headers or {})}
         with deadline.limit(cfg.timeout_s) as limit:
             try:
-                response = self._sender.send(cfg.method, url, body, self.request_headers(body), limit)
+                response = self._sender.send(cfg.method, url, body, headers, limit)
             except AttemptFailed as failure:
                 raise EvaluationError(f"endpoint error: {self._what(failure)}") from None
             with response:

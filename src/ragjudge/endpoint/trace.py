@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ragjudge.endpoint.spans import SpansSeen
+
 RefusedBy = Literal["field", "empty", "pattern", "builtin", "judge"]
 
 
@@ -16,6 +18,8 @@ class Passage:
     title: str
     text: str
     """Empty when the endpoint reported only an id: such a passage is not evidence."""
+    from_trace: bool = False
+    """Read from the service's OpenTelemetry spans (`traces:`), not from its reply."""
 
 
 AnswerFlagKind = Literal["question", "passage", "id"]
@@ -126,6 +130,8 @@ class Trace:
     tool_calls: tuple[ToolCall, ...] | None = None
     """The tool calls the reply exposed, in order; None when the service exposes none (its protocol reads no tool
     calls and the reply has no `tool_calls`), so a case's tool conditions are unknown, never passed or failed."""
+    spans: SpansSeen | None = None
+    """With `traces:` set: the service's own spans for this reply, as joined and read; None otherwise."""
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

@@ -57,6 +57,7 @@ from ragjudge.transport import deadline, urls
 
 if TYPE_CHECKING:
     from ragjudge.judge.pairwise import PairVerdict
+    from ragjudge.traces.session import TraceSession
 
 MAX_PAIR_REASKS = 3
 """At most this many more pairwise rounds a changed answer, within `judge.rejudge`."""
@@ -125,6 +126,7 @@ def run_gate(request: GateRequest) -> Report:
     baseline = _baseline(request, warnings)
     source: ReplySource
     url: str | None = None
+    tracing: TraceSession | None = None
     if request.traces is not None:
         need_latency = latency_rules([r.metric for r in (*case_rules, *suite_rules)])
         cases, source = load_traces(request.traces, config.endpoint, need_latency, request.sample, request.seed)
@@ -145,7 +147,11 @@ def run_gate(request: GateRequest) -> Report:
         endless = no_end_warning(config.endpoint)
         if endless is not None:
             warnings.append(endless)
-        source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies)
+        if config.traces is not None:  # exit 2 before any call without the extra (the port: when it is bound)
+            from ragjudge.traces.session import TraceSession  # only with `traces:`: a run starts as fast without
+
+            tracing = TraceSession(config.traces, config.key("traces"), config.endpoint.concurrency)
+        source = EndpointClient(config.endpoint, url, log_bodies=request.log_bodies, tracing=tracing)
     check_criteria(cases, config, (*case_rules, *suite_rules, *regression_rules(config)))
     rejected = [c.id for c in cases if c.review == "rejected"]
     if rejected:
@@ -197,7 +203,9 @@ def run_gate(request: GateRequest) -> Report:
         plan = RunPlan(
             cases,
             case_rules,
-            config.endpoint.concurrency,
+            # With traces, threads beside those sending wait for their replies' spans (the client still sends
+            # at most endpoint.concurrency requests at once).
+            config.endpoint.concurrency + (tracing.waiting_threads if tracing is not None else 0),
             # The model judge's calls in flight are capped by its adaptive limit (judge.concurrency at most); the
             # extra workers wait out a 429's backoff without taking a place from the calls that can go.
             config.judge.concurrency * (2 if config.judge.provider == "openai" else 1),
@@ -210,7 +218,8 @@ def run_gate(request: GateRequest) -> Report:
         if refusal:
             results = not_evaluated(cases, refusal)
         else:
-            results = run_repeated(plan, source, judge, log, max_runs, pass_at)
+            with tracing if tracing is not None else contextlib.nullcontext():
+                results = run_repeated(plan, source, judge, log, max_runs, pass_at)
         if baseline is not None and pairwise_on(config) and not deadline.stopped():
             from ragjudge.gate.pairs import judge_pairs  # the pairwise judge: only with a baseline
             from ragjudge.judge.pairwise import PairwiseJudge
@@ -232,8 +241,13 @@ def run_gate(request: GateRequest) -> Report:
     replies = [(t.case.id, t.endpoint.trace) for r in results for t in (r.turns or (r,))]
     warnings.extend(mapping_warnings(replies, config.endpoint.response))
     results = passage_answers_as_errors(results)
-    warnings.extend(unknown_passages_warning(replies))
+    warnings.extend(unknown_passages_warning([(cid, t) for cid, t in replies if t is None or t.spans is None]))
     warnings.extend(unknown_tools_warning([(t.case, t.endpoint.trace) for r in results for t in (r.turns or (r,))]))
+    if tracing is not None:
+        from ragjudge.traces.session import trace_warnings
+
+        counts = tracing.counts()
+        warnings.extend(trace_warnings([t for _, t in replies], tracing.config, tracing.address, counts))
     warnings.extend(undeclared_protocol_warning(replies))
     # Cases pending review ran and are reported; no rule counts them.
     gating = [r for r in results if r.case.gates]
@@ -277,6 +291,11 @@ def run_gate(request: GateRequest) -> Report:
     report = with_costs(report, config.judge)
     if spend is not None:
         report = budget_kept(report, spend, len(cases))
+    if tracing is not None and tracing.config.export is not None:
+        from ragjudge.traces.export import export_verdicts
+
+        # Last: the verdicts sent are the report's own. A failed export is a warning, never the run's failure.
+        report.warnings.extend(export_verdicts(report.cases, tracing.config.export.url))
     # An endpoint may echo a header back (a debug field, an error page): nothing downstream prints a secret.
     return redact(with_headline(report))
 

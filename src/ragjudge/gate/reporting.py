@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 from ragjudge.cases.case import Case
 from ragjudge.cases.hashing import case_hash
+from ragjudge.endpoint.spans import SpansSeen
 from ragjudge.endpoint.trace import Passage
 from ragjudge.gate.scoring import CaseResult, not_evaluated_reason
 from ragjudge.gate.suite import RuleOutcome, SuiteResult
@@ -16,6 +17,7 @@ from ragjudge.report.case_block import CaseBlock, TurnBlock
 from ragjudge.report.judge_block import JudgeBlock
 from ragjudge.report.model import Report
 from ragjudge.report.provenance_block import JudgeInfoBlock
+from ragjudge.report.spans_block import SpansBlock, SpanToolCallBlock
 from ragjudge.report.suite_block import RuleBlock, SuiteBlock
 from ragjudge.report.trace_block import PASSAGE_CHARS, PassageBlock, ToolCallBlock, TraceBlock
 from ragjudge.report.workspace import workspace_path
@@ -31,9 +33,10 @@ def _k_of_n(result: CaseResult) -> str | None:
 def _passage(passage: Passage, dropped: bool) -> PassageBlock:
     # Text the run let go is left out of the record, not written as "": an empty text would read as a reply
     # that gave none (a mapping mistake).
+    marked = {"source": "trace"} if passage.from_trace else {}
     if dropped:
-        return PassageBlock(id=passage.id)
-    return PassageBlock(id=passage.id, title=passage.title, text=passage.text[:PASSAGE_CHARS])
+        return PassageBlock(id=passage.id, **marked)
+    return PassageBlock(id=passage.id, title=passage.title, text=passage.text[:PASSAGE_CHARS], **marked)
 
 
 def _judge_block(judgement: Judgement) -> JudgeBlock:
@@ -77,6 +80,29 @@ def _trace_block(result: CaseResult) -> TraceBlock:
             ToolCallBlock(name=c.name, arguments=c.arguments, result=c.result, position=c.position)
             for c in trace.tool_calls
         ],
+        spans=spans_block(trace.spans) if trace and trace.spans else None,
+    )
+
+
+def spans_block(seen: SpansSeen) -> SpansBlock:
+    return SpansBlock(
+        trace_id=seen.trace_id,
+        parent_span_id=seen.span_id,
+        conversation_ids=list(seen.conversation_ids),
+        arrived=seen.arrived,
+        joined_by=list(seen.joined_by),
+        conventions=list(seen.conventions),
+        passages_from=seen.passages_from,
+        passage_ids=list(seen.passage_ids),
+        passages_used=seen.passages_used,
+        tool_calls=[SpanToolCallBlock(name=c.name, arguments=c.arguments, result=c.result) for c in seen.tool_calls],
+        input_tokens=seen.input_tokens,
+        output_tokens=seen.output_tokens,
+        cost_usd=seen.cost_usd,
+        server_ms=seen.server_ms,
+        retrieval_ms=seen.retrieval_ms,
+        generation_ms=seen.generation_ms,
+        ttfc_ms=seen.ttfc_ms,
     )
 
 

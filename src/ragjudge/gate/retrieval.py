@@ -11,6 +11,10 @@ from ragjudge.metrics.names import CONTEXT_PRECISION, CONTEXT_RECALL, FAITHFULNE
 
 NO_PASSAGES = "the service exposes no passages (endpoint.response.retrieved is not mapped and the reply has none)"
 """Why a metric that needs the retrieved passages has no value for such a reply."""
+NO_TRACE_PASSAGES = (
+    "neither the reply nor the service's spans gave passages (traces.settle_s passed, or no span carried documents)"
+)
+"""The same, with `traces:` set: the reply's trace was waited for and gave none."""
 _NEED_ANSWER = frozenset({FAITHFULNESS, *(JUDGE_PREFIX + d for d in EVIDENCE_DIMENSIONS)})
 """Metrics about the answer's support by the passages: they need passages only when there is an answer."""
 
@@ -28,7 +32,8 @@ def unknown_passages(metric: str, case: Case, trace: Trace) -> str | None:
         needed = True
     else:
         needed = metric in _NEED_ANSWER and answered
-    return f"{metric} unknown: {NO_PASSAGES}" if needed else None
+    why = NO_PASSAGES if trace.spans is None else NO_TRACE_PASSAGES
+    return f"{metric} unknown: {why}" if needed else None
 
 
 def context_recall(case: Case, trace: Trace) -> float:

@@ -138,8 +138,10 @@ def metric_value(metric: str, case: Case, result: EndpointResult, judgement: Jud
     assert trace is not None
     unknown = unknown_passages(metric, case, trace)
     if unknown is not None:
-        # Never a zero computed from passages that were not shown, and never a pass: the case is `error`.
-        return Missing(unknown, unscored=True)
+        # Never a zero computed from passages that were not shown, and never a pass: the case is `error`. Unless
+        # `traces:` was to show them and no span did: a missing trace is unmeasured, never a fail nor the run's
+        # error (issue 41); the rule is not applied and the run's warning counts such cases.
+        return Missing(unknown, unscored=trace.spans is None)
     if metric == CONTEXT_RECALL:
         return context_recall(case, trace)
     if metric == CONTEXT_PRECISION:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ragjudge.report.block import Block, GivenKeysBlock
+from ragjudge.report.spans_block import SpansBlock
 
 
 class PassageBlock(GivenKeysBlock):
@@ -25,6 +26,8 @@ class PassageBlock(GivenKeysBlock):
     text: str = ""
     """The passage's text, trimmed to `PASSAGE_CHARS` characters; empty when the reply gave none; left out when
     the run did not keep passage text."""
+    source: Literal["reply", "trace"] = "reply"
+    """`trace` for a passage read from the service's spans (`traces:`); left out for one from the reply."""
 
 
 PASSAGE_CHARS = 600
@@ -101,3 +104,6 @@ class TraceBlock(Block):
     tool_calls: list[ToolCallBlock] | None = None
     """The tool calls the reply exposed, in order (never part of the answer); null when the service exposes none
     (its protocol reads no tool calls and the reply had no `tool_calls`), so tool conditions are unknown."""
+    spans: SpansBlock | None = None
+    """With `traces:` set: the service's own spans for this reply (`traces:`), as joined and read; null without
+    `traces:`."""
