@@ -170,3 +170,19 @@ def test_a_ratio_says_significant_exactly_when_its_flag_is_true_faster_or_slower
     for metric in (P95_LATENCY, COST):
         delta = figure(found, metric)
         assert (delta.significant, _word(delta)) == (significant, "significant" if significant else "not significant")
+
+
+def test_tool_condition_accuracy_is_compared_over_the_cases_known_in_both() -> None:
+    # Issue 38: the metric is in the registry for rules and regressions. 6 cases with tool conditions known in both
+    # runs (2 broke, none fixed), one unknown now (the service exposed no tool calls): left out, not a failure.
+    held = ["held"] * 7
+    now_held = ["failed", "failed", "held", "held", "held", "held", "unknown"]
+    base = [C(f"c{i}").block().model_copy(update={"tools_held": h}) for i, h in enumerate(held)]
+    now = [C(f"c{i}").block().model_copy(update={"tools_held": h}) for i, h in enumerate(now_held)]
+    delta = figure(all_deltas(list(zip(now, base, strict=True)), SETTINGS), "tool_condition_accuracy")
+    assert delta.test == "exact McNemar test on 2 discordant of 6 paired cases; paired bootstrap interval"
+    assert (delta.base, delta.now, delta.cases) == (1.0, pytest.approx(4 / 6), 6)
+    assert delta.p_value == stats.mcnemar_exact(2, 0)
+    # No case with tool conditions: no such figure.
+    plain = all_deltas(pairs([C("a")], [C("a")]), SETTINGS)
+    assert "tool_condition_accuracy" not in [d.metric for d in plain]

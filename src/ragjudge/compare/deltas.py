@@ -22,7 +22,15 @@ from typing import Literal, TypeVar
 
 from ragjudge import stats
 from ragjudge.metrics import registry
-from ragjudge.metrics.names import ANSWER_CORRECTNESS, COST_USD, FAITHFULNESS, P95_LATENCY_MS, P95_TTFT_MS, PASS_RATE
+from ragjudge.metrics.names import (
+    ANSWER_CORRECTNESS,
+    COST_USD,
+    FAITHFULNESS,
+    P95_LATENCY_MS,
+    P95_TTFT_MS,
+    PASS_RATE,
+    TOOL_CONDITION_ACCURACY,
+)
 from ragjudge.metrics.spec import multiple
 from ragjudge.report.case_block import CaseBlock, TurnBlock
 from ragjudge.report.comparison_block import DeltaBlock
@@ -105,14 +113,31 @@ def _missing(
 def pass_rate(pairs: Sequence[Pair], s: Settings) -> _Figure:
     if not pairs:
         return _missing(PASS_RATE, "delta", "no case is in both reports")
-    now = [1.0 if a.status == "pass" else 0.0 for a, _ in pairs]
-    base = [1.0 if b.status == "pass" else 0.0 for _, b in pairs]
+    return _paired_rate(PASS_RATE, [(a.status == "pass", b.status == "pass") for a, b in pairs], s)
+
+
+def tool_accuracy(pairs: Sequence[Pair], s: Settings) -> _Figure:
+    """Tool-condition accuracy over the cases whose `tools:` conditions were known (held or failed) in both runs."""
+    known = [(a.tools_held == "held", b.tools_held == "held") for a, b in pairs if _known(a) and _known(b)]
+    if not known:
+        return _missing(TOOL_CONDITION_ACCURACY, "delta", "no case has its tool conditions known in both reports")
+    return _paired_rate(TOOL_CONDITION_ACCURACY, known, s)
+
+
+def _known(case: CaseBlock) -> bool:
+    return case.tools_held in ("held", "failed")
+
+
+def _paired_rate(metric: str, held: Sequence[tuple[bool, bool]], s: Settings) -> _Figure:
+    """A share of cases holding now against the baseline's, paired: the exact McNemar test on the discordant."""
+    now = [1.0 if x else 0.0 for x, _ in held]
+    base = [1.0 if y else 0.0 for _, y in held]
     broke = sum(1 for x, y in zip(now, base, strict=True) if y > x)
     fixed = sum(1 for x, y in zip(now, base, strict=True) if x > y)
     p = stats.mcnemar_exact(broke, fixed)
     diffs = [x - y for x, y in zip(now, base, strict=True)]
-    test = f"exact McNemar test on {broke + fixed} discordant of {len(pairs)} paired cases; paired bootstrap interval"
-    return _mean_figure(PASS_RATE, now, base, diffs, p, test, s)
+    test = f"exact McNemar test on {broke + fixed} discordant of {len(held)} paired cases; paired bootstrap interval"
+    return _mean_figure(metric, now, base, diffs, p, test, s)
 
 
 def _moved(now: Sequence[float], base: Sequence[float], higher_is_better: bool) -> tuple[int, int]:
@@ -284,6 +309,8 @@ def all_deltas(pairs: Sequence[Pair], s: Settings, wanted: Sequence[str] = ()) -
     """Pass rate, faithfulness, answer correctness, judge dimensions and criteria, p95 latency and cost: the ones
     with data or a rule."""
     out: list[_Figure] = [pass_rate(pairs, s)]
+    if any(c.tools_held is not None for pair in pairs for c in pair) or TOOL_CONDITION_ACCURACY in wanted:
+        out.append(tool_accuracy(pairs, s))
     scored = scored_metrics(pairs)
     dims = sorted(m for m in scored | set(wanted) if registry.is_scored(m))
     for metric in (FAITHFULNESS, ANSWER_CORRECTNESS, *dims):

@@ -43,6 +43,16 @@ SPECS: tuple[MetricSpec, ...] = (
         compares=n.PASS_RATE,
     ),
     MetricSpec(
+        n.TOOL_CONDITION_ACCURACY_DELTA,
+        ("regression",),
+        "delta",
+        "higher",
+        "Tool-condition accuracy now minus the baseline's, over the cases whose `tools:` conditions were known in "
+        "both (exact McNemar test).",
+        needs=("baseline",),
+        compares=n.TOOL_CONDITION_ACCURACY,
+    ),
+    MetricSpec(
         n.FAITHFULNESS_DELTA,
         ("regression",),
         "delta",
