@@ -312,3 +312,19 @@ def test_a_call_that_gives_no_reply_is_not_waited_for(ws: Path, capsys: pytest.C
     assert unknown["trace"]["spans"] is None
     assert by_id(report)["returns"]["trace"]["spans"]["arrived"] == 4
     assert not any(w.startswith("no spans arrived") for w in report["warnings"])
+
+
+def test_tool_calls_from_the_spans_meet_a_cases_tools_conditions(ws: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The reply exposes no tool calls; the service's `execute_tool` span does: the case's `tools:` conditions read
+    # it as they would a stream's (issue 41, item 3), and fail naming what the span recorded.
+    cases = [
+        {**CASES[0], "tools": {"called": ["policy_lookup"], "args": {"policy_lookup": {"topic": Q_RETURNS}}}},
+        {**CASES[0], "id": "forbidden", "tools": {"not_called": ["policy_lookup"]}},
+    ]
+    outcome, report, _ = traced_run(ws, capsys, exporting=True, cases=cases)
+    cases_by_id = by_id(report)
+    assert cases_by_id["returns"]["tools_held"] == "held"
+    assert cases_by_id["forbidden"]["tools_held"] == "failed"
+    assert "called policy_lookup, which this case forbids" in cases_by_id["forbidden"]["failed_conditions"]
+    assert cases_by_id["returns"]["trace"]["tool_calls"][0]["name"] == "policy_lookup"
+    assert outcome.code == 1

@@ -3,11 +3,12 @@ and a disagreement, when it has some, is the reply's win and a warning."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from ragjudge.config.traces_config import TracePriceConfig
-from ragjudge.endpoint.spans import SpansSeen
-from ragjudge.endpoint.trace import Trace
+from ragjudge.endpoint.spans import SpansSeen, ToolCallSeen
+from ragjudge.endpoint.trace import ToolCall, Trace
 from ragjudge.traces.findings import Reading
 
 SHOWN_IDS = 5
@@ -29,6 +30,10 @@ def join(trace: Trace, seen: SpansSeen, reading: Reading, price: TracePriceConfi
         ttfc_ms=reading.ttfc_ms,
         cost_usd=_cost(reading, price),
     )
+    if trace.tool_calls is None and reading.tool_calls:
+        # The reply exposed no tool calls; the spans did: they stand for the reply's, so a case's `tools:`
+        # conditions read them as they would a stream's.
+        trace = replace(trace, tool_calls=tuple(_as_call(c, k) for k, c in enumerate(reading.tool_calls, start=1)))
     if not reading.passages:
         return replace(trace, spans=seen)
     if trace.passages:
@@ -46,6 +51,17 @@ def join(trace: Trace, seen: SpansSeen, reading: Reading, price: TracePriceConfi
         passages_unknown=False,
         spans=replace(seen, passages_used=True),
     )
+
+
+def _as_call(seen: ToolCallSeen, position: int) -> ToolCall:
+    """A span's tool call as a reply's: its arguments decoded when they are JSON, else the text recorded."""
+    arguments: object = seen.arguments
+    if seen.arguments is not None:
+        try:
+            arguments = json.loads(seen.arguments)
+        except ValueError:
+            arguments = seen.arguments
+    return ToolCall(seen.name, arguments, position, seen.result)
 
 
 def _cost(reading: Reading, price: TracePriceConfig | None) -> float | None:
