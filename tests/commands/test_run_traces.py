@@ -271,6 +271,10 @@ def test_the_services_token_cost_at_a_configured_price_apart_from_the_judges(
     assert case["trace"]["spans"]["cost_usd"] == 0.0006
     assert case["trace"]["cost_usd"] is None  # what the reply said it cost: nothing
     assert case["judge"]["cost_usd"] == 0.0  # the offline judge's own, apart
+    # In the suite too: the service's cost from its spans, apart from the judge's and from what replies reported.
+    traced = [c["trace"]["spans"]["cost_usd"] for c in report["cases"] if c["trace"]["spans"]["cost_usd"]]
+    assert report["suite"]["service_trace_cost_usd"] == round(sum(traced), 8) and len(traced) == 2
+    assert report["suite"]["service_cost_usd"] is None
 
 
 def test_without_a_price_there_is_no_service_cost(exported: tuple[Outcome, dict[str, Any], list[str]]) -> None:

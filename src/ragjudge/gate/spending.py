@@ -45,6 +45,10 @@ def with_costs(report: Report, judge: JudgeConfig) -> Report:
     """The report's costs as known: for a judge model without a price, the judge's cost and the total null
     (unknown, never $0), with one warning."""
     extra: dict[str, object] = {}
+    # The service's own cost as its spans' token usage prices it (`traces.price`), apart from what replies reported.
+    traced = [c.trace.spans.cost_usd for c in report.cases if c.trace.spans is not None and c.trace.spans.cost_usd]
+    if any(c.trace.spans is not None for c in report.cases):
+        extra["service_trace_cost_usd"] = round(sum(traced), 8) if traced else None
     unpriced = unpriced_models(judge)
     cases = report.cases
     warnings = report.warnings
