@@ -93,3 +93,19 @@ def test_a_dry_run_with_the_offline_judge(tmp_path: Path, capsys: pytest.Capture
         config = _config(tmp_path, rag, fake, provider="offline")
         assert main(["run", "--config", str(config), "--dry-run"]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == "  judge calls: none (the offline judge asks no model)"
+
+
+def test_a_dry_run_refuses_what_a_run_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A regression rule naming a criterion nothing defines is exit 2 before any call, in a dry run as in a run.
+    import yaml
+
+    replies = {c["question"]: answer(ANSWER, ["p1"], PASSAGES) for c in CASES}
+    with RagServer(replies) as rag, FakeOpenAI(_judge) as fake:
+        config = _config(tmp_path, rag, fake)
+        data = yaml.safe_load(config.read_text(encoding="utf-8"))
+        data["gate"]["regression"] = {"criteria.nope_delta": ">= -0.5"}
+        config.write_text(yaml.safe_dump(data), encoding="utf-8")
+        assert main(["run", "--config", str(config), "--dry-run"]) == 2
+        assert main(["run", "--config", str(config)]) == 2
+        assert (rag.seen, fake.call_count) == ([], 0)
+    assert "criteria.nope" in capsys.readouterr().err

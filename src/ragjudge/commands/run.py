@@ -10,19 +10,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragjudge.cases.caseset import load_cases
+from ragjudge.compare import regression_rules
 from ragjudge.config.judge_overrides import with_judge_overrides
 from ragjudge.config.loader import load_config
 from ragjudge.config.model import Config
 from ragjudge.errors import UsageError
 from ragjudge.gate.dry_run import describe, plan_run
-from ragjudge.gate.evaluation import GateRequest, check_criteria, run_gate
+from ragjudge.gate.evaluation import GateRequest, case_set_of, check_criteria, gate_rules, run_gate
 from ragjudge.gate.shard import parse_shard
 from ragjudge.outpaths import check_output_paths
 from ragjudge.report.comment_view import run_url_of
 from ragjudge.report.emit import Outputs, add_report_outputs, emit
 from ragjudge.report.markdown import check_template, compiled
-from ragjudge.rules import parse_rules
 
 
 def add_parser(sub: Any) -> None:
@@ -153,11 +152,9 @@ def handle(args: argparse.Namespace) -> int:
 
 def dry_run(config: Config, args: argparse.Namespace) -> int:
     """`--dry-run`: the case set read and checked as a run reads it, the plan printed, nothing asked."""
-    from_config = not args.cases
-    paths = config.cases if from_config else list(args.cases)
-    cases = list(load_cases(paths, config.max_case_file_bytes, config.folder if from_config else None).cases)
-    cases = [c for c in cases if c.review != "rejected"]
-    check_criteria(cases, config, parse_rules(config.case_rules(), "case", config.key("gate.case")))
+    cases = [c for c in case_set_of(config, args.cases or ()).cases if c.review != "rejected"]
+    case_rules, suite_rules = gate_rules(config)
+    check_criteria(cases, config, (*case_rules, *suite_rules, *regression_rules(config)))
     repeat = args.repeat or (config.repeat.max, config.repeat.pass_at)
     baseline = args.baseline is not None or config.baseline.report is not None
     print("\n".join(describe(plan_run(config, cases, repeat, baseline), config)))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ragjudge.calibrate.fingerprint import calibration_gate, judge_trust
 from ragjudge.cases.case import Case
-from ragjudge.cases.caseset import load_cases
+from ragjudge.cases.caseset import CaseSet, load_cases
 from ragjudge.compare import Baseline, baseline_for, compare_with_baseline, regression_rules
 from ragjudge.compare.pairwise_summary import with_pairs
 from ragjudge.config.judge_config import JudgeConfig
@@ -98,6 +98,20 @@ def endpoint_url(config: Config, override: str | None) -> str:
     return config.endpoint.url
 
 
+def gate_rules(config: Config) -> tuple[list[Rule], list[Rule]]:
+    """The case rules and the suite rules, parsed (a bad one is exit 2 naming its key)."""
+    case_rules = parse_rules(config.case_rules(), "case", config.key("gate.case"))
+    suite_rules = parse_rules(config.suite_rules(), "suite", config.key("gate.suite"))
+    return case_rules, suite_rules
+
+
+def case_set_of(config: Config, given: Sequence[Path]) -> CaseSet:
+    """The cases a run reads: the files named on the command line, else the config's (relative to its folder)."""
+    from_config = not given
+    paths = config.cases if from_config else list(given)
+    return load_cases(paths, config.max_case_file_bytes, config.folder if from_config else None)
+
+
 def check_criteria(cases: Sequence[Case], config: Config, rules: Sequence[Rule]) -> None:
     """Exit 2 before any call for a criterion a case or a rule names but nothing defines."""
     check_case_criteria(cases, config.judge.criteria)
@@ -119,8 +133,7 @@ def not_evaluated(cases: Sequence[Case], reason: str) -> list[CaseResult]:
 
 def run_gate(request: GateRequest) -> Report:
     config = request.config
-    case_rules = parse_rules(config.case_rules(), "case", config.key("gate.case"))
-    suite_rules = parse_rules(config.suite_rules(), "suite", config.key("gate.suite"))
+    case_rules, suite_rules = gate_rules(config)
     regression_rules(config)  # bad regression rules are exit 2 before any call
     warnings: list[str] = []
     baseline = _baseline(request, warnings)
@@ -136,9 +149,7 @@ def run_gate(request: GateRequest) -> Report:
         )
     else:
         url = endpoint_url(config, request.endpoint)
-        from_config = not request.cases
-        paths = config.cases if from_config else list(request.cases)
-        case_set = load_cases(paths, config.max_case_file_bytes, config.folder if from_config else None)
+        case_set = case_set_of(config, request.cases)
         cases = list(case_set.cases)
         warnings.extend(case_set.warnings)
         unheard = history_warning(cases, config.endpoint)

@@ -17,7 +17,7 @@ conversation is not rejudged (its turns' judgements depend on one another's repl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -98,7 +98,13 @@ def _as_decided(first: CaseResult, good: bool, votes: Sequence[Vote], judged: Se
     return replace(first, status="fail" if kept else "pass", failed_conditions=tuple(kept))
 
 
-def settle(first: CaseResult, evidence: Evidence, judged: Sequence[str], ask: Any, pair_counts: bool) -> CaseResult:
+def settle(
+    first: CaseResult,
+    evidence: Evidence,
+    judged: Sequence[str],
+    ask: Callable[[int], CaseResult | None],
+    pair_counts: bool,
+) -> CaseResult:
     """The case's outcome from its votes, asking `ask(sample)` (a rescored result, or None: no judgement) for
     more while they leave it undecided."""
     case_id = first.case.id

@@ -89,14 +89,7 @@ def budget_kept(report: Report, spend: Budget, total: int) -> Report:
         return report.model_copy(update={"suite": suite})
     cut = sum(any(EXHAUSTED in c for c in case.failed_conditions) for case in report.cases)
     reason = f"{spend.reason()} after {total - cut} of {total} cases; {cut} not judged are errors"
-    return report.model_copy(
-        update={
-            "suite": suite,
-            "verdict": "error",
-            "error_reason": f"{reason}; {report.error_reason}" if report.error_reason else reason,
-            "warnings": [reason, *report.warnings],
-        }
-    )
+    return _ran_out(report.model_copy(update={"suite": suite}), reason)
 
 
 def merged_costs(merged: Report, parts: Sequence[tuple[str, Report]]) -> Report:
@@ -118,10 +111,18 @@ def merged_costs(merged: Report, parts: Sequence[tuple[str, Report]]) -> Report:
         for name, report in parts
         if ((report.suite.model_extra or {}).get("judge_budget") or {}).get("exhausted")
     ]
-    if ran_out:
-        reason = "; ".join(ran_out)
-        out = out.model_copy(update={"verdict": "error", "error_reason": reason, "warnings": [reason, *out.warnings]})
-    return out
+    return _ran_out(out, "; ".join(ran_out)) if ran_out else out
+
+
+def _ran_out(report: Report, reason: str) -> Report:
+    """A run that ran out of budget is `error`, whatever its cases say; the reason first, beside any other."""
+    return report.model_copy(
+        update={
+            "verdict": "error",
+            "error_reason": f"{reason}; {report.error_reason}" if report.error_reason else reason,
+            "warnings": [reason, *report.warnings],
+        }
+    )
 
 
 def by_kind(cases: Sequence[CaseBlock]) -> dict[str, dict[str, float | int | None]]:
