@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, redirect_stderr
+from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,10 +29,13 @@ from ragjudge.github.inputs import ActionInputs, CommentWhen, FailOn, InputError
 from ragjudge.github.outputs import step_outputs, write_outputs
 from ragjudge.github.rest import GitHubClient
 from ragjudge.github.sticky import upsert
-from ragjudge.github.summary import append_summary, gate_summary, text_summary
+from ragjudge.github.summary import append_summary, dry_run_summary, gate_summary, text_summary
 from ragjudge.github.workflow_commands import MAX_ANNOTATIONS, WorkflowLog
 from ragjudge.report.model import Report
 from ragjudge.report.reading import load_report
+
+MAX_PRINTED_CHARS = 20_000
+"""A dry run's plan kept for the summary, at most (its tail: the totals come last)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class RunOutcome:
     """The rendered comment, when the run wrote one."""
     error: str = ""
     """The CLI's error message (its stderr's `error:` line), for the annotation."""
+    printed: str = ""
+    """What the CLI printed (kept for a dry run, whose plan is its output)."""
 
 
 @dataclass
@@ -175,11 +180,13 @@ def run_cli(
     report_path = Path(inputs.report)
     before = _stamp(report_path)
     captured = _Tee(sys.stderr)
+    printed = _Tee(sys.stdout)
     with (
         log.group(f"ragjudge {argv[0]}"),
         log.commands_stopped(),
         _process_environ(environ),
         redirect_stderr(captured),
+        redirect_stdout(printed),
     ):
         code = cli_main(list(argv))
     data = report = None
@@ -191,7 +198,8 @@ def run_cli(
             except CaseFileError as exc:
                 notes.warnings.append(exc.message)
     comment = comment_file.read_text(encoding="utf-8") if comment_file.is_file() else None
-    return RunOutcome(code, data, report, comment, _error_line(captured.getvalue()))
+    kept = printed.getvalue()[-MAX_PRINTED_CHARS:] if inputs.dry_run else ""
+    return RunOutcome(code, data, report, comment, _error_line(captured.getvalue()), kept)
 
 
 def publish(inputs: ActionInputs, runner: RunnerEnv, outcome: RunOutcome, log: WorkflowLog, notes: Notes) -> int:
@@ -230,6 +238,9 @@ def post_comment(inputs: ActionInputs, runner: RunnerEnv, outcome: RunOutcome, n
         event = runner.event_name or "no GitHub event"
         notes.summary.append(f"No PR comment: this run is not for a pull request ({event}).")
         return ""
+    if inputs.dry_run:
+        notes.summary.append("No PR comment: a dry run asks nothing and posts nothing.")
+        return ""
     if outcome.comment is None:
         notes.summary.append("No PR comment: ragjudge did not produce one (see the log).")
         return ""
@@ -258,6 +269,8 @@ def post_comment(inputs: ActionInputs, runner: RunnerEnv, outcome: RunOutcome, n
 
 
 def _summary(inputs: ActionInputs, outcome: RunOutcome, notes: Notes) -> str:
+    if inputs.dry_run and outcome.exit_code == ExitCode.PASSED:
+        return dry_run_summary(inputs.mode.value, outcome.printed, notes.summary)
     if outcome.report is not None:
         return gate_summary(outcome.report, inputs.report, notes.summary, html=inputs.html is not None)
     if outcome.comment is not None:

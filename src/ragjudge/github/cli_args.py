@@ -74,6 +74,8 @@ def cli_argv(inputs: ActionInputs, comment_file: Path, options: Collection[str])
     ):
         if value:
             argv += [_option(inputs, name, flag, options), value]
+    if inputs.dry_run:
+        argv.append(_option(inputs, "dry-run", "--dry-run", options))
     if spec.reports:
         argv += report_paths(inputs.reports)
     elif inputs.reports:

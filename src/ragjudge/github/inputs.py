@@ -83,6 +83,8 @@ class ActionInputs:
     """Mode merge: the shards' reports, one path or glob a line."""
     shard: str | None = None
     """`i/n`: evaluate one shard of the case set (`ragjudge run --shard`); merge the reports with `ragjudge merge`."""
+    dry_run: bool = False
+    """`ragjudge run --dry-run`: print what the run would ask and cost, ask nothing; the plan goes to the summary."""
 
     @property
     def header(self) -> str:
@@ -172,6 +174,7 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         html=raw_input(environ, "html"),
         shard=raw_input(environ, "shard"),
         reports=tuple(line.strip() for line in (raw_input(environ, "reports") or "").splitlines() if line.strip()),
+        dry_run=boolean_input(environ, "dry-run", False),
     )
 
 

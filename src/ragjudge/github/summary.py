@@ -51,6 +51,14 @@ def text_summary(text: str, report_path: str, notes: Sequence[str] = (), budget:
     return cap_bytes(text, budget - len(footer.encode("utf-8"))) + footer
 
 
+def dry_run_summary(mode: str, plan: str, notes: Sequence[str] = (), budget: int = MAX_SUMMARY_BYTES) -> str:
+    """A dry run's plan as printed, in a code block: no report was written, so no report line."""
+    footer = "\n\n" + "\n".join(f"- {note}" for note in notes) + "\n" if notes else "\n"
+    fenced = plan.strip().replace("```", "'''")
+    text = f"## ragjudge {mode}: dry run (nothing was asked)\n\n```text\n{fenced}\n```"
+    return cap_bytes(text, budget - len(footer.encode("utf-8"))) + footer
+
+
 def cap_bytes(text: str, budget: int) -> str:
     """`text` cut to at most `budget` UTF-8 bytes, with a note, never splitting a character."""
     if len(text.encode("utf-8")) <= budget:
