@@ -416,6 +416,15 @@ def test_escalation_is_reported_with_the_model(
     assert good["judge"]["escalated"] == ["rubric by strong", "faithfulness by strong"]
     assert good["judge"]["scores"]["grounding"] == 5 and good["status"] == "pass"
     assert any(line.get("model") == "strong" for line in r.log if line["type"] == "judge")
+    # The bill shows the stronger model's share apart: its one call, its tokens, its cost unknown (no price).
+    strong = [line for line in r.log if line["type"] == "judge" and line.get("model") == "strong"]
+    escalation = good["judge"]["escalation"]
+    assert (escalation["calls"], escalation["cost_usd"]) == (1, None)
+    assert 0 < escalation["tokens"] < good["judge"]["tokens"]
+    kinds = r.report["suite"]["judge_by_kind"]
+    assert (kinds["escalation"]["calls"], kinds["first"]["calls"]) == (1, good["judge"]["calls"] - 1)
+    assert kinds["escalation"]["tokens"] == escalation["tokens"] and len(strong) == 1
+    assert kinds["first"]["tokens"] + kinds["escalation"]["tokens"] == r.report["suite"]["judge_tokens"]
 
 
 def test_without_passage_text_the_report_lists_grounding_and_citations_as_unassessable(

@@ -116,7 +116,7 @@ def test_a_worse_answer_the_rubric_splits_on_and_pairwise_finds_worse_is_a_regre
     assert (judge.calls[Q021], judge.pairwise) == (3, 4)
     # The bill by kind: the two first judgements, c021's two rejudges, its two pairwise rounds.
     kinds = report["suite"]["judge_by_kind"]
-    assert {k: v["calls"] for k, v in kinds.items()} == {"first": 2, "rejudge": 2, "pairwise": 4}
+    assert {k: v["calls"] for k, v in kinds.items()} == {"first": 2, "rejudge": 2, "pairwise": 4, "escalation": 0}
     assert sum(v["calls"] for v in kinds.values()) == report["suite"]["judge_calls"]
     assert report["headline"]["new_failures"] == ["c021"]
     comment = (tmp_path / "pr" / "c.md").read_text(encoding="utf-8")

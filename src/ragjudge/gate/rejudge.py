@@ -86,6 +86,11 @@ def _summed(kept: Judgement, every: Sequence[Judgement]) -> Judgement:
         tokens=sum(j.tokens for j in every),
         cost_usd=sum(j.cost_usd for j in every),
         cache_hits=sum(j.cache_hits for j in every),
+        escalation=(
+            sum(j.escalation[0] for j in every),
+            sum(j.escalation[1] for j in every),
+            sum(j.escalation[2] for j in every),
+        ),
     )
 
 
@@ -151,9 +156,10 @@ def settle(
         undecided=evidence.cap > 0 and (decided is None or (main is not None and main.status != kept.status)),
         decided_by=described([*every, *pairs]),
         consistency=consistency,
-        calls=sum(j.calls for j in rejudged),
-        tokens=sum(j.tokens for j in rejudged),
-        cost_usd=sum(j.cost_usd for j in rejudged),
+        # The escalation model's calls are the bill's own line (`judge.escalation`), whichever judgement made them.
+        calls=sum(j.calls - j.escalation[0] for j in rejudged),
+        tokens=sum(j.tokens - j.escalation[1] for j in rejudged),
+        cost_usd=sum(j.cost_usd - j.escalation[2] for j in rejudged),
     )
     judgements = [r.judgement for r in own.values() if r.judgement is not None]
     judgement = _summed(kept.judgement, judgements) if kept.judgement is not None else None

@@ -70,7 +70,10 @@ def _unpriced(case: CaseBlock) -> CaseBlock:
     """A case whose judge calls' cost is unknown: null, never 0, wherever calls were made."""
     update: dict[str, object] = {}
     if case.judge.calls:
-        update["judge"] = case.judge.model_copy(update={COST_USD: None})
+        escalation = case.judge.escalation
+        if escalation is not None:
+            escalation = escalation.model_copy(update={COST_USD: None})
+        update["judge"] = case.judge.model_copy(update={COST_USD: None, "escalation": escalation})
     if case.judge_runs is not None and case.judge_runs.calls:
         update["judge_runs"] = case.judge_runs.model_copy(update={COST_USD: None})
     if case.pairwise is not None and case.pairwise.calls:
@@ -126,10 +129,11 @@ def _ran_out(report: Report, reason: str) -> Report:
 
 
 def by_kind(cases: Sequence[CaseBlock]) -> dict[str, dict[str, float | int | None]]:
-    """`suite.judge_by_kind`: the judge's calls, tokens and cost for first judgements (escalations and samples
-    included), rejudges and pairwise comparisons, from the cases (so `run` and `merge` count alike)."""
+    """`suite.judge_by_kind`: the judge's calls, tokens and cost for first judgements (samples included),
+    rejudges, pairwise comparisons and escalations (the stronger model's calls, whichever judgement made them),
+    from the cases (so `run` and `merge` count alike). The kinds add up to the suite's judge usage."""
     kinds: dict[str, dict[str, float | int | None]] = {
-        k: {"calls": 0, "tokens": 0, COST_USD: 0.0} for k in ("first", "rejudge", "pairwise")
+        k: {"calls": 0, "tokens": 0, COST_USD: 0.0} for k in ("first", "rejudge", "pairwise", "escalation")
     }
 
     def add(kind: str, calls: int, tokens: int, cost: float | None) -> None:
@@ -143,9 +147,13 @@ def by_kind(cases: Sequence[CaseBlock]) -> dict[str, dict[str, float | int | Non
         runs, judge = case.judge_runs, case.judge
         re_calls, re_tokens = (runs.calls, runs.tokens) if runs is not None else (0, 0)
         re_cost = runs.cost_usd if runs is not None else 0.0
-        first_cost = None if judge.cost_usd is None or re_cost is None else judge.cost_usd - re_cost
-        add("first", judge.calls - re_calls, judge.tokens - re_tokens, first_cost)
+        esc = judge.escalation
+        esc_calls, esc_tokens, esc_cost = (esc.calls, esc.tokens, esc.cost_usd) if esc is not None else (0, 0, 0.0)
+        known = None not in (judge.cost_usd, re_cost, esc_cost)
+        first_cost = float(judge.cost_usd or 0) - float(re_cost or 0) - float(esc_cost or 0) if known else None
+        add("first", judge.calls - re_calls - esc_calls, judge.tokens - re_tokens - esc_tokens, first_cost)
         add("rejudge", re_calls, re_tokens, re_cost)
+        add("escalation", esc_calls, esc_tokens, esc_cost)
         if case.pairwise is not None:
             add("pairwise", case.pairwise.calls, case.pairwise.tokens, case.pairwise.cost_usd)
     for row in kinds.values():

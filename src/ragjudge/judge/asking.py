@@ -54,6 +54,10 @@ class Tally:
     calls: int = 0
     cache_hits: int = 0
     notes: list[str] = field(default_factory=list)
+    escalation_calls: int = 0
+    escalation_tokens: int = 0
+    escalation_cost: float = 0.0
+    """Of the above, what the escalation model's calls used (the bill shows escalation apart)."""
 
 
 class Asker:
@@ -123,6 +127,10 @@ class Asker:
             tally.calls += 1
             tally.tokens += completion.prompt_tokens + completion.completion_tokens
             tally.cost += cost
+            if target.escalation:
+                tally.escalation_calls += 1
+                tally.escalation_tokens += completion.prompt_tokens + completion.completion_tokens
+                tally.escalation_cost += cost
             if spend is not None:
                 spend.charge(cost)
             try:

@@ -73,6 +73,8 @@ class Target:
 
     model: str
     base_url: str | None
+    escalation: bool = False
+    """`judge.escalate.model`, asked again about borderline scores: its usage is counted apart (`Tally`)."""
 
 
 class ChatCaller:

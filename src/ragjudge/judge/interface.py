@@ -87,6 +87,8 @@ class Judgement:
     calls: int = 0
     cache_hits: int = 0
     escalated: tuple[str, ...] = ()
+    escalation: tuple[int, int, float] = (0, 0, 0.0)
+    """Of `calls`, `tokens` and `cost_usd`: those of `judge.escalate.model`."""
     spread: Mapping[str, float] = field(default_factory=dict)
     """Max minus min across samples, per dimension, when samples > 1."""
     declined: bool | None = None
@@ -126,6 +128,17 @@ class Judgement:
             "calls": self.calls,
             "cache_hits": self.cache_hits,
             "escalated": list(self.escalated),
+            **(
+                {
+                    "escalation": {
+                        "calls": self.escalation[0],
+                        "tokens": self.escalation[1],
+                        COST_USD: round(self.escalation[2], 6),
+                    }
+                }
+                if self.escalation[0]
+                else {}
+            ),
             "spread": dict(self.spread),
             **({"declined": self.declined} if self.declined is not None else {}),
             **(

@@ -79,7 +79,7 @@ class OpenAIJudge:
         self.asker = Asker(config, self.caller, JudgeCache(config.cache))
         self.primary = Target(config.model, config.base_url)
         esc = config.escalate
-        self.escalate = Target(esc.model, esc.base_url or config.base_url) if esc else None
+        self.escalate = Target(esc.model, esc.base_url or config.base_url, escalation=True) if esc else None
 
     # ------------------------------------------------------------- judgements
     def _plan(self, case: Case, trace: Trace) -> RubricPlan:
@@ -325,6 +325,7 @@ class OpenAIJudge:
             calls=tally.calls,
             cache_hits=tally.cache_hits,
             escalated=tuple(escalated),
+            escalation=(tally.escalation_calls, tally.escalation_tokens, tally.escalation_cost),
             spread=both.spread,
             notes=tuple(tally.notes),
             declined=both.declined,

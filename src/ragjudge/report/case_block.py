@@ -130,7 +130,8 @@ class JudgeRunsBlock(GivenKeysBlock):
     """One of the run's random consistency sample (`judge.consistency_sample`): its first two rubric judgements
     measure the judge's flip rate."""
     calls: int = 0
-    """Calls this run's rejudges of the reply made (included in the case's `judge.calls`)."""
+    """Calls this run's rejudges of the reply made to the judge's own model (included in the case's
+    `judge.calls`); a rejudge's escalation calls are counted in `judge.escalation` instead."""
     tokens: int = 0
     """Their tokens (included in `judge.tokens`)."""
     cost_usd: float | None = 0.0

@@ -99,6 +99,17 @@ class EvidenceBlock(GivenKeysBlock):
 _USAGE = ("tokens", COST_USD, "calls", "cache_hits")
 
 
+class EscalationUsageBlock(GivenKeysBlock):
+    """What the escalation model's calls used, for one answer."""
+
+    calls: int = 0
+    """Calls made to `judge.escalate.model`."""
+    tokens: int = 0
+    """Their tokens, prompt and completion."""
+    cost_usd: float | None = 0.0
+    """Their cost in USD; null (unknown, never 0) when the escalation model has no price in `judge.prices`."""
+
+
 class JudgeBlock(GivenKeysBlock):
     """What the judge said of an answer. Each key is written only when the judgement has it (`declined`,
     `reference_points`, `answer_cut`, `criteria`, `context_precision`, `evidence`, `judged`); reports written
@@ -131,6 +142,9 @@ class JudgeBlock(GivenKeysBlock):
     """Calls made to the judge's model for this answer."""
     cache_hits: int = 0
     """Judgements read from the judge cache instead of calling the model."""
+    escalation: EscalationUsageBlock | None = None
+    """Of `calls`, `tokens` and `cost_usd`: what `judge.escalate.model`'s calls used (the first judgement's and
+    any rejudge's); absent when no escalation call was made."""
     escalated: list[str] = Field(default_factory=list)
     """What was judged again by `judge.escalate.model` because a score was near a rule's threshold
     (`rubric by MODEL`, `faithfulness by MODEL`); empty when nothing was."""
