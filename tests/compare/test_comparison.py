@@ -264,6 +264,26 @@ def test_latency_and_cost_ratios() -> None:
     assert lat.passed is True and "but not significant" in lat.reason and "includes 1" in lat.reason
 
 
+def test_the_judge_cost_ratio_compares_the_judges_bill_with_mains() -> None:
+    """Issue 42: the regression view compares the judge's cost too (a pricier model, rejudges switched on)."""
+    base = report([C(f"c{i}", judge_calls=1, judge_cost=0.002) for i in range(40)])
+    dearer = report([C(f"c{i}", judge_calls=3, judge_cost=0.006 + 0.0001 * (i % 3)) for i in range(40)])
+    result = compare(dearer, base, config({"judge_cost_ratio": "<= 1.5"}))
+    found = rule(result, "judge_cost_ratio")
+    assert (found.passed, found.value) == (False, pytest.approx(3.04875))
+    assert found.reason.startswith("judge_cost_ratio 3.05 > 1.50, significant (95% interval 3.0")
+    [delta] = [d for d in result.comparison.deltas if d.metric == "judge_cost_usd"]
+    assert (delta.base, delta.now) == pytest.approx((0.08, 0.2439))
+    assert delta.reason == "judge cost $0.0800 -> $0.2439: ratio 3.05 (95% interval 3.04 to 3.06; significant)"
+    same = compare(base, base, config({"judge_cost_ratio": "<= 1.5"}))
+    assert rule(same, "judge_cost_ratio").reason == "judge_cost_ratio 1.00 <= 1.5"
+    # Unknown (an unpriced model) is never 0: not gated, saying why.
+    unpriced = report([C(f"c{i}", judge_calls=1, judge_cost=None) for i in range(40)])
+    found = rule(compare(unpriced, base, config({"judge_cost_ratio": "<= 1.5"})), "judge_cost_ratio")
+    assert (found.passed, found.value) == (None, None)
+    assert found.reason == "judge_cost_ratio not gated: not comparable: no case has its judge cost in both reports"
+
+
 def test_a_rule_on_a_figure_with_no_data_is_shown_not_gated() -> None:
     result = compare(report([C("a")]), report([C("a")]), config({"cost_ratio": "<= 1.25"}))
     found = rule(result, "cost_ratio")

@@ -65,6 +65,9 @@ class C:
     ttft: float | None = None
     """A streamed reply's time to the first token; None for a JSON body."""
     conditions: list[str] = field(default_factory=list)
+    judge_cost: float | None = 0.0
+    """What the judge's calls for the case cost (None: unknown, an unpriced model); with `judge_calls`."""
+    judge_calls: int = 0
 
     def block(self) -> CaseBlock:
         metrics: dict[str, float | None] = {"latency_ms": self.latency, "faithfulness": self.faithfulness}
@@ -77,7 +80,7 @@ class C:
             status=self.status,  # type: ignore[arg-type]
             failed_conditions=conditions,
             metrics=metrics,
-            judge={},
+            judge={"calls": self.judge_calls, "cost_usd": self.judge_cost} if self.judge_calls else {},
             trace=TraceBlock(
                 answer="a",
                 refused=False,

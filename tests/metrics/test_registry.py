@@ -147,6 +147,7 @@ def test_computed_suite_metrics_are_the_suites_own() -> None:
     computed = {s.name for s in registry.SPECS if isinstance(s.over_cases, Computed)}
     assert computed == {
         names.COST_USD,
+        names.JUDGE_COST_USD,
         names.PASS_RATE,
         names.REJECTION_ACCURACY,
         names.TOOL_CONDITION_ACCURACY,

@@ -4,8 +4,8 @@
   discordant pairs gives the p-value, a paired bootstrap the interval.
 * Faithfulness and each judge dimension: the mean of the per-case differences, with a paired
   bootstrap interval and the Wilcoxon signed-rank p-value.
-* p95 latency (first runs) and endpoint cost: the ratio now / baseline with a paired bootstrap
-  interval; significant when the interval excludes 1.
+* p95 latency (first runs), endpoint cost and judge cost: the ratio now / baseline with a paired
+  bootstrap interval; significant when the interval excludes 1.
 
 Judge-based figures are not comparable when the judge changed: shown with the reason, never gated.
 
@@ -26,6 +26,7 @@ from ragjudge.metrics.names import (
     ANSWER_CORRECTNESS,
     COST_USD,
     FAITHFULNESS,
+    JUDGE_COST_USD,
     P95_LATENCY_MS,
     P95_TTFT_MS,
     PASS_RATE,
@@ -182,6 +183,14 @@ def _first_cost(case: CaseBlock) -> float | None:
     return case.trace.cost_usd
 
 
+def _judge_cost(case: CaseBlock) -> float | None:
+    """Everything the judge's calls for the case cost (its judgements and its pairwise rounds); None unknown."""
+    pair = case.pairwise.cost_usd if case.pairwise is not None else 0.0
+    if case.judge.cost_usd is None or pair is None:
+        return None
+    return case.judge.cost_usd + pair
+
+
 def _ttft(case: CaseBlock | TurnBlock) -> float | None:
     return case.trace.ttft_ms
 
@@ -211,6 +220,9 @@ def ratio(metric: str, pairs: Sequence[Pair], s: Settings) -> _Figure:
         what = "p95 latency" if metric == P95_LATENCY_MS else "p95 time to first token"
         if len(replies) != len(pairs):
             unit = "replies (conversations by turn)"
+    elif metric == JUDGE_COST_USD:
+        now, base = _values(pairs, _judge_cost)
+        statistic, what = stats.total_ratio, "judge cost"
     else:
         now, base = _values(pairs, _first_cost)
         statistic, what = stats.total_ratio, "endpoint cost"
@@ -320,6 +332,8 @@ def all_deltas(pairs: Sequence[Pair], s: Settings, wanted: Sequence[str] = ()) -
     has_cost = any(_first_cost(a) is not None or _first_cost(b) is not None for a, b in pairs)
     if has_cost or COST_USD in wanted:
         out.append(ratio(COST_USD, pairs, s))
+    if any(a.judge.calls or b.judge.calls for a, b in pairs) or JUDGE_COST_USD in wanted:
+        out.append(ratio(JUDGE_COST_USD, pairs, s))
     if any(a.trace.ttft_ms is not None or b.trace.ttft_ms is not None for a, b in pairs) or P95_TTFT_MS in wanted:
         out.append(ratio(P95_TTFT_MS, pairs, s))
     resampled = [f.resampled for f in out if isinstance(f, _Pending)]

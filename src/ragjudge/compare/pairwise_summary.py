@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragjudge.metrics.names import JUDGE_COST_USD
 from ragjudge.report.case_block import CaseBlock, PairwiseCaseBlock
 from ragjudge.report.comparison_block import PairwiseBlock
 from ragjudge.report.model import Report
@@ -29,7 +30,7 @@ def with_pairs(report: Report, pairs: Mapping[str, Any]) -> Report:
         ("judge_calls", sum(p.calls for p in pairs.values())),
         ("judge_tokens", sum(p.tokens for p in pairs.values())),
         ("judge_cache_hits", sum(p.cache_hits for p in pairs.values())),
-        ("judge_cost_usd", round(sum(p.cost_usd for p in pairs.values()), 6)),
+        (JUDGE_COST_USD, round(sum(p.cost_usd for p in pairs.values()), 6)),
     ):
         extra[key] = (extra.get(key) or 0) + add
     suite = report.suite.model_validate({**report.suite.model_dump(exclude=set(extra)), **extra})

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.budget import Budget, Ceiling
-from ragjudge.metrics.names import COST_USD
+from ragjudge.metrics.names import COST_USD, JUDGE_COST_USD
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.model import Report
 from ragjudge.report.suite_block import SuiteBlock
@@ -54,7 +54,7 @@ def with_costs(report: Report, judge: JudgeConfig) -> Report:
     warnings = report.warnings
     if unpriced and (report.suite.model_extra or {}).get("judge_calls"):
         why = f"no price for {', '.join(unpriced)} under judge.prices"
-        extra.update({"judge_cost_usd": None, "judge_cost_unknown": why, COST_USD: None})
+        extra.update({JUDGE_COST_USD: None, "judge_cost_unknown": why, COST_USD: None})
         cases = [_unpriced(c) for c in cases]
         warnings = [
             *warnings,
@@ -102,7 +102,7 @@ def merged_costs(merged: Report, parts: Sequence[tuple[str, Report]]) -> Report:
     update: dict[str, object] = {}
     unknown = next((x["judge_cost_unknown"] for _, x in extras if x.get("judge_cost_unknown")), None)
     if unknown:
-        update.update({"judge_cost_usd": None, "judge_cost_unknown": unknown, COST_USD: None})
+        update.update({JUDGE_COST_USD: None, "judge_cost_unknown": unknown, COST_USD: None})
     update["judge_by_kind"] = by_kind(merged.cases)
     budgets = [{"shard": name, **x["judge_budget"]} for name, x in extras if isinstance(x.get("judge_budget"), dict)]
     if budgets:

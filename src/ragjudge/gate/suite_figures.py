@@ -16,6 +16,7 @@ from ragjudge.metrics.names import (
     CRITERIA_PREFIX,
     ENDPOINT_ERROR_RATE,
     FAITHFULNESS,
+    JUDGE_COST_USD,
     JUDGE_ERROR_RATE,
     LATENCY_MS,
     PASS_RATE,
@@ -178,6 +179,10 @@ def _endpoint_error_rate(s: _Suite) -> float | None:
     return (len(s.figures) - len(s.replied)) / len(s.figures) if s.figures else None
 
 
+def _judge_cost(s: _Suite) -> float | None:
+    return round(sum(u[1] for u in s.usage if u[1]), 6)
+
+
 def _cost(s: _Suite) -> float | None:
     costs = [u[0] for u in s.usage if u[0] is not None]
     judge_costs = [u[1] for u in s.usage if u[1]]
@@ -191,6 +196,7 @@ _COMPUTED: dict[str, Callable[[_Suite], float | None]] = {
     JUDGE_ERROR_RATE: _judge_error_rate,
     ENDPOINT_ERROR_RATE: _endpoint_error_rate,
     COST_USD: _cost,
+    JUDGE_COST_USD: _judge_cost,
 }
 """The suite metrics whose spec says `Computed`: the suite works each out by its own function."""
 
@@ -231,7 +237,6 @@ def case_metrics(cases: Sequence[SuiteCase]) -> dict[str, float | int | None]:
         "judge_calls": sum(u[2] for u in usage),
         "judge_cache_hits": sum(u[3] for u in usage),
         "judge_tokens": sum(u[4] for u in usage),
-        "judge_cost_usd": round(sum(u[1] for u in usage if u[1]), 6),
         # What the replies reported, apart from the judge's: null (unknown, never 0) when none reported a cost.
         "service_cost_usd": round(sum(service), 6) if (service := [u[0] for u in usage if u[0] is not None]) else None,
         "flaky_cases": sum(c.flaky for c in cases),
@@ -259,7 +264,7 @@ def with_run_usage(metrics: Mapping[str, Any], usage: RunUsage) -> dict[str, Any
     totals = dict(metrics)
     totals["judge_calls"] = totals.get("judge_calls", 0) + usage.calls
     totals["judge_tokens"] = totals.get("judge_tokens", 0) + usage.tokens
-    totals["judge_cost_usd"] = round(totals.get("judge_cost_usd", 0.0) + usage.cost_usd, 6)
+    totals[JUDGE_COST_USD] = round((totals.get(JUDGE_COST_USD) or 0.0) + usage.cost_usd, 6)
     if usage.cost_usd:
         totals[COST_USD] = round((totals.get(COST_USD) or 0.0) + usage.cost_usd, 6)
     return totals

@@ -116,6 +116,16 @@ SPECS: tuple[MetricSpec, ...] = (
         compares=n.COST_USD,
     ),
     MetricSpec(
+        n.JUDGE_COST_RATIO,
+        ("regression",),
+        "multiple",
+        "lower",
+        "The judge's total cost now over the baseline's (every kind of call; an unchanged answer that adopts main's "
+        "judgements costs none), paired bootstrap interval.",
+        needs=("baseline",),
+        compares=n.JUDGE_COST_USD,
+    ),
+    MetricSpec(
         n.DISLIKE_RATE_RATIO,
         ("canary",),
         "multiple",

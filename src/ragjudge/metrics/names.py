@@ -27,6 +27,7 @@ P50_TTFT_MS = "p50_ttft_ms"
 P95_TTFT_MS = "p95_ttft_ms"
 JUDGE_ERROR_RATE = "judge_error_rate"
 ENDPOINT_ERROR_RATE = "endpoint_error_rate"
+JUDGE_COST_USD = "judge_cost_usd"
 
 # Against the baseline.
 NEWLY_FAILING = "newly_failing"
@@ -39,6 +40,7 @@ TOOL_CONDITION_ACCURACY_DELTA = "tool_condition_accuracy_delta"
 P95_LATENCY_RATIO = "p95_latency_ratio"
 P95_TTFT_RATIO = "p95_ttft_ratio"
 COST_RATIO = "cost_ratio"
+JUDGE_COST_RATIO = "judge_cost_ratio"
 
 # The canary against the stable deployment.
 DISLIKE_RATE_RATIO = "dislike_rate_ratio"

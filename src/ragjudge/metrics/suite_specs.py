@@ -89,6 +89,16 @@ SPECS: tuple[MetricSpec, ...] = (
         over_cases=Computed(),
     ),
     MetricSpec(
+        n.JUDGE_COST_USD,
+        ("suite",),
+        "usd",
+        "lower",
+        "What the judge's calls cost in the run, every kind (first judgements, rejudges, pairwise, escalation, the "
+        "bias check), at `judge.prices`; null (unknown, never 0) when a judge model has no price.",
+        needs=("judge",),
+        over_cases=Computed(),
+    ),
+    MetricSpec(
         n.ENDPOINT_ERROR_RATE,
         ("suite",),
         "fraction",

@@ -7,12 +7,13 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from ragjudge.metrics.names import JUDGE_COST_USD
 from ragjudge.report.block import Block, GivenKeysBlock
 from ragjudge.report.judge_block import JudgeBlock
 from ragjudge.report.trace_block import TraceBlock
 
 Status = Literal["pass", "fail", "error"]
-_RUN_USAGE = ("judge_calls", "judge_tokens", "judge_cost_usd", "judge_cache_hits")
+_RUN_USAGE = ("judge_calls", "judge_tokens", JUDGE_COST_USD, "judge_cache_hits")
 
 
 class RunBlock(GivenKeysBlock):

@@ -170,10 +170,11 @@ class JudgeBlock(GivenKeysBlock):
     """`false` for a case the judge never saw (no usable reply, a conversation judged turn by turn), whose other
     keys are then empty and whose `notes` say why; absent when judged."""
 
-    @field_validator(*_USAGE, mode="before")
+    @field_validator(*(k for k in _USAGE if k != COST_USD), mode="before")
     @classmethod
     def _null_is_none_used(cls, value: object) -> object:
-        # The reader of free-form blocks took a null figure as 0: a report that holds one still loads.
+        # The reader of free-form blocks took a null figure as 0: a report that holds one still loads. Not the
+        # cost: a null cost is unknown (an unpriced model), and a report read back must keep it unknown, never 0.
         return 0 if value is None else value
 
     @field_validator("criteria", mode="before")

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from ragjudge.endpoint.decoding import MAX_DEPTH, TooDeep, loads_bounded
 from ragjudge.errors import CaseFileError
-from ragjudge.metrics.names import COST_USD, FAITHFULNESS, LATENCY_MS, TTFT_MS
+from ragjudge.metrics.names import COST_USD, FAITHFULNESS, JUDGE_COST_USD, LATENCY_MS, TTFT_MS
 from ragjudge.repofiles.bounded import Bound, read_bounded
 from ragjudge.report.model import Report
 from ragjudge.report.provenance_block import ProvenanceBlock
@@ -31,7 +31,7 @@ MAX_MAGNITUDE = 1e15
 """No figure in a report is larger than this (1e15 ms is 31,000 years): beyond it a sum overflows to infinity."""
 
 _JUDGE_FIGURES = (FAITHFULNESS, COST_USD, "calls", "cache_hits", "tokens")
-_RUN_FIGURES = (LATENCY_MS, COST_USD, "judge_calls", "judge_tokens", "judge_cost_usd", "judge_cache_hits")
+_RUN_FIGURES = (LATENCY_MS, COST_USD, "judge_calls", "judge_tokens", JUDGE_COST_USD, "judge_cache_hits")
 _BIAS_FIGURES = ("calls", "tokens", COST_USD)
 _NOT_NEGATIVE = {LATENCY_MS, "calls", "cache_hits", "tokens", "judge_calls", "judge_tokens", "judge_cache_hits"}
 _TEXT_PROVENANCE = (
