@@ -2,6 +2,7 @@
 its spans with the real OpenTelemetry SDK (its `BatchSpanProcessor`, to ragjudge's receiver), like a CI job.
 
     python bench/traces_bench.py --cases 400 --endpoint-ms 50 --concurrency 16 --bsp-ms 100
+    python bench/traces_bench.py --cases 400 --extra-spans 247      # memory at 100,000 spans
 
 The service runs in a process of its own (`serve`), so its span export costs nothing in the measured process's
 CPU. Its reply is the answer alone; its spans are a server span, a GenAI retrieval span with the case's
@@ -27,7 +28,7 @@ from typing import Any
 from gate_bench import run_gate
 
 
-def serve(port: int, otlp: str | None, endpoint_ms: float, bsp_ms: int) -> None:
+def serve(port: int, otlp: str | None, endpoint_ms: float, bsp_ms: int, extra_spans: int = 0) -> None:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -37,7 +38,10 @@ def serve(port: int, otlp: str | None, endpoint_ms: float, bsp_ms: int) -> None:
     provider = TracerProvider()
     if otlp:
         exporter = OTLPSpanExporter(endpoint=f"{otlp}/v1/traces")
-        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=bsp_ms))
+        # A queue that holds every span of the busiest moment: the SDK drops spans past `max_queue_size` (2048).
+        queue = max(2048, 1000 * (extra_spans + 3))
+        processor = BatchSpanProcessor(exporter, schedule_delay_millis=bsp_ms, max_queue_size=queue)
+        provider.add_span_processor(processor)
     tracer = provider.get_tracer("bench")
     propagator = TraceContextTextMapPropagator()
 
@@ -57,6 +61,10 @@ def serve(port: int, otlp: str | None, endpoint_ms: float, bsp_ms: int) -> None:
                 usage = {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 100}
                 with tracer.start_as_current_span("chat", attributes=usage):
                     pass
+                # The spans a busy framework adds (middleware, components, HTTP clients), each with some text.
+                for k in range(extra_spans):
+                    with tracer.start_as_current_span(f"step {k}", attributes={"detail": "x" * 200}):
+                        pass
             reply = json.dumps({"answer": f"The answer to {doc} is in this passage."}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -83,6 +91,7 @@ def measure(args: argparse.Namespace, traced: bool) -> dict[str, Any]:
     port, receiver = free_port(), free_port()
     otlp = f"http://127.0.0.1:{receiver}" if traced else ""
     command = [sys.executable, __file__, "serve", "--port", str(port), "--endpoint-ms", str(args.endpoint_ms)]
+    command += ["--extra-spans", str(args.extra_spans)]
     service = subprocess.Popen([*command, "--otlp", otlp, "--bsp-ms", str(args.bsp_ms)])
     try:
         for _ in range(100):
@@ -126,13 +135,17 @@ def main(argv: list[str] | None = None) -> int:
     service.add_argument("--otlp", default="")
     service.add_argument("--endpoint-ms", type=float, default=50.0)
     service.add_argument("--bsp-ms", type=int, default=100)
+    service.add_argument("--extra-spans", type=int, default=0)
     parser.add_argument("--cases", type=int, default=400, metavar="N")
     parser.add_argument("--endpoint-ms", type=float, default=50.0, metavar="E")
     parser.add_argument("--concurrency", type=int, default=16, metavar="C")
     parser.add_argument("--bsp-ms", type=int, default=100, metavar="MS", help="the exporter's schedule delay")
+    parser.add_argument(
+        "--extra-spans", type=int, default=0, metavar="K", help="spans a case adds beyond its three (memory at volume)"
+    )
     args = parser.parse_args(argv)
     if args.command == "serve":
-        serve(args.port, args.otlp or None, args.endpoint_ms, args.bsp_ms)
+        serve(args.port, args.otlp or None, args.endpoint_ms, args.bsp_ms, args.extra_spans)
         return 0
     plain, traced = measure(args, traced=False), measure(args, traced=True)
     n = args.cases
@@ -142,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:15} wall {m['wall_s']:.2f} s, cpu {cpu:.2f} ms/case, rss {m['peak_rss_mb']:.0f} MB, "
             f"recall from the trace in {m['from_trace'] if name == 'with traces' else 0} of {n}"
         )
+    print(f"spans sent: {n * (3 + args.extra_spans)} ({3 + args.extra_spans} a case)")
     print(
         f"wall overhead {100 * (traced['wall_s'] / plain['wall_s'] - 1):+.1f}%, "
         f"cpu {(traced['cpu_s'] - plain['cpu_s']) * 1000 / n:+.2f} ms/case"
