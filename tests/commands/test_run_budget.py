@@ -43,6 +43,8 @@ def _run(folder: Path, **judge: Any) -> tuple[int, dict[str, Any], FakeOpenAI]:
             str(folder / "r.json"),
             "--comment-file",
             str(folder / "c.md"),
+            "--html",
+            str(folder / "r.html"),
         ]
         code = main(argv)
     return code, json.loads((folder / "r.json").read_text(encoding="utf-8")), fake
@@ -102,7 +104,7 @@ def test_an_unpriced_model_warns_that_the_usd_ceiling_cannot_be_kept(tmp_path: P
     )
 
 
-def test_an_unpriced_judge_costs_unknown_never_zero(tmp_path: Path) -> None:
+def test_an_unpriced_judge_costs_unknown_never_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, report, _ = _run(tmp_path, model="unpriced-model")
     assert code == 0
     suite = report["suite"]
@@ -118,6 +120,10 @@ def test_an_unpriced_judge_costs_unknown_never_zero(tmp_path: Path) -> None:
     )
     footer = (tmp_path / "c.md").read_text(encoding="utf-8")
     assert " · judge cost unknown</sub>" in footer and "$0.00" not in footer
+    # Every output says unknown, never $0.00: the console's summary and the HTML report too.
+    assert "  cost: judge cost unknown\n" in capsys.readouterr().out
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert '<span id="bill">judge cost unknown</span>' in page and "$0.00" not in page
 
 
 def test_the_footer_gives_the_judges_cost_and_the_services(tmp_path: Path) -> None:
@@ -126,6 +132,8 @@ def test_the_footer_gives_the_judges_cost_and_the_services(tmp_path: Path) -> No
     assert code == 0 and judge_cost > 0 and report["suite"]["service_cost_usd"] is None
     comment = (tmp_path / "c.md").read_text(encoding="utf-8")
     assert f" · judge ${judge_cost:.2f}</sub>" in comment
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert f'<span id="bill">judge ${judge_cost:.2f}</span>' in page
 
 
 def test_a_budget_is_per_shard_and_the_merge_states_both(tmp_path: Path) -> None:

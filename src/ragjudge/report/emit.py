@@ -28,6 +28,7 @@ def add_report_outputs(p: argparse.ArgumentParser) -> None:
 def print_summary(report: Report, out: TextIO) -> None:
     """The headline first, then the counts, the warnings by kind, the rules and the failing cases (this change's
     first, those already failing on the baseline last)."""
+    from ragjudge.report.bill import cost_words
     from ragjudge.report.changes import on_main_words
     from ragjudge.report.comment_view import reading_order
     from ragjudge.report.headline import headline_of
@@ -41,6 +42,9 @@ def print_summary(report: Report, out: TextIO) -> None:
         f"(judge: {report.judge_info.name()})",
         file=out,
     )
+    bill = cost_words(s)
+    if bill:
+        print(f"  cost: {bill}", file=out)
     for kind in by_kind([w for w in report.warnings if w != report.error_reason]):
         print(f"  warning: {kind.text()}", file=out)
     comparison = report.comparison

@@ -17,6 +17,7 @@ from jinja2 import Environment, StrictUndefined
 
 from ragjudge import __version__
 from ragjudge.metrics.names import ANSWER_CORRECTNESS, FAITHFULNESS
+from ragjudge.report.bill import cost_words
 from ragjudge.report.changes import CHANGE_NAMES, on_main_words, paired_note
 from ragjudge.report.comment_view import reading_order
 from ragjudge.report.comparison_block import ComparisonBlock
@@ -60,6 +61,8 @@ class View:
     categories: list[str]
     notes: list[str] = field(default_factory=list)
     baseline_name: str = ""
+    bill: str = ""
+    """The run's cost in one phrase ("judge $0.41 · service $1.20", "judge cost unknown"); "" when none."""
     """`main@abc1234`: the baseline as every output names it (never the path it was read from)."""
     baseline_short: str = ""
     """`main`: the deltas' column heading (the sentence above it names the commit)."""
@@ -155,6 +158,7 @@ def build_view(report: Report) -> View:
         categories=sorted({r["category"] for r in rows}),
         notes=notes,
         baseline_name=label(comparison.baseline) if comparison is not None else "",
+        bill=cost_words(report.suite),
         baseline_short=(short_ref(comparison.baseline.ref) or "baseline") if comparison is not None else "",
         baseline_age=age_words(comparison.baseline.age_days) if comparison is not None else "",
         paired_note=paired_note(report),

@@ -1,0 +1,32 @@
+"""The run's bill in one phrase, for every output that shows it: "judge $0.41 · service $1.20".
+
+Unknown is never zero: a judge whose model has no price reads "judge cost unknown", and a service cost is shown
+only when the replies (or the service's traces) gave one.
+"""
+
+from __future__ import annotations
+
+from ragjudge.metrics.names import JUDGE_COST_USD
+from ragjudge.report.suite_block import SuiteBlock
+
+
+def cost_words(suite: SuiteBlock) -> str:
+    """The judge's and the service's cost, or "" when the run made no judge call and no service cost is known."""
+    extra = suite.model_extra or {}
+    parts = []
+    if extra.get("judge_calls"):
+        judge = _usd(extra.get(JUDGE_COST_USD))
+        parts.append("judge cost unknown" if judge is None else f"judge ${judge:.2f}")
+    service, traced = _usd(extra.get("service_cost_usd")), _usd(extra.get("service_trace_cost_usd"))
+    if service is not None:
+        parts.append(f"service ${service:.2f}")
+    elif traced is not None:
+        parts.append(f"service ${traced:.4f} (its traces' tokens)")
+    return " · ".join(parts)
+
+
+def _usd(value: object) -> float | None:
+    """A figure from a report (read back, so anything): a number, else unknown."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
