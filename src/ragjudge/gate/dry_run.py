@@ -131,6 +131,9 @@ def plan_run(config: Config, cases: Sequence[Case], repeat: tuple[int, int], bas
             )
         if judge.escalate is not None:
             calls.append(Calls("escalations (borderline judgements, to the stronger model)", 0, first))
+        # A reply the judge's schema refuses is asked once more (`judge.asking`): any call above may cost two.
+        asked_at_most = sum(c.high for c in calls)
+        calls.append(Calls("asked again for an invalid judge reply (once a call at most)", 0, asked_at_most))
         chars = [_prompt_chars(c, config) for c in asked]
         prompt_tokens = math.ceil(sum(chars) / max(1, len(chars)) / CHARS_PER_TOKEN) if chars else 0
     price = judge.prices.get(judge.model)
