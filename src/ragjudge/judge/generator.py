@@ -22,6 +22,7 @@ from ragjudge.cases.corpus import Document
 from ragjudge.cases.language import NAMES, Language, language_of
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.asking import Asker, Tally
+from ragjudge.judge.budget import Budget
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import CallFailed, ChatCaller, Target
 from ragjudge.judge.interface import LogFn
@@ -115,10 +116,10 @@ def messages_for(document: Document, kind: Kind, count: int, language: Language)
 class Generator:
     """Asks the judge's model for cases, one document per call; thread-safe."""
 
-    def __init__(self, config: JudgeConfig, log: LogFn | None = None) -> None:
+    def __init__(self, config: JudgeConfig, log: LogFn | None = None, spend: Budget | None = None) -> None:
         self.config = config
         self.caller = ChatCaller(config)
-        self.asker = Asker(config, self.caller, JudgeCache(config.cache))
+        self.asker = Asker(config, self.caller, JudgeCache(config.cache), spend)
         self.target = Target(config.model, config.base_url)
         self.schema = schema_format("ragjudge_generate", GenerationReply)
         self._log: LogFn = log or (lambda entry: None)
