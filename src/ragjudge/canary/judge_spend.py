@@ -15,20 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ragjudge.canary.sample import ARMS, ArmRun
-from ragjudge.config.judge_config import JudgeConfig
-from ragjudge.gate.spending import EXHAUSTED, run_budget, unpriced_models
-from ragjudge.judge.budget import Budget, Ceiling
-
-
-def canary_budget(judge: JudgeConfig, warnings: list[str]) -> Budget | None:
-    """The canary's budget: its ceilings when set, else one without any that only counts; None with no model."""
-    if judge.provider != "openai":
-        return None
-    kept = run_budget(judge, warnings)
-    if kept is not None:
-        return kept
-    prices = {m: (p.input_per_mtok, p.output_per_mtok) for m, p in judge.prices.items()}
-    return Budget(Ceiling(None, None, prices))
+from ragjudge.judge.budget import EXHAUSTED, Budget
 
 
 def unjudged(runs: Mapping[str, ArmRun]) -> int:
@@ -46,15 +33,3 @@ def ran_out(spend: Budget, runs: Mapping[str, ArmRun]) -> str | None:
         f"{spend.reason()} after {answered - cut} of {answered} answers; {cut} not judged are errors: "
         "the canary cannot be promoted (raise judge.budget_usd or judge.max_calls, or shrink canary.sample)"
     )
-
-
-def judge_cost(spend: Budget, judge: JudgeConfig, warnings: list[str]) -> float | None:
-    """The judge's cost at `judge.prices`; None (unknown, never 0) when a model it used has no price."""
-    unpriced = unpriced_models(judge)
-    if unpriced and spend.calls:
-        warnings.append(
-            f"judge cost unknown: no price for {', '.join(unpriced)} under judge.prices; set judge.prices."
-            f"{unpriced[0]}: {{input_per_mtok: ..., output_per_mtok: ...}} to count it"
-        )
-        return None
-    return round(spend.spent_usd, 6)

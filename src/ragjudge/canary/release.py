@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ragjudge.canary.decision import decide
 from ragjudge.canary.feedback import ARMS, Feedback, from_file, from_url
-from ragjudge.canary.judge_spend import canary_budget, judge_cost, ran_out
+from ragjudge.canary.judge_spend import ran_out
 from ragjudge.canary.prometheus import from_prometheus
 from ragjudge.canary.report import CanaryReport, build_report, with_spend
 from ragjudge.canary.sample import ArmRun, run_sample
@@ -20,6 +20,7 @@ from ragjudge.config.loader import register_secrets
 from ragjudge.config.model import Config
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError, ExitCode
+from ragjudge.gate.spending import counting_budget, known_cost
 from ragjudge.interrupt import interrupted
 from ragjudge.judge.budget import Budget
 from ragjudge.judge.factory import make_judge
@@ -120,7 +121,7 @@ def _run_arms(
     }
     judged = any(r.metric == FAITHFULNESS for r in rules)
     spent: list[str] = []
-    spend = canary_budget(config.judge, spent) if judged else None
+    spend = counting_budget(config.judge, spent) if judged else None
     judge = make_judge(config.judge, spend=spend) if judged else None
     runs = run_sample(cases, clients, judge, config.endpoint.concurrency, config.judge.concurrency)
     if deadline.stopped():
@@ -223,7 +224,7 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
             exit_code = ExitCode.COULD_NOT_EVALUATE
             decision = dataclasses.replace(decision, verdict="inconclusive")
             extra.insert(0, out_of_budget)
-    cost = judge_cost(spend, config.judge, warnings) if spend is not None else None
+    cost = known_cost(spend, config.judge, warnings) if spend is not None else None
 
     report = build_report(
         decision,

@@ -19,8 +19,7 @@ from ragjudge.canary.sample import ArmRun
 from ragjudge.canary.statistical import percent
 from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, LIMIT_MS_METRICS, RATIO_METRICS, TIMING_METRICS
 from ragjudge.canary.values import Decision, MetricResult, Settings
-from ragjudge.gate.spending import EXHAUSTED
-from ragjudge.judge.budget import Budget
+from ragjudge.judge.budget import EXHAUSTED, Budget
 from ragjudge.metrics import registry
 from ragjudge.report.markdown import COMMENT_LIMIT, environment, load_template
 from ragjudge.report.provenance_block import JudgeInfoBlock

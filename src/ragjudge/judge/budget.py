@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+EXHAUSTED = "budget exhausted"
+"""How every refusal's reason begins."""
 CHARS_PER_TOKEN = 4
 """The documented estimate of a prompt's tokens from its characters, before the call says how many it had."""
 
