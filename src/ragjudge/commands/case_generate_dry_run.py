@@ -24,8 +24,9 @@ from ragjudge.judge.budget import CHARS_PER_TOKEN
 if TYPE_CHECKING:
     from ragjudge.commands.case_generate import Task
 
-REPLY_TOKENS_A_CASE = 80
-"""A reply's tokens a case asked for, estimated: the question, its points and the quote, as JSON."""
+REPLY_TOKENS_A_CASE = 60
+"""A reply's tokens a case asked for, estimated: the question (about 15), a point and the quote copied from the
+document (about 20 each), and the JSON around them. Longer sentences in the documents make longer replies."""
 CORRECTION_TOKENS = 60
 """The corrective message a retry adds (`generate_correction.j2` with a problem or two), in tokens."""
 
