@@ -57,9 +57,7 @@ def _generate(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str,
     return code, out, err
 
 
-def test_a_dry_run_asks_nothing_and_predicts_the_generation(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_dry_run_asks_nothing_and_predicts_the_generation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = write_jsonl(tmp_path / "kb.jsonl", EQUAL)
     out = tmp_path / "cases.yaml"
     counted = Counted()
