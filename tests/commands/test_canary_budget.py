@@ -7,12 +7,16 @@ unpriced model, with one warning. Through the real `openai` SDK against a loopba
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ragjudge.canary.release import CanaryOutcome, CanaryRequest, run_canary
 from ragjudge.cli import main
+from ragjudge.config.loader import load_config
+from ragjudge.judge import budget
 from tests.canary.files import write_config, write_sample
 from tests.fakes.arms import ArmServer
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -23,6 +27,7 @@ ENV_KEY = "RAGJUDGE_TEST_CANARY_JUDGE_KEY"
 N = 10
 """Sample questions: 20 answers, one judge call each (`judge.combined`, one sample)."""
 CALL_USD = (100 * 1.0 + 20 * 2.0) / 1e6
+REPLY = answer("Refunds take 5 working days.", ["p1"], PASSAGES)
 BUDGET_TIP = "the canary cannot be promoted (raise judge.budget_usd or judge.max_calls, or shrink canary.sample)"
 
 
@@ -31,33 +36,36 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV_KEY, KEY)
 
 
+def _config(folder: Path, fake: FakeOpenAI, **judge: Any) -> Path:
+    settings = {
+        "provider": "openai",
+        "model": "gpt-4o-mini",
+        "base_url": fake.base_url,
+        "api_key": "${" + ENV_KEY + "}",
+        "max_retries": 1,
+        "timeout_s": 10,
+        "concurrency": 1,
+        "cache": None,  # both arms give the same answer: with a cache, the control's would be hits
+        "prices": {"gpt-4o-mini": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+        **judge,
+    }
+    canary = {
+        "sample": str(write_sample(folder / "sample.yaml", N)),
+        "rules": {"faithfulness": ">= 0.9"},
+        "decision": "point",
+        "min_requests": 1,
+    }
+    return write_config(folder / "ragjudge.yml", canary, judge=settings)
+
+
 def _canary(folder: Path, responder: Any = None, **judge: Any) -> tuple[int, dict[str, Any], str, FakeOpenAI]:
     folder.mkdir(parents=True, exist_ok=True)
-    reply = answer("Refunds take 5 working days.", ["p1"], PASSAGES)
     with (
-        ArmServer("treatment", reply=reply) as t,
-        ArmServer("control", reply=reply) as c,
+        ArmServer("treatment", reply=REPLY) as t,
+        ArmServer("control", reply=REPLY) as c,
         FakeOpenAI(responder or by_kind()) as fake,
     ):
-        settings = {
-            "provider": "openai",
-            "model": "gpt-4o-mini",
-            "base_url": fake.base_url,
-            "api_key": "${" + ENV_KEY + "}",
-            "max_retries": 1,
-            "timeout_s": 10,
-            "concurrency": 1,
-            "cache": None,  # both arms give the same answer: with a cache, the control's would be hits
-            "prices": {"gpt-4o-mini": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
-            **judge,
-        }
-        canary = {
-            "sample": str(write_sample(folder / "sample.yaml", N)),
-            "rules": {"faithfulness": ">= 0.9"},
-            "decision": "point",
-            "min_requests": 1,
-        }
-        config = write_config(folder / "ragjudge.yml", canary, judge=settings)
+        config = _config(folder, fake, **judge)
         argv = ["canary", "--config", str(config), "--treatment", t.ask_url, "--control", c.ask_url]
         code = main([*argv, "--report", str(folder / "r.json"), "--comment-file", str(folder / "c.md")])
     report = json.loads((folder / "r.json").read_text(encoding="utf-8"))
@@ -152,3 +160,27 @@ def test_the_offline_judge_spends_nothing_and_says_no_cost(tmp_path: Path) -> No
     code, report, _, fake = _canary(tmp_path, provider="offline", max_calls=1)
     assert (code, report["verdict"], fake.call_count) == (0, "promote", 0)
     assert (report["judge_calls"], report["judge_cost_usd"], report["judge_budget"]) == (0, None, None)
+
+
+def test_each_canary_is_its_own_budget_whatever_runs_beside_it(tmp_path: Path) -> None:
+    # `ragjudge serve` runs analyses side by side: two canaries at once, inside a gate run's exhausted budget,
+    # each make their own five calls.
+    outcomes: list[CanaryOutcome] = []
+    with (
+        ArmServer("treatment", reply=REPLY) as t,
+        ArmServer("control", reply=REPLY) as c,
+        FakeOpenAI(by_kind()) as fake,
+    ):
+        config = load_config(_config(tmp_path, fake, max_calls=5))
+        request = CanaryRequest(config=config, treatment=t.ask_url, control=c.ask_url)
+        gate_run = budget.Budget(budget.Ceiling(None, 1, {}))
+        gate_run.exhausted = "budget exhausted: 1 of 1 judge calls made (judge.max_calls)"
+        with budget.running(gate_run):
+            threads = [threading.Thread(target=lambda: outcomes.append(run_canary(request))) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=60)
+        assert fake.call_count == 10
+    assert [(o.exit_code, o.report.judge_calls) for o in outcomes] == [(3, 5), (3, 5)]
+    assert all(o.report.reasons[0].startswith("budget exhausted: 5 of 5 judge calls made") for o in outcomes)
