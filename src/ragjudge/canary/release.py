@@ -218,12 +218,14 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
 
     out_of_budget = ran_out(spend, runs) if spend is not None and runs is not None else None
     if out_of_budget is not None:
-        # Part of the sample unjudged: what was judged cannot promote; a rule failed on it still rolls back.
-        warnings.insert(0, out_of_budget)
+        # Part of the sample unjudged: what was judged cannot promote; a rule failed on it still rolls back (and
+        # the budget is then the first warning, not a reason).
         if decision.verdict != "rollback":
             exit_code = ExitCode.COULD_NOT_EVALUATE
             decision = dataclasses.replace(decision, verdict="inconclusive")
             extra.insert(0, out_of_budget)
+        else:
+            warnings.insert(0, out_of_budget)
     cost = known_cost(spend, config.judge, warnings) if spend is not None else None
 
     report = build_report(
