@@ -49,12 +49,17 @@ def known_cost(spend: Budget, judge: JudgeConfig, warnings: list[str]) -> float 
     one warning naming the key to set."""
     unpriced = unpriced_models(judge)
     if unpriced and spend.calls:
-        warnings.append(
-            f"judge cost unknown: no price for {', '.join(unpriced)} under judge.prices; set judge.prices."
-            f"{unpriced[0]}: {{input_per_mtok: ..., output_per_mtok: ...}} to count it"
-        )
+        warnings.append(unknown_cost_warning(unpriced))
         return None
     return round(spend.spent_usd, 6)
+
+
+def unknown_cost_warning(unpriced: Sequence[str]) -> str:
+    """The one warning for a judge cost that is unknown: the models without a price, and the key to set."""
+    return (
+        f"judge cost unknown: no price for {', '.join(unpriced)} under judge.prices; set judge.prices.{unpriced[0]}: "
+        "{input_per_mtok: ..., output_per_mtok: ...} to count it"
+    )
 
 
 def unpriced_models(judge: JudgeConfig) -> list[str]:
@@ -79,11 +84,7 @@ def with_costs(report: Report, judge: JudgeConfig) -> Report:
         why = f"no price for {', '.join(unpriced)} under judge.prices"
         extra.update({"judge_cost_usd": None, "judge_cost_unknown": why, COST_USD: None})
         cases = [_unpriced(c) for c in cases]
-        warnings = [
-            *warnings,
-            f"judge cost unknown: {why}; set judge.prices.{unpriced[0]}: "
-            "{input_per_mtok: ..., output_per_mtok: ...} to count it",
-        ]
+        warnings = [*warnings, unknown_cost_warning(unpriced)]
     extra["judge_by_kind"] = by_kind(cases)
     suite = SuiteBlock.model_validate({**report.suite.model_dump(), **extra})
     return report.model_copy(update={"suite": suite, "cases": cases, "warnings": warnings})
