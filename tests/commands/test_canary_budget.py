@@ -77,7 +77,7 @@ def _cases(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_a_canary_within_its_budget_is_promoted_and_says_what_it_cost(tmp_path: Path) -> None:
-    code, report, _, fake = _canary(tmp_path, max_calls=100, budget_usd=1.0)
+    code, report, comment, fake = _canary(tmp_path, max_calls=100, budget_usd=1.0)
     assert (code, report["verdict"], fake.call_count) == (0, "promote", 2 * N)
     assert report["judge_calls"] == 2 * N
     assert report["judge_cost_usd"] == pytest.approx(2 * N * CALL_USD)
@@ -89,6 +89,7 @@ def test_a_canary_within_its_budget_is_promoted_and_says_what_it_cost(tmp_path: 
         "exhausted": False,
     }
     assert all(c["judge_error"] is None for c in _cases(report))
+    assert " · judge $0.00" in comment  # $0.0028, in the gate's footer's figures
 
 
 def test_max_calls_stops_the_canary_loudly_and_it_is_never_promoted(tmp_path: Path) -> None:
@@ -153,7 +154,7 @@ def test_an_unpriced_judge_costs_unknown_never_zero(tmp_path: Path) -> None:
         "{input_per_mtok: ..., output_per_mtok: ...} to count it"
     )
     assert report["warnings"].count(warning) == 1
-    assert "$0.00" not in comment
+    assert "$0.00" not in comment and " · judge cost unknown" in comment
 
 
 def test_the_offline_judge_spends_nothing_and_says_no_cost(tmp_path: Path) -> None:
