@@ -24,6 +24,10 @@ from tests.fakes.corpus_model import INVENTED, CorpusModel
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 DAY = "2026-12-03"
+UNPRICED = (
+    "judge cost unknown: no price for fake-gen under judge.prices; set judge.prices.fake-gen: "
+    "{input_per_mtok: ..., output_per_mtok: ...} to count it"
+)
 
 
 def _config(tmp_path: Path, base_url: str, **judge: Any) -> Path:
@@ -112,6 +116,8 @@ def test_ten_equal_documents_give_a_case_file_run_accepts(tmp_path: Path, capsys
         "  zh-warranty: 3 / 3 / 0",
         "asked again: 1 case(s) with a point or quote not in the document, or not given at first",
         "questions per document: Gini 0.06",
+        "model calls: 17, cost unknown",
+        f"warning: {UNPRICED}",
         f"Tip: review them with `ragjudge cases review {out}`: a pending case runs but gates nothing",
     ]
     # `ragjudge run` takes the file: every case runs against the example service, pending, gating nothing.
@@ -199,6 +205,8 @@ def test_twelve_documents_misfits_dropped_after_one_retry_and_counted(
         "too short to ask about (under 15 words): en-stub",
         "asked again: 5 case(s) with a point or quote not in the document, or not given at first",
         "questions per document: Gini 0.25",
+        f"model calls: {fake.call_count}, cost unknown",
+        f"warning: {UNPRICED}",
         f"Tip: review them with `ragjudge cases review {out}`: a pending case runs but gates nothing",
     ]
     assert len(load_cases([out]).cases) == 20

@@ -162,3 +162,12 @@ def test_a_budget_is_per_shard_and_the_merge_states_both(tmp_path: Path) -> None
         f"shard 1/2: budget exhausted: 4 of 4 judge calls made (judge.max_calls) after 4 of {first} cases"
     )
     assert "; shard 2/2: budget exhausted: 4 of 4 judge calls made" in report["error_reason"]
+
+
+def test_the_reason_names_the_ceiling_that_stopped_the_run(tmp_path: Path) -> None:
+    # With both set, max_calls stopped it: the reason names that one, not the USD ceiling it never reached.
+    code, report, fake = _run(tmp_path, max_calls=5, budget_usd=100.0)
+    assert (code, fake.call_count) == (3, 5)
+    assert report["error_reason"].startswith(
+        "budget exhausted: 5 of 5 judge calls made (judge.max_calls) after 5 of 12 cases; 7 not judged are errors"
+    )

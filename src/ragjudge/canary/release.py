@@ -8,8 +8,9 @@ from pathlib import Path
 
 from ragjudge.canary.decision import decide
 from ragjudge.canary.feedback import ARMS, Feedback, from_file, from_url
+from ragjudge.canary.judge_spend import ran_out
 from ragjudge.canary.prometheus import from_prometheus
-from ragjudge.canary.report import CanaryReport, build_report
+from ragjudge.canary.report import CanaryReport, build_report, with_spend
 from ragjudge.canary.sample import ArmRun, run_sample
 from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, FAITHFULNESS, CanaryRule, parse_canary_rules
 from ragjudge.canary.values import ArmEvidence, Evidence, Settings
@@ -19,7 +20,9 @@ from ragjudge.config.loader import register_secrets
 from ragjudge.config.model import Config
 from ragjudge.endpoint.client import EndpointClient
 from ragjudge.errors import ConfigError, ExitCode
+from ragjudge.gate.spending import counting_budget, known_cost
 from ragjudge.interrupt import interrupted
+from ragjudge.judge.budget import Budget
 from ragjudge.judge.factory import make_judge
 from ragjudge.judge.interface import host_of
 from ragjudge.report.provenance_block import JudgeInfoBlock
@@ -95,7 +98,7 @@ def _warnings(runs: dict[str, ArmRun]) -> list[str]:
 
 def _run_arms(
     config: Config, canary: CanaryConfig, request: CanaryRequest, rules: tuple[CanaryRule, ...]
-) -> tuple[dict[str, ArmRun], list[str], JudgeInfoBlock]:
+) -> tuple[dict[str, ArmRun], list[str], JudgeInfoBlock, Budget | None]:
     if canary.sample is None:
         raise ConfigError(
             "canary.sample is not set",
@@ -116,13 +119,16 @@ def _run_arms(
         )
         for arm in ARMS
     }
-    judge = make_judge(config.judge) if any(r.metric == FAITHFULNESS for r in rules) else None
+    judged = any(r.metric == FAITHFULNESS for r in rules)
+    spent: list[str] = []
+    spend = counting_budget(config.judge, spent) if judged else None
+    judge = make_judge(config.judge, spend=spend) if judged else None
     runs = run_sample(cases, clients, judge, config.endpoint.concurrency, config.judge.concurrency)
     if deadline.stopped():
         # Calls cut off by the stop failed: latencies and faithfulness of part of the sample would decide.
         answered = sum(len(run.latencies) for run in runs.values())
         raise interrupted(f"the canary sample was done ({answered} of {2 * len(cases)} calls answered)")
-    warnings = [*case_set.warnings, *_warnings(runs)]
+    warnings = [*case_set.warnings, *spent, *_warnings(runs)]
     if request.sample_size is not None and request.sample_size > len(case_set.cases):
         warnings.append(
             f"sample_size {request.sample_size} asks more than the {len(case_set.cases)} questions in "
@@ -142,7 +148,7 @@ def _run_arms(
                 "faithfulness was judged by the offline lexical judge (shared words, not meaning); "
                 "set judge.provider: openai for a model judge"
             )
-    return runs, warnings, judge_info
+    return runs, warnings, judge_info, spend
 
 
 def run_canary(request: CanaryRequest) -> CanaryOutcome:
@@ -166,8 +172,9 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
     runs: dict[str, ArmRun] | None = None
     warnings: list[str] = []
     judge_info = JudgeInfoBlock()
+    spend: Budget | None = None
     if any(r.metric != DISLIKE_RATE_RATIO for r in rules):
-        runs, warnings, judge_info = _run_arms(config, canary, request, rules)
+        runs, warnings, judge_info, spend = _run_arms(config, canary, request, rules)
 
     arm_feedback = {arm: feedback.arm(arm) if feedback else None for arm in ARMS}
     evidence = Evidence(
@@ -209,6 +216,18 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
             "rerun with RAGJUDGE_DEBUG=1 for a traceback, and report it)"
         )
 
+    out_of_budget = ran_out(spend, runs) if spend is not None and runs is not None else None
+    if out_of_budget is not None:
+        # Part of the sample unjudged: what was judged cannot promote; a rule failed on it still rolls back (and
+        # the budget is then the first warning, not a reason).
+        if decision.verdict != "rollback":
+            exit_code = ExitCode.COULD_NOT_EVALUATE
+            decision = dataclasses.replace(decision, verdict="inconclusive")
+            extra.insert(0, out_of_budget)
+        else:
+            warnings.insert(0, out_of_budget)
+    cost = known_cost(spend, config.judge, warnings) if spend is not None else None
+
     report = build_report(
         decision,
         runs,
@@ -219,5 +238,7 @@ def run_canary(request: CanaryRequest) -> CanaryOutcome:
         extra,
         settings,
     )
+    if spend is not None:
+        report = with_spend(report, spend, cost)
     register_secrets(config)
     return CanaryOutcome(redact(report), exit_code)

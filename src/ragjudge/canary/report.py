@@ -19,7 +19,9 @@ from ragjudge.canary.sample import ArmRun
 from ragjudge.canary.statistical import percent
 from ragjudge.canary.thresholds import DISLIKE_RATE_RATIO, LIMIT_MS_METRICS, RATIO_METRICS, TIMING_METRICS
 from ragjudge.canary.values import Decision, MetricResult, Settings
+from ragjudge.judge.budget import EXHAUSTED, Budget
 from ragjudge.metrics import registry
+from ragjudge.metrics.names import JUDGE_COST_USD
 from ragjudge.report.markdown import COMMENT_LIMIT, environment, load_template
 from ragjudge.report.provenance_block import JudgeInfoBlock
 from ragjudge.report.warning_kinds import by_kind
@@ -74,6 +76,9 @@ class CaseObservation(_Model):
     """Why the call failed, as the gate words an endpoint error; null when it succeeded."""
     ttft_ms: float | None = None
     """Time to the first token (ms) of a streamed reply; null for a JSON body or a failed call."""
+    judge_error: str | None = None
+    """Why the answer has no judgement though it needed one: `budget exhausted: ...` (the canary's judge budget
+    ran out first) or `judge failed inside ragjudge: ...`; null otherwise. Either keeps the canary from a promote."""
 
 
 class ArmBlock(_Model):
@@ -121,6 +126,21 @@ class ArmsBlock(_Model):
     """The stable version it is compared with."""
 
 
+class JudgeBudgetBlock(_Model):
+    """A canary's judge budget: its ceilings and what was spent against them."""
+
+    budget_usd: float | None
+    """`judge.budget_usd`: at most this many USD of judge calls; null when unset."""
+    max_calls: int | None
+    """`judge.max_calls`: at most this many judge calls; null when unset."""
+    spent_usd: float
+    """What the calls made cost at `judge.prices` (an unpriced model's count as 0 here: see `judge_cost_usd`)."""
+    calls: int
+    """Judge calls made."""
+    exhausted: bool
+    """True when a call was refused for passing a ceiling: answers were left unjudged, and no promote."""
+
+
 class CanaryReport(_Model):
     """The whole canary report as written by `--report`."""
 
@@ -148,6 +168,14 @@ class CanaryReport(_Model):
     http://host:9090`); null without feedback."""
     judge_info: JudgeInfoBlock = Field(default_factory=JudgeInfoBlock)
     """The judge that scored faithfulness; empty (`{}`) when no rule needed one."""
+    judge_calls: int = 0
+    """Calls made to the model judge (cache hits are not calls); 0 without one."""
+    judge_cost_usd: float | None = None
+    """What those calls cost at `judge.prices`, by the usage they reported; null without a model judge, and null
+    (unknown, never 0) when its model has no price: a warning then names the key to set."""
+    judge_budget: JudgeBudgetBlock | None = None
+    """The ceilings the canary's judge was held to (`judge.budget_usd`, `judge.max_calls`: each canary its own)
+    and what it spent; null without a ceiling."""
     warnings: list[str] = Field(default_factory=list)
     """Sentences about the run a person should read (a sample smaller than asked, the same URL on both arms, a
     lexical judge, ...); empty when there is nothing to say."""
@@ -203,6 +231,7 @@ def _arm_block(run: ArmRun | None, feedback: ArmFeedback | None) -> ArmBlock:
                 faithfulness=o.faithfulness,
                 error=o.error,
                 ttft_ms=o.ttft_ms,
+                judge_error=o.judge_bug or (o.unscored if o.unscored and EXHAUSTED in o.unscored else None),
             )
             for o in (run.observations if run else ())
         ],
@@ -233,6 +262,18 @@ def build_report(
         judge_info=judge_info,
         warnings=list(warnings),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def with_spend(report: CanaryReport, spend: Budget, cost: float | None) -> CanaryReport:
+    """The report with what the canary's judge spent, and its budget when one was set."""
+    kept = spend.ceiling.usd is not None or spend.ceiling.calls is not None
+    return report.model_copy(
+        update={
+            "judge_calls": spend.calls,
+            JUDGE_COST_USD: cost,
+            "judge_budget": JudgeBudgetBlock.model_validate(spend.as_dict()) if kept else None,
+        }
     )
 
 

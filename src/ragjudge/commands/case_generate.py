@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
@@ -26,6 +26,7 @@ from ragjudge.cases.clustering import near_duplicates
 from ragjudge.cases.corpus import EXAMPLE, MAX_DOCUMENT_CHARS, Document, load_corpus
 from ragjudge.cases.saving import Addition, append, open_target
 from ragjudge.cases.schema import CaseModel
+from ragjudge.commands import case_generate_dry_run as dry_run
 from ragjudge.config.loader import load_config
 from ragjudge.errors import ConfigError, EvaluationError, UsageError
 from ragjudge.outpaths import check_output_paths
@@ -37,6 +38,10 @@ MAX_CASES = 1000
 """The most cases one `cases generate` asks for: each is a model's work and a person's review."""
 NEAR_DUPLICATE = "near-duplicate"
 """The reason counted for a generated question that repeats an earlier one, or one of the case file's."""
+BUDGET_TIP = (
+    "the cases generated are written; raise --max-calls or --budget-usd (judge.max_calls, judge.budget_usd) and "
+    "rerun for the rest (`--dry-run` says what it would take)"
+)
 OFFLINE_TIP = (
     "set judge.provider: openai, judge.model and judge.api_key: ${OPENAI_API_KEY} in ragjudge.yml "
     "(and judge.base_url for another OpenAI-compatible server), or pass --config with such a file"
@@ -51,6 +56,19 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text} is negative")
     return value
+
+
+def _positive(kind: type[float] | type[int]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' if kind is int else ''}number") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text} is not above 0")
+        return value
+
+    return parse
 
 
 def add_parser(tools: Any) -> None:
@@ -68,6 +86,18 @@ def add_parser(tools: Any) -> None:
     g.add_argument("--seed", type=int, default=0, help="which documents win a tie, and the model's seed (default 0)")
     g.add_argument("--config", type=Path, help="config file with the judge's model (default: ./ragjudge.yml)")
     g.add_argument("--date", type=date.fromisoformat, metavar="YYYY-MM-DD", help="date in the tags (default: today)")
+    g.add_argument(
+        "--max-calls", type=_positive(int), metavar="N", help="at most N model calls (overrides judge.max_calls)"
+    )
+    g.add_argument(
+        "--budget-usd",
+        type=_positive(float),
+        metavar="USD",
+        help="at most USD of model calls at judge.prices (overrides judge.budget_usd)",
+    )
+    g.add_argument(
+        "--dry-run", action="store_true", help="read the inputs, ask nothing: print the calls, tokens and cost"
+    )
     g.set_defaults(handler=handle)
 
 
@@ -135,11 +165,20 @@ def handle(args: argparse.Namespace) -> int:
     docs = load_corpus(args.corpus)
     target = open_target(args.out)
     existing = validate([(target.path, target.items)]).cases if target.items else ()
-    judge = config.judge.model_copy(update={"seed": args.seed})
+    # A generation is one budget (`judge.budget_usd`, `judge.max_calls`, or the flags), as a gate run is.
+    ceilings = {"max_calls": args.max_calls, "budget_usd": args.budget_usd}
+    judge = config.judge.model_copy(update={"seed": args.seed, **{k: v for k, v in ceilings.items() if v is not None}})
+    tasks = plan(docs, args.n, args.out_of_scope, args.conversations, args.seed)
+    if args.dry_run:
+        asked_for = f"{args.n} questions, {args.out_of_scope} out of scope, {args.conversations} conversations"
+        print("\n".join(dry_run.describe(dry_run.plan_generation(tasks, judge), judge, asked_for)))
+        return 0
+    from ragjudge.gate.spending import counting_budget, known_cost  # imported late, as the generator
     from ragjudge.judge.generator import Generator  # imported late: `cases stats` has no use for the judge
 
-    generator = Generator(judge)
-    tasks = plan(docs, args.n, args.out_of_scope, args.conversations, args.seed)
+    warnings: list[str] = []
+    spend = counting_budget(judge, warnings)
+    generator = Generator(judge, spend=spend)
     with ThreadPoolExecutor(max_workers=max(1, min(judge.concurrency, len(tasks) or 1))) as pool:
         outcomes = list(pool.map(lambda t: generator.generate(t.document, t.kind, t.count), tasks))
     when: date = args.date or date.today()
@@ -170,7 +209,13 @@ def handle(args: argparse.Namespace) -> int:
         )
     if kept:
         append(target, [Addition(data, note) for _, data, note in kept])
-    _summary(args, docs, judge.model, outcomes, kept, dropped)
+    bill: list[str] = []
+    if spend is not None:
+        cost = known_cost(spend, judge, warnings)
+        bill.append(f"model calls: {spend.calls}, cost " + ("unknown" if cost is None else f"${cost:.4f}"))
+    _summary(args, docs, judge.model, outcomes, kept, dropped, [*bill, *(f"warning: {w}" for w in warnings)])
+    if spend is not None and spend.exhausted is not None:
+        raise EvaluationError(_ran_out(spend.reason(), spend.calls, dropped), tip=BUDGET_TIP)
     failed = [o for o in outcomes if o.failure]
     if failed:
         raise EvaluationError(
@@ -180,6 +225,17 @@ def handle(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ran_out(reason: str, calls: int, dropped: Sequence[tuple[Any, str, str]]) -> str:
+    """The budget's reason, and the cases it left ungenerated, by document."""
+    from ragjudge.judge.generator import NOT_GENERATED
+
+    left = Counter(o.document.id for o, why, _ in dropped if why == NOT_GENERATED)
+    where = ", ".join(f"{doc} {n}" for doc, n in left.items())
+    return f"{reason} after {calls} model call(s); {left.total()} case(s) not generated" + (
+        f" ({where})" if where else ""
+    )
+
+
 def _summary(
     args: argparse.Namespace,
     docs: Sequence[Document],
@@ -187,6 +243,7 @@ def _summary(
     outcomes: Sequence[Any],
     kept: Sequence[tuple[Any, dict[str, Any], str]],
     dropped: Sequence[tuple[Any, str, str]],
+    bill: Sequence[str],
 ) -> None:
     by_kind = Counter(o.kind for o, _, _ in kept)
     askable = [d for d in docs if size_of(d.text) >= MIN_WORDS]
@@ -226,5 +283,7 @@ def _summary(
         print(f"asked again: {retried} case(s) with a point or quote not in the document, or not given at first")
     questions = Counter(o.document.id for o, _, _ in kept if o.kind == "questions")
     print(f"questions per document: Gini {gini([questions[d.id] for d in askable]):.2f}")
+    for line in bill:
+        print(line)
     if kept:
         print(f"Tip: review them with `ragjudge cases review {args.out}`: a pending case runs but gates nothing")

@@ -154,19 +154,20 @@ class JudgeConfig(Section):
     budget_usd: float | None = Field(
         None,
         gt=0,
-        description="At most this many USD of judge calls a run (a shard: its own), at `prices`: a call that would "
-        'pass it is not made, the cases left are `error` ("budget exhausted: ..."), every output is written and '
-        "the run exits 3. Unset: no ceiling.",
+        description="At most this many USD of judge calls a run (a shard, a canary, a `cases generate`: each its "
+        'own), at `prices`: a call that would pass it is not made, the cases left are `error` ("budget exhausted: '
+        '..."), every output is written and the run exits 3. Unset: no ceiling.',
     )
     max_calls: int | None = Field(
         None,
         ge=1,
-        description="At most this many judge calls a run (a shard: its own), kept like `budget_usd`. Unset: no "
-        "ceiling.",
+        description="At most this many judge calls a run (a shard, a canary, a `cases generate`: each its own), kept "
+        "like `budget_usd`. Unset: no ceiling.",
     )
     prices: dict[str, PriceConfig] = Field(
         default_factory=dict,
-        description="Per model name, its token prices for the judge's cost; a model not listed costs 0.",
+        description="Per model name, its token prices for the judge's cost; a model not listed has its cost unknown "
+        "(null, never 0), with a warning naming the key to set.",
     )
     calibration: Path | None = Field(
         None,

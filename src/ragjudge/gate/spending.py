@@ -9,13 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragjudge.config.judge_config import JudgeConfig
-from ragjudge.judge.budget import Budget, Ceiling
+from ragjudge.judge.budget import EXHAUSTED, Budget, Ceiling
 from ragjudge.metrics.names import COST_USD, JUDGE_COST_USD
 from ragjudge.report.case_block import CaseBlock
 from ragjudge.report.model import Report
 from ragjudge.report.suite_block import SuiteBlock
-
-EXHAUSTED = "budget exhausted"
 
 
 def run_budget(judge: JudgeConfig, warnings: list[str]) -> Budget | None:
@@ -32,6 +30,36 @@ def run_budget(judge: JudgeConfig, warnings: list[str]) -> Budget | None:
                 f"{unpriced[0]}: {{input_per_mtok: ..., output_per_mtok: ...}} (judge.max_calls holds regardless)"
             )
     return Budget(Ceiling(judge.budget_usd, judge.max_calls, prices))
+
+
+def counting_budget(judge: JudgeConfig, warnings: list[str]) -> Budget | None:
+    """A canary's or a generation's budget: its ceilings when set, else one with none that only counts what
+    was spent (so the cost can be said); None without a model."""
+    if judge.provider != "openai":
+        return None
+    kept = run_budget(judge, warnings)
+    if kept is not None:
+        return kept
+    prices = {m: (p.input_per_mtok, p.output_per_mtok) for m, p in judge.prices.items()}
+    return Budget(Ceiling(None, None, prices))
+
+
+def known_cost(spend: Budget, judge: JudgeConfig, warnings: list[str]) -> float | None:
+    """What `spend` counted, at `judge.prices`; None (unknown, never 0) when a model it asked has no price, with
+    one warning naming the key to set."""
+    unpriced = unpriced_models(judge)
+    if unpriced and spend.calls:
+        warnings.append(unknown_cost_warning(unpriced))
+        return None
+    return round(spend.spent_usd, 6)
+
+
+def unknown_cost_warning(unpriced: Sequence[str]) -> str:
+    """The one warning for a judge cost that is unknown: the models without a price, and the key to set."""
+    return (
+        f"judge cost unknown: no price for {', '.join(unpriced)} under judge.prices; set judge.prices.{unpriced[0]}: "
+        "{input_per_mtok: ..., output_per_mtok: ...} to count it"
+    )
 
 
 def unpriced_models(judge: JudgeConfig) -> list[str]:
@@ -56,11 +84,7 @@ def with_costs(report: Report, judge: JudgeConfig) -> Report:
         why = f"no price for {', '.join(unpriced)} under judge.prices"
         extra.update({JUDGE_COST_USD: None, "judge_cost_unknown": why, COST_USD: None})
         cases = [_unpriced(c) for c in cases]
-        warnings = [
-            *warnings,
-            f"judge cost unknown: {why}; set judge.prices.{unpriced[0]}: "
-            "{input_per_mtok: ..., output_per_mtok: ...} to count it",
-        ]
+        warnings = [*warnings, unknown_cost_warning(unpriced)]
     extra["judge_by_kind"] = by_kind(cases)
     suite = SuiteBlock.model_validate({**report.suite.model_dump(), **extra})
     return report.model_copy(update={"suite": suite, "cases": cases, "warnings": warnings})

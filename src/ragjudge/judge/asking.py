@@ -63,10 +63,15 @@ class Tally:
 class Asker:
     """Validated replies from a `ChatCaller`; thread-safe."""
 
-    def __init__(self, config: JudgeConfig, caller: ChatCaller, cache: JudgeCache) -> None:
+    def __init__(
+        self, config: JudgeConfig, caller: ChatCaller, cache: JudgeCache, spend: budget.Budget | None = None
+    ) -> None:
         self.config = config
         self.caller = caller
         self.cache = cache
+        self.spend = spend
+        """This asker's own budget (a canary's, a generation's): `ragjudge serve` runs canaries side by side, so
+        theirs cannot be the process-wide one `budget.running` sets for a gate run. None: that one, if any."""
 
     def ask(
         self,
@@ -111,7 +116,7 @@ class Asker:
                 return parsed
         convo = list(messages)
         error = ""
-        spend = budget.current()
+        spend = self.spend if self.spend is not None else budget.current()
         for _ in range(2):
             if spend is not None:
                 refused = spend.admit(target.model, sum(len(m["content"]) for m in convo))

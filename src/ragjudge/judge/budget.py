@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+EXHAUSTED = "budget exhausted"
+"""How every refusal's reason begins."""
 CHARS_PER_TOKEN = 4
 """The documented estimate of a prompt's tokens from its characters, before the call says how many it had."""
 
@@ -48,6 +50,8 @@ class Budget:
         """Why a call was refused, once one was."""
 
     def reason(self) -> str:
+        if self.exhausted is not None:  # the ceiling that refused, not the other one
+            return self.exhausted
         c = self.ceiling
         if c.usd is not None:
             return f"budget exhausted: ${self.spent_usd:.2f} of ${c.usd:.2f} spent (judge.budget_usd)"

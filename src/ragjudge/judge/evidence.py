@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.asking import Asker, Tally
+from ragjudge.judge.budget import Budget
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.interface import LogFn
 from ragjudge.judge.openai_judge import CallFailed, ChatCaller, Target
@@ -184,10 +185,10 @@ class EvidenceScorer:
     response-format fallback is learned once per model.
     """
 
-    def __init__(self, config: JudgeConfig, caller: ChatCaller | None = None) -> None:
+    def __init__(self, config: JudgeConfig, caller: ChatCaller | None = None, spend: Budget | None = None) -> None:
         self.config = config
         self.caller = caller or ChatCaller(config)
-        self.asker = Asker(config, self.caller, JudgeCache(config.cache))
+        self.asker = Asker(config, self.caller, JudgeCache(config.cache), spend)
         self.target = Target(config.model, config.base_url)
         self.name = config.model
 

@@ -22,6 +22,7 @@ from ragjudge.cases.corpus import Document
 from ragjudge.cases.language import NAMES, Language, language_of
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.judge.asking import Asker, Tally
+from ragjudge.judge.budget import EXHAUSTED, Budget
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import CallFailed, ChatCaller, Target
 from ragjudge.judge.interface import LogFn
@@ -35,6 +36,8 @@ MORE = "more than asked"
 """The reason counted for cases past the number asked (they are not kept)."""
 FAILED = "model call failed"
 """The reason counted for the cases of a document whose call failed."""
+NOT_GENERATED = "not generated (budget exhausted)"
+"""The reason counted for the cases of a document whose call the budget refused (`--max-calls`, `--budget-usd`)."""
 _TAGS = fence_tags("document")
 
 
@@ -115,10 +118,10 @@ def messages_for(document: Document, kind: Kind, count: int, language: Language)
 class Generator:
     """Asks the judge's model for cases, one document per call; thread-safe."""
 
-    def __init__(self, config: JudgeConfig, log: LogFn | None = None) -> None:
+    def __init__(self, config: JudgeConfig, log: LogFn | None = None, spend: Budget | None = None) -> None:
         self.config = config
         self.caller = ChatCaller(config)
-        self.asker = Asker(config, self.caller, JudgeCache(config.cache))
+        self.asker = Asker(config, self.caller, JudgeCache(config.cache), spend)
         self.target = Target(config.model, config.base_url)
         self.schema = schema_format("ragjudge_generate", GenerationReply)
         self._log: LogFn = log or (lambda entry: None)
@@ -163,7 +166,8 @@ class Generator:
         except CallFailed as exc:
             outcome.failure = exc.reason
             missing = count - len(outcome.kept) - sum(1 for d in outcome.drops if d.reason != MORE)
-            outcome.drops.extend(Drop(FAILED, exc.reason) for _ in range(missing))
+            why = NOT_GENERATED if exc.reason.startswith(EXHAUSTED) else FAILED
+            outcome.drops.extend(Drop(why, exc.reason) for _ in range(missing))
         return outcome
 
     def _sort(

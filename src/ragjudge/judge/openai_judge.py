@@ -21,6 +21,7 @@ from ragjudge.cases.case import Case
 from ragjudge.config.judge_config import JudgeConfig
 from ragjudge.endpoint.trace import Trace
 from ragjudge.judge.asking import Asker, Tally
+from ragjudge.judge.budget import Budget
 from ragjudge.judge.cache import JudgeCache
 from ragjudge.judge.chat import MODES, CallFailed, ChatCaller, Completion, Target, Throttle
 from ragjudge.judge.criteria import criteria_for
@@ -69,6 +70,7 @@ class OpenAIJudge:
         rules: Sequence[Threshold] = (),
         caller: ChatCaller | None = None,
         classify_refusal: bool = False,
+        spend: Budget | None = None,
     ) -> None:
         self.config = config
         self.classify_refusal = classify_refusal
@@ -76,7 +78,7 @@ class OpenAIJudge:
         self.name = config.model
         self.rules = list(rules)
         self.caller = caller or ChatCaller(config)
-        self.asker = Asker(config, self.caller, JudgeCache(config.cache))
+        self.asker = Asker(config, self.caller, JudgeCache(config.cache), spend)
         self.primary = Target(config.model, config.base_url)
         esc = config.escalate
         self.escalate = Target(esc.model, esc.base_url or config.base_url, escalation=True) if esc else None
