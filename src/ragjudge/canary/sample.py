@@ -39,11 +39,11 @@ class Observation:
     unscored: str | None = None
     """Why the judge could not score this answer."""
     ttft_ms: float | None = None
+    """Time to the first token of a streamed reply; None for a JSON body or a failed call."""
     passages_unknown: bool = False
+    """The reply exposed no passages (`Trace.passages_unknown`): its faithfulness cannot be scored."""
     judge_bug: str | None = None
     """`judge failed inside ragjudge: TYPE: MESSAGE` when the judge raised (a bug): no canary is promoted past it."""
-    """The reply exposed no passages (`Trace.passages_unknown`): its faithfulness cannot be scored."""
-    """Time to the first token of a streamed reply; None for a JSON body or a failed call."""
 
 
 @dataclass(frozen=True)
