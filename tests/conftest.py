@@ -24,6 +24,7 @@ pytest_plugins = [
     "tests.fakes.hayhooks_server",
     "tests.fakes.ai_sdk_server",
     "tests.fakes.pydantic_ai_server",
+    "tests.fakes.phoenix_server",
 ]
 
 
