@@ -5,6 +5,7 @@ that is down or answers badly leaves the trace metrics unknown with a warning na
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -255,3 +256,19 @@ def test_a_bad_store_setting_is_exit_2_naming_the_key(
     assert message in outcome.err
     assert "Traceback" not in outcome.err
     assert server.requests == []  # before any call
+
+
+def test_a_store_needs_no_traces_extra_but_the_export_does(
+    ws: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As when opentelemetry-proto is not installed: the store is read with requests alone.
+    monkeypatch.setitem(sys.modules, "opentelemetry.proto.collector.trace.v1", None)
+    with ResponderServer(lambda ex: ex.json({"data": [], "next_cursor": None})) as store:
+        outcome, report, _ = store_run(ws, capsys, {"kind": "phoenix", "url": store.origin}, None, settle_s=0.1)
+        unknown_for_every_case(outcome, report)
+        assert len(store.requests) >= 2
+        exporting, _, _ = store_run(
+            ws, capsys, {"kind": "phoenix", "url": store.origin}, None, export={"url": store.origin}
+        )
+    assert exporting.code == 2
+    assert "ragjudge.yml: traces: reading OpenTelemetry spans needs the `traces` extra" in exporting.err

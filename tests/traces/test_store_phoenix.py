@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +27,7 @@ from ragjudge.traces.redaction import redact_text
 from ragjudge.traces.store import SpanStore
 from ragjudge.traces.store_reader import StoreReader
 from ragjudge.traces.stores import PHOENIX
-from tests.fakes.phoenix_server import RunningPhoenix
+from tests.fakes.phoenix_server import PHOENIX_VERSION, RunningPhoenix
 
 Attrs = dict[str, Any]
 
@@ -180,3 +182,8 @@ def test_phoenix_gives_the_reading_the_receiver_gives(
     # The service's span, as the receiver saw it: it continues ragjudge's.
     (top,) = [s for s in stored if s.parent_span_id == context.span_id]
     assert top.name == "POST /ask"
+
+
+def test_ci_installs_the_phoenix_the_row_was_measured_on() -> None:
+    ci = (Path(__file__).parents[2] / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.findall(r"^PHOENIX_VERSION=(\S+)$", ci, re.MULTILINE) == [PHOENIX_VERSION]
