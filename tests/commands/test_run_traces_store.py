@@ -6,6 +6,7 @@ that is down or answers badly leaves the trace metrics unknown with a warning na
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -171,16 +172,20 @@ def misbehaving(answer: Callable[[Exchange], None]) -> ResponderServer:
         (lambda ex: ex.json({"spans": []}), "answered with spans ragjudge cannot read: the reply has no `data` list"),
         (lambda ex: ex.send(200, b'{"data": [' + b" " * 20_000 + b"]}"), "answered more than 4096 bytes"),
         (lambda ex: ex.send(401, b"{}"), "answered HTTP 401 (set traces.store.api_key_env to the variable that"),
+        # Past what is left of settle_s (0.5 s here), and 2 s at least: a hanging store costs what a missing trace does.
+        (lambda ex: ex.hang(30), "did not answer in time"),
     ],
-    ids=["500", "garbage", "bad-span", "other-shape", "huge", "unauthorised"],
+    ids=["500", "garbage", "bad-span", "other-shape", "huge", "unauthorised", "hangs"],
 )
 def test_a_store_that_answers_badly_leaves_the_trace_metrics_unknown_with_a_warning_naming_it(
     ws: Path, capsys: pytest.CaptureFixture[str], answer: Callable[[Exchange], None], reason: str
 ) -> None:
+    started = time.monotonic()
     with misbehaving(answer) as store:
         outcome, report, _ = store_run(
-            ws, capsys, {"kind": "phoenix", "url": store.origin}, exports_to=None, max_body_bytes=4096
+            ws, capsys, {"kind": "phoenix", "url": store.origin}, exports_to=None, settle_s=0.5, max_body_bytes=4096
         )
+    assert time.monotonic() - started < 8  # two cases, one request each, 2 s at most
     unknown_for_every_case(outcome, report)
     warnings = trace_warnings(report)
     assert len(warnings) == 1

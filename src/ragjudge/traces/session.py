@@ -1,5 +1,6 @@
-"""One run's tracing: the receiver up for the run, a trace context per request, each reply joined with its
-spans, and the run's warnings about what did not arrive."""
+"""One run's tracing: the receiver up for the run (or, with `traces.store`, the team's trace store asked after
+each reply), a trace context per request, each reply joined with its spans, and the run's warnings about what did
+not arrive."""
 
 from __future__ import annotations
 
@@ -55,7 +56,8 @@ def conventions_of(config: TracesConfig, key: str) -> tuple[Convention, ...]:
 
 
 class TraceSession:
-    """The `TraceHook` the endpoint client calls; a context manager that holds the receiver open."""
+    """The `TraceHook` the endpoint client calls; a context manager that holds the receiver open (with a store,
+    there is none to hold)."""
 
     def __init__(self, config: TracesConfig, key: str = "traces", concurrency: int = 1) -> None:
         """`concurrency`: the endpoint's (requests in flight), for `waiting_threads`."""

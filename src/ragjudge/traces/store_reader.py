@@ -1,10 +1,10 @@
 """One case's trace read from the team's trace store (`traces.store`), by the trace id ragjudge sent, within bounds.
 
-A store ingests what the service exports on its own time (Phoenix: tens of milliseconds after the exporter's
-batch), so the trace is asked for again until its spans have come and stopped changing, or `traces.settle_s` has
-passed. Each request is bounded in time (`REQUEST_TIMEOUT_S`, the whole reply) and size (`traces.max_body_bytes`);
-a store that is down or answers badly ends the wait with a reason (the case's trace metrics stay unknown), never
-the run.
+A store ingests what the service exports on its own time (Phoenix: about 0.1 s after the exporter's batch), so
+the trace is asked for again until its spans have come and stopped changing, or `traces.settle_s` has passed.
+Each request is bounded in time (the whole reply: what is left of `settle_s`, 2 to 10 s) and size
+(`traces.max_body_bytes`); a store that is down or answers badly ends the wait with a reason (the case's trace
+metrics stay unknown), never the run.
 """
 
 from __future__ import annotations
@@ -22,7 +22,9 @@ from ragjudge.transport import deadline, urls
 from ragjudge.transport.sessions import watched_session
 
 REQUEST_TIMEOUT_S = 10.0
-"""One request to the store, its whole reply read."""
+"""One request to the store, its whole reply read, at most; and no longer than what is left of `settle_s`, but
+never under `MIN_REQUEST_S`: a store that hangs costs a case about what a missing trace does."""
+MIN_REQUEST_S = 2.0
 POLL_S = (0.05, 0.1, 0.2, 0.4)
 """The pauses between asks, growing to the last."""
 QUIET_S = 1.0
@@ -77,7 +79,8 @@ class StoreReader:
         pause = iter(POLL_S)
         wait = 0.0
         while True:
-            fetched = self.fetch(context.trace_id)
+            seconds = min(REQUEST_TIMEOUT_S, max(MIN_REQUEST_S, until - time.monotonic()))
+            fetched = self.fetch(context.trace_id, seconds)
             now = time.monotonic()
             if last is None or _ids(fetched) != _ids(last):
                 unchanged_since = now
@@ -89,8 +92,9 @@ class StoreReader:
                 return fetched
             deadline.sleep(wait)
 
-    def fetch(self, trace_id: str) -> Fetched:
-        """The trace's spans as the store has them now (every page, up to `traces.max_spans`)."""
+    def fetch(self, trace_id: str, seconds: float = REQUEST_TIMEOUT_S) -> Fetched:
+        """The trace's spans as the store has them now (every page, up to `traces.max_spans`), each page within
+        `seconds`."""
         spans: list[Span] = []
         over = 0
         cursor: str | None = None
@@ -101,7 +105,7 @@ class StoreReader:
                 if cursor is not None:
                     params[self.kind.cursor_param] = cursor
                 try:
-                    page, cursor = read_reply(self.kind, self._get(session, params), self._max_chars)
+                    page, cursor = read_reply(self.kind, self._get(session, params, seconds), self._max_chars)
                 except BadReply as exc:
                     raise StoreFailure(
                         f"the trace store {self.shown} answered with spans ragjudge cannot read: {exc}"
@@ -116,15 +120,15 @@ class StoreReader:
         mine = tuple(s for s in spans if s.trace_id == trace_id)
         return Fetched(mine, over)
 
-    def _get(self, session: requests.Session, params: dict[str, str]) -> object:
+    def _get(self, session: requests.Session, params: dict[str, str], seconds: float) -> object:
         where = f"the trace store {self.shown}"
-        with deadline.limit(REQUEST_TIMEOUT_S) as limit:
+        with deadline.limit(seconds) as limit:
             try:
                 with session.get(
                     self.url,
                     params=params,
                     headers=self._headers,
-                    timeout=REQUEST_TIMEOUT_S,
+                    timeout=seconds,
                     stream=True,
                     allow_redirects=False,
                 ) as reply:
@@ -132,11 +136,11 @@ class StoreReader:
                         raise StoreFailure(f"{where} answered HTTP {reply.status_code}{_hint(reply.status_code)}")
                     body = self._read_capped(reply, where)
             except requests.RequestException as exc:
-                if limit.fired is not None:
-                    raise StoreFailure(f"{where} did not answer within {REQUEST_TIMEOUT_S:g} s") from None
+                if limit.fired is not None or isinstance(exc, requests.Timeout):
+                    raise StoreFailure(f"{where} did not answer in time") from None
                 raise StoreFailure(f"{where} could not be reached: {_why(exc)}") from None
             if limit.fired is not None:  # a body cut short can look whole
-                raise StoreFailure(f"{where} did not answer within {REQUEST_TIMEOUT_S:g} s")
+                raise StoreFailure(f"{where} did not answer in time")
         try:
             return json.loads(body)
         except (ValueError, RecursionError):
