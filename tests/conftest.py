@@ -6,8 +6,8 @@ tests in subfolders without `__init__.py` (tests/judge, tests/report, ...) impor
 shared fakes as `tests.fakes.rag`, even when run alone (`pytest tests/report`).
 
 The fakes' fixtures (`fake_openai`, `fake_github`, `rag_server`, `hayhooks_server`, a real hayhooks process, and
-`ai_sdk_server` / `ai_sdk`, a real Vercel AI SDK route run by Node) are registered here, once, as plugins: a test
-anywhere under tests/ only names them.
+`ai_sdk_server` / `ai_sdk`, a real Vercel AI SDK route run by Node, and `phoenix_server`, a real Arize Phoenix as
+the trace store) are registered here, once, as plugins: a test anywhere under tests/ only names them.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ pytest_plugins = [
     "tests.fakes.hayhooks_server",
     "tests.fakes.ai_sdk_server",
     "tests.fakes.pydantic_ai_server",
+    "tests.fakes.phoenix_server",
 ]
 
 

@@ -20,15 +20,28 @@ def show_spans(out: TextIO, tracing: TraceSession, case: Case, trace: Trace) -> 
     config = tracing.config
     joined = tracing.joined(case, trace)
     seen = joined.spans
-    print(f"\nspans (the receiver on {tracing.address}, waited up to {config.settle_s:g} s)", file=out)
+    where = f"the receiver on {tracing.address}"
+    if config.store is not None:
+        where = f"the trace store {tracing.address}, project {config.store.project}"
+    print(f"\nspans ({where}, waited up to {config.settle_s:g} s)", file=out)
     if seen is None:
         print("  not traced: the request carried no trace context", file=out)
         return int(ExitCode.GATE_FAILED), joined
     print(f"  traceparent sent: 00-{seen.trace_id}-{seen.span_id}-01", file=out)
     foreign = tracing.counts().foreign
     if not seen.arrived:
-        print("  no span arrived for this question", file=out)
-        if foreign:
+        unread = tracing.unread(seen.trace_id)
+        print(f"  {unread}" if unread else "  no span arrived for this question", file=out)
+        if unread:
+            pass
+        elif config.store is not None:
+            print(
+                f"  hint: point the service's exporter at the store (Phoenix: OTEL_EXPORTER_OTLP_ENDPOINT="
+                f"{tracing.address}, project {config.store.project}); is its sampler dropping the trace? raise "
+                "traces.settle_s if it exports late",
+                file=out,
+            )
+        elif foreign:
             print(
                 f"  hint: {foreign} span(s) came in traces ragjudge never sent: the service starts a new trace per "
                 "request instead of continuing `traceparent` (wrap its ASGI app in "

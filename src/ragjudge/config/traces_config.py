@@ -19,9 +19,14 @@ LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
 class TraceStoreConfig(Section):
     """`traces.store`: read each case's trace from the team's trace store instead of receiving it."""
 
-    kind: str = Field(description="The store's kind (`phoenix`).")
-    url: str = Field(description="The store's base URL.")
+    kind: str = Field(description="The store's kind (`phoenix`; `ragjudge.traces.stores`).")
+    url: str = Field(description="The store's base URL (Phoenix: where its UI and REST API answer).")
     project: str = Field("default", description="The store's project the service exports to.")
+    api_key_env: str | None = Field(
+        None,
+        description="The environment variable that holds the store's API key, sent as `Authorization: Bearer`; "
+        "never printed. Unset: no key is sent.",
+    )
 
 
 class TraceExportConfig(Section):
@@ -79,7 +84,9 @@ class TracesConfig(Section):
         "record, apart from the judge's cost; unset: no service cost.",
     )
     store: TraceStoreConfig | None = Field(
-        None, description="Read each trace from the team's trace store instead of receiving it (not yet built)."
+        None,
+        description="Read each trace from the team's trace store by the trace id sent, instead of receiving it: "
+        "no receiver is started, and `receive` must be left out. Joins by `traceparent` only.",
     )
     export: TraceExportConfig | None = Field(
         None, description="Send each case's verdicts back as `gen_ai.evaluation.result` events over OTLP/HTTP."

@@ -1,14 +1,18 @@
-"""One run's tracing: the receiver up for the run, a trace context per request, each reply joined with its
-spans, and the run's warnings about what did not arrive."""
+"""One run's tracing: the receiver up for the run (or, with `traces.store`, the team's trace store asked after
+each reply), a trace context per request, each reply joined with its spans, and the run's warnings about what did
+not arrive."""
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Sequence
 from types import TracebackType
 
+from ragjudge import masking
 from ragjudge.cases.case import Case
 from ragjudge.config.traces_config import TracesConfig
 from ragjudge.endpoint.spans import SpansSeen
@@ -21,7 +25,9 @@ from ragjudge.traces.joining import join
 from ragjudge.traces.otlp import Limits
 from ragjudge.traces.receiver import Receiver
 from ragjudge.traces.redaction import redact_text
-from ragjudge.traces.store import Counts, SpanStore
+from ragjudge.traces.store import Collected, Counts, SpanStore
+from ragjudge.traces.store_reader import StoreFailure, StoreReader
+from ragjudge.traces.stores import BY_NAME as STORES
 from ragjudge.transport import urls
 
 EXTRA_TIP = "install the extra: pip install 'ragjudge[traces]'"
@@ -50,21 +56,13 @@ def conventions_of(config: TracesConfig, key: str) -> tuple[Convention, ...]:
 
 
 class TraceSession:
-    """The `TraceHook` the endpoint client calls; a context manager that holds the receiver open."""
+    """The `TraceHook` the endpoint client calls; a context manager that holds the receiver open (with a store,
+    there is none to hold)."""
 
     def __init__(self, config: TracesConfig, key: str = "traces", concurrency: int = 1) -> None:
         """`concurrency`: the endpoint's (requests in flight), for `waiting_threads`."""
-        check_installed(key)
-        if config.store is not None:
-            raise ConfigError(
-                f"{key}.store: reading traces from a trace store is not built yet",
-                tip="leave traces.store out and point the service's exporter at traces.receive",
-            )
-        if not config.is_loopback() and not config.allow_remote:
-            raise ConfigError(
-                f"{key}.receive: {config.receive} is not a loopback address: spans would come from the network",
-                tip="bind 127.0.0.1, or set traces.allow_remote: true",
-            )
+        if config.store is None or config.export is not None:
+            check_installed(key)  # reading a store needs no protobuf; receiving and exporting do
         if config.export is not None:
             try:
                 urls.check_http_url(config.export.url)
@@ -75,11 +73,24 @@ class TraceSession:
         self._conventions = conventions_of(config, key)
         self._conversation_keys = tuple(k for c in self._conventions for k in c.conversation_id)
         self.store = SpanStore(config.max_spans, self._conversation_keys)
-        host, port = config.bind()
         self._key = key
-        self._receiver = Receiver(host, port, self.store, Limits(config.max_body_bytes, config.max_attribute_chars))
         self._lock = threading.Lock()
         self._sent: dict[int, tuple[Case, TraceContext, tuple[str, ...]]] = {}
+        self._receiver: Receiver | None = None
+        self.reader: StoreReader | None = None
+        self._unread: dict[str, str] = {}
+        """With a store: the trace ids it could not give, with why."""
+        self._read = self._over = 0
+        if config.store is not None:
+            self.reader = reader_of(config, key)
+            return
+        if not config.is_loopback() and not config.allow_remote:
+            raise ConfigError(
+                f"{key}.receive: {config.receive} is not a loopback address: spans would come from the network",
+                tip="bind 127.0.0.1, or set traces.allow_remote: true",
+            )
+        host, port = config.bind()
+        self._receiver = Receiver(host, port, self.store, Limits(config.max_body_bytes, config.max_attribute_chars))
 
     @property
     def waiting_threads(self) -> int:
@@ -89,11 +100,23 @@ class TraceSession:
 
     @property
     def address(self) -> str:
-        """Where the receiver listens (HOST:PORT), the port picked when `receive` asked for 0."""
-        return self._receiver.address
+        """Where the receiver listens (HOST:PORT), the port picked when `receive` asked for 0; with a store, the
+        store's URL as messages show it."""
+        return self._receiver.address if self._receiver is not None else self.shown_store
+
+    @property
+    def shown_store(self) -> str:
+        return self.reader.shown if self.reader is not None else ""
+
+    def unread(self, trace_id: str) -> str | None:
+        """Why the store could not give this trace; None when it could, or without a store."""
+        with self._lock:
+            return self._unread.get(trace_id)
 
     def __enter__(self) -> TraceSession:
         """The receiver bound and serving (just before the first request): exit 2 when the port is taken."""
+        if self._receiver is None:
+            return self
         try:
             self._receiver.start()
         except OSError as exc:
@@ -104,12 +127,14 @@ class TraceSession:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
-        self._receiver.stop()
+        if self._receiver is not None:
+            self._receiver.stop()
 
     def headers(self, case: Case, body: str | None) -> dict[str, str]:
         context = new_context()
         conversations = _conversation_ids(case, body)
-        self.store.expect(context, conversations)
+        if self.reader is None:
+            self.store.expect(context, conversations)
         with self._lock:
             # The case is held with its context: an id() is unique only while its object lives.
             self._sent[id(case)] = (case, context, conversations)
@@ -121,7 +146,11 @@ class TraceSession:
         if sent is None or sent[0] is not case:
             return trace
         _, context, conversations = sent
-        collected = self.store.take(context, time.monotonic() + self.config.settle_s)
+        collected = (
+            self.store.take(context, time.monotonic() + self.config.settle_s)
+            if self.reader is None
+            else self._from_store(self.reader, context)
+        )
         # The service's own span for the request: the one that continues ragjudge's (its parent is ours).
         served = [s.duration_ms for s in collected.spans if s.parent_span_id == context.span_id]
         seen = SpansSeen(
@@ -141,14 +170,70 @@ class TraceSession:
         )
         return join(trace, seen, reading, self.config.price)
 
+    def _from_store(self, reader: StoreReader, context: TraceContext) -> Collected:
+        try:
+            fetched = reader.settled(context, self.config.settle_s)
+        except StoreFailure as exc:
+            with self._lock:
+                self._unread[context.trace_id] = str(exc)
+            return Collected((), ())
+        with self._lock:
+            self._read += len(fetched.spans)
+            self._over += fetched.over
+        # Asked for by the trace id sent: a trace of the service's own (joined by a conversation id) is not found.
+        return Collected(fetched.spans, ("traceparent",) if fetched.spans else ())
+
     def abandoned(self, case: Case) -> None:
         with self._lock:
             sent = self._sent.pop(id(case), None)
-        if sent is not None and sent[0] is case:
+        if sent is not None and sent[0] is case and self.reader is None:
             self.store.take(sent[1], until=0.0)  # what came is let go; what comes later is counted late
 
     def counts(self) -> Counts:
-        return self.store.counts()
+        if self.reader is None:
+            return self.store.counts()
+        with self._lock:
+            reasons = Counter(self._unread.values())
+            return Counts(self._read, 0, self._over, 0, tuple(sorted(reasons.items())))
+
+
+def reader_of(config: TracesConfig, key: str) -> StoreReader:
+    """The store's reader; exit 2 naming the key for a kind ragjudge cannot read, a URL it cannot call, an API key
+    variable that is not set, or `receive` set beside the store."""
+    store = config.store
+    assert store is not None
+    kind = STORES.get(store.kind)
+    if kind is None:
+        raise ConfigError(
+            f"{key}.store.kind: unknown trace store {store.kind!r}", tip=f"use one of: {', '.join(STORES)}"
+        )
+    if "receive" in config.model_fields_set:
+        raise ConfigError(
+            f"{key}.store: `receive` is set too: spans are received, or read from the store, not both",
+            tip="leave traces.receive out to read each trace from the store",
+        )
+    try:
+        urls.check_http_url(store.url)
+    except ValueError as exc:
+        raise ConfigError(f"{key}.store.url: {exc}") from None
+    api_key = None
+    if store.api_key_env is not None:
+        api_key = os.environ.get(store.api_key_env, "")
+        if not api_key:
+            raise ConfigError(
+                f"{key}.store.api_key_env: the variable {store.api_key_env} is not set or empty",
+                tip="export it before the run, or leave api_key_env out for a store without authentication",
+            )
+        masking.register(api_key)
+    return StoreReader(
+        kind,
+        store.url,
+        store.project,
+        api_key=api_key,
+        max_body_bytes=config.max_body_bytes,
+        max_spans=config.max_spans,
+        max_attribute_chars=config.max_attribute_chars,
+    )
 
 
 def _conversation_ids(case: Case, body: str | None) -> tuple[str, ...]:
@@ -165,8 +250,17 @@ def trace_warnings(replies: Sequence[Trace | None], config: TracesConfig, addres
     passages, spans of traces ragjudge never sent."""
     traced = [t.spans for t in replies if t is not None and t.spans is not None]
     out = []
-    missing = sum(s.arrived == 0 for s in traced)
-    if missing:
+    unread = sum(n for _, n in counts.unread)
+    for reason, n in counts.unread:
+        out.append(f"{reason}: the trace of {n} of {len(traced)} cases was not read; their trace metrics stay unknown")
+    missing = sum(s.arrived == 0 for s in traced) - unread
+    if missing and config.store is not None:
+        out.append(
+            f"no spans came from the trace store {address} (project {config.store.project}) for {missing} of "
+            f"{len(traced)} cases within {config.settle_s:g} s (traces.settle_s): does the service export to it? "
+            "does it continue the `traceparent` ragjudge sends? is it sampling? Their retrieval metrics stay unknown"
+        )
+    elif missing:
         out.append(
             f"no spans arrived for {missing} of {len(traced)} cases within {config.settle_s:g} s (traces.settle_s): "
             f"is the service exporting to http://{address} (OTEL_EXPORTER_OTLP_ENDPOINT)? does it continue the "

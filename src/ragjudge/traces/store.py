@@ -34,6 +34,8 @@ class Counts:
     late: int
     """Spans that arrived after their case's reply was joined (past `traces.settle_s`, or after the service's own
     span had ended)."""
+    unread: tuple[tuple[str, int], ...] = ()
+    """With `traces.store`: why the store could not give a case's trace, with how many cases (or turns) each."""
 
 
 class SpanStore:
