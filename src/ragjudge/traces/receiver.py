@@ -7,6 +7,7 @@ dropped.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -55,10 +56,8 @@ class _Server(ThreadingHTTPServer):
         with self.lock:
             open_now = list(self.connections)
         for connection in open_now:
-            try:
+            with contextlib.suppress(OSError):  # already gone
                 connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # already gone
 
 
 class _Handler(BaseHTTPRequestHandler):
