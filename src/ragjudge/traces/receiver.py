@@ -50,9 +50,10 @@ class _Server(ThreadingHTTPServer):
             self.places.release()
 
     def close_connections(self) -> None:
-        """End every kept-alive connection. An exporter keeps its connection across runs: left open, a service
-        that outlives the run (probe, then run, on the same port) would send the next run's spans to this one's
-        threads, filed in a store nobody reads; closed, it reconnects to whoever listens now."""
+        """End every kept-alive connection. A service's exporter keeps its connection open: left open after the
+        receiver stops, a second run in the same process (a test suite, a caller of `main`) on the same port would
+        get no spans, the service sending them to this one's threads and a store nobody reads; closed, the
+        exporter reconnects to whoever listens now."""
         with self.lock:
             open_now = list(self.connections)
         for connection in open_now:
