@@ -208,3 +208,18 @@ def test_probe_shows_what_hayhooks_spans_gave(
     code, out, _ = probe(capsys, "--question", "Can penguins fly?")
     assert section(out, "spans")[4] == "  passages (haystack): none retrieved for this question"
     assert code == 0, out
+
+
+def test_a_missing_tracing_install_skips_here_but_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from tests.fakes import hayhooks_server
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.delenv("CI", raising=False)
+    missing = "hayhooks, haystack_integrations.tracing.opentelemetry, opentelemetry.instrumentation.fastapi"
+    with pytest.raises(pytest.skip.Exception, match=missing):
+        hayhooks_server.require(hayhooks_server.TRACING_MODULES, "hayhooks[tracing]")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="under CI the hayhooks tests must run, not skip"):
+        hayhooks_server.require(hayhooks_server.TRACING_MODULES, "hayhooks[tracing]")
