@@ -37,6 +37,7 @@ def test_suite_metrics_are_the_documented_ones() -> None:
         "judge_error_rate",
         "endpoint_error_rate",
         "cost_usd",
+        "judge_cost_usd",
         "answer_correctness",
         "reference_contradictions",
         "criteria.<name>_mean",

@@ -126,7 +126,8 @@ def test_the_healthy_agent_s_cases_read_right(
     assert failing == {
         "archived-refund": [
             'contradicts the reference: "Refunds are issued within 7 days of the return reaching our warehouse." '
-            '(answer: "Refunds are issued within 14 days of the return reaching our warehouse")',
+            '(answer: "Refunds are issued within 14 days of the return reaching our warehouse", from passage '
+            "refund-policy)",
             "reference_contradictions 1 > 0",
         ]
     }, outcome.out

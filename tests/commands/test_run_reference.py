@@ -187,8 +187,10 @@ def test_an_answer_from_a_stale_document_fails_naming_the_contradicted_point(jud
     assert code == 1
     stale = cases["stale"]
     assert stale["status"] == "fail"
+    # The judge tied the answer's claim to the archived passage: the reason names where the stale words came from.
     assert stale["failed_conditions"] == [
-        'contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货")',
+        'contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货", from passage '
+        "doc-refund-2021)",
         'answer_correctness 0.000 < 0.8 (misses a reference point: "需提供订单号")',
     ]
     assert stale["metrics"]["answer_correctness"] == 0.0 and stale["metrics"]["reference_contradictions"] == 1
@@ -267,7 +269,8 @@ def test_the_offline_judge_catches_the_stale_number_and_the_empty_answer(
         code, cases, _ = _run(tmp_path)
     assert code == 1
     assert cases["stale"]["failed_conditions"][0] == (
-        'contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货")'
+        'contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货", from passage '
+        "doc-refund-2021)"
     )
     assert cases["empty"]["status"] == "fail"
     assert cases["empty"]["metrics"]["answer_correctness"] == 0.0

@@ -2,20 +2,26 @@
 talks to a FakeOpenAI in this process.
 
 Use the `hayhooks_server` fixture (session-scoped: hayhooks takes seconds to start); it skips when hayhooks is
-not installed. Nothing leaves 127.0.0.1: Haystack's telemetry is off, no OTLP exporter is configured, the
-OpenAI base URL is the fake's, and the server runs in an empty folder (hayhooks loads a `.env` from its working
-directory) with its own HOME. Under strace, a server answering the plain, chat and streaming routes connected
-only to the fake.
+not installed, and fails instead under CI (``CI=true``). Nothing leaves 127.0.0.1: Haystack's telemetry is off, no
+OTLP exporter is configured, the OpenAI base URL is the fake's, and the server runs in an empty folder (hayhooks
+loads a `.env` from its working directory) with its own HOME. Under strace, a server answering the plain, chat and
+streaming routes connected only to the fake.
+
+`traced_hayhooks` is the same server with Haystack's OpenTelemetry tracer on (`hayhooks[tracing]`, as a team turns
+it on: `OTEL_EXPORTER_OTLP_ENDPOINT` and `HAYSTACK_CONTENT_TRACING_ENABLED=true`), exporting to a loopback port
+picked before it starts, where a run's `traces.receive` listens.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +66,8 @@ class RunningHayhooks:
     home: Path
     """The server's HOME: hayhooks writes .cache/hayhooks/dashboard-token there; Haystack, with telemetry
     on, would write .haystack/config.yaml."""
+    otlp_port: int | None = None
+    """Traced only: the loopback port its exporter sends to (`traces.receive: 127.0.0.1:<otlp_port>`)."""
 
     def output(self) -> str:
         return self.log.read_text(encoding="utf-8", errors="replace")
@@ -110,11 +118,51 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     raise RuntimeError(f"hayhooks did not deploy support_rag within {START_TIMEOUT_S:.0f} s:\n{log.read_text()}")
 
 
-@pytest.fixture(scope="session")
-def hayhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningHayhooks]:
-    """FakeOpenAI (answering with `answer_from_prompt`) and `hayhooks run` serving support_rag against it."""
-    pytest.importorskip("hayhooks", reason="hayhooks is not installed (it comes with pip install -e '.[test]')")
-    root = tmp_path_factory.mktemp("hayhooks")
+TRACING_MODULES = (
+    "hayhooks",
+    "haystack_integrations.tracing.opentelemetry",
+    "opentelemetry.instrumentation.fastapi",
+    "opentelemetry.sdk",
+    "opentelemetry.exporter.otlp.proto.http",
+)
+"""What `hayhooks[tracing]` brings that a traced hayhooks needs: Haystack's tracer, the FastAPI instrumentation
+that continues an incoming `traceparent`, the SDK and its OTLP/HTTP exporter."""
+
+
+def require(modules: tuple[str, ...], what: str) -> None:
+    """Skip (fail under CI) when a module the server needs is missing."""
+    missing = [m for m in modules if _missing(m)]
+    if not missing:
+        return
+    reason = f"{', '.join(missing)} not installed ({what} comes with pip install -e '.[test]')"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}: under CI the hayhooks tests must run, not skip")
+    pytest.skip(reason)
+
+
+def _missing(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is None
+    except ModuleNotFoundError:  # a parent package is missing
+        return True
+
+
+def traced_env(otlp_port: int) -> dict[str, str]:
+    """What turns hayhooks' tracing on, as a team sets it: the exporter's endpoint (hayhooks then builds the
+    tracer itself and instruments its FastAPI app, which continues the `traceparent` ragjudge sends) and
+    Haystack's content tracing (without it no span carries the documents). A batch every 100 ms, and an export
+    that nothing receives (between runs) given up after 2 s, not 10."""
+    return {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{otlp_port}",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_BSP_SCHEDULE_DELAY": "100",
+        "OTEL_EXPORTER_OTLP_TIMEOUT": "2",
+        "HAYSTACK_CONTENT_TRACING_ENABLED": "true",
+    }
+
+
+@contextmanager
+def _serve(root: Path, extra_env: Mapping[str, str], otlp_port: int | None = None) -> Iterator[RunningHayhooks]:
     log = root / "hayhooks.log"
     home = root / "home"
     home.mkdir()
@@ -125,11 +173,46 @@ def hayhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runnin
         # __main__ is empty).
         command = [sys.executable, "-c", "import sys; from hayhooks.cli import hayhooks_cli; sys.exit(hayhooks_cli())"]
         command += ["run", "--host", "127.0.0.1", "--port", str(port), "--pipelines-dir", str(APP_DIR)]
-        process = subprocess.Popen(
-            command, cwd=root, env=server_env(fake.base_url, home), stdout=out, stderr=subprocess.STDOUT
-        )
+        env = {**server_env(fake.base_url, home), **extra_env}
+        process = subprocess.Popen(command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
             _wait_ready(url, process, log)
-            yield RunningHayhooks(url, fake, process, log, home)
+            yield RunningHayhooks(url, fake, process, log, home, otlp_port)
         finally:
             stop_process(process)
+
+
+@pytest.fixture(scope="session")
+def hayhooks_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningHayhooks]:
+    """FakeOpenAI (answering with `answer_from_prompt`) and `hayhooks run` serving support_rag against it."""
+    require(("hayhooks",), "hayhooks")
+    with _serve(tmp_path_factory.mktemp("hayhooks"), {}) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def traced_hayhooks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningHayhooks]:
+    """`hayhooks_server` with tracing on, exporting to `otlp_port` on loopback (nothing listens there but a run's
+    receiver)."""
+    require(TRACING_MODULES, "hayhooks[tracing]")
+    otlp_port = free_port()
+    # The spans of its start (the deploy, the readiness polls of /status) are taken here, before any run listens:
+    # a run would count them as spans of traces it never sent.
+    from tests.fakes.otlp_sink import OtlpSink  # opentelemetry-proto: imported once the requirement is checked
+
+    sink = OtlpSink(port=otlp_port).__enter__()
+    try:
+        with _serve(tmp_path_factory.mktemp("hayhooks-traced"), traced_env(otlp_port), otlp_port) as server:
+            if "Hayhooks tracing enabled with OTLP" not in server.output():
+                raise RuntimeError(f"hayhooks started without its tracer:\n{server.output()}")
+            # Until the startup's spans are in: a /status poll's server span, then a quiet batch delay.
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while time.monotonic() < deadline and not any(s.name == "GET /status" for s in sink.spans()):
+                time.sleep(0.05)
+            time.sleep(0.5)
+            sink.__exit__()
+            sink = None
+            yield server
+    finally:
+        if sink is not None:
+            sink.__exit__()

@@ -13,7 +13,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 class OtlpSink:
     """`with OtlpSink() as sink:` then export to `sink.url`; `sink.spans()` is every span received."""
 
-    def __init__(self, status: int = 200) -> None:
+    def __init__(self, status: int = 200, port: int = 0) -> None:
         self.status = status
         self.requests: list[ExportTraceServiceRequest] = []
         sink = self
@@ -32,7 +32,7 @@ class OtlpSink:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

@@ -399,3 +399,23 @@ def test_the_prompt_states_the_quote_rule_the_check_applies() -> None:
         'point it is "".'
     ) in block
     assert "Split the reference text into its points yourself" not in block
+
+
+def test_a_contradiction_names_the_passage_its_words_came_from() -> None:
+    from ragjudge.judge.reference import ReferencePoint, contradiction_reason
+
+    point = ReferencePoint("7 天无理由退货", "contradicted", "签收 15 天内支持 15 天无理由退货", "15 days, not 7")
+    bare = 'contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货"'
+    assert contradiction_reason(point) == bare + ")"
+    # A supported claim that holds the quote (spaces and case aside) names its passage; an unsupported one, one
+    # without evidence, or one about something else names none.
+    claims = [
+        ("签收 15 天内支持 15 天 无理由退货。", True, "doc-refund-2021"),
+        ("签收 15 天内支持 15 天无理由退货", False, "doc-other"),
+        ("签收 15 天内支持 15 天无理由退货", True, None),
+        ("需提供订单号", True, "doc-order"),
+    ]
+    assert contradiction_reason(point, claims) == bare + ", from passage doc-refund-2021)"
+    # A quote spanning two claims' passages names both.
+    both = [("签收 15 天内", True, "doc-a"), ("支持 15 天无理由退货", True, "doc-b")]
+    assert contradiction_reason(point, both) == bare + ", from passages doc-a, doc-b)"

@@ -153,3 +153,27 @@ def test_haystack_token_usage_from_the_generators_replies_meta() -> None:
 def test_a_token_count_is_not_taken_for_a_credential() -> None:
     text = '{"max_tokens": 512, "input_tokens": 3, "access_token": "abc", "password": "hunter22"}'
     assert redact_text(text) == '{"max_tokens": 512, "input_tokens": 3, "access_token": "***", "password": "***"}'
+
+
+def test_a_retriever_that_lists_no_document_is_known_empty_not_unknown() -> None:
+    # A real hayhooks for an out-of-scope question: the retriever's output is `{"documents": []}`; the components
+    # after it lay out no documents at all (None, not "nothing").
+    spans = [
+        haystack(0, "InMemoryBM25Retriever", json.dumps({"documents": []})),
+        haystack(3, "PromptBuilder", json.dumps({"prompt": "Documents: none"})),
+    ]
+    reading = read(spans)
+    assert (reading.passages, reading.passages_from, reading.conventions) == ((), "haystack", ("haystack",))
+    # Spans that lay out no documents at all say nothing about them.
+    assert read(spans[1:]).passages_from is None
+    # A later filter that kept nothing: nothing reached the prompt.
+    kept_none = [haystack(0, "InMemoryBM25Retriever", json.dumps({"documents": [{"id": "h", "content": "x"}]}))]
+    kept_none.append(haystack(3, "DocumentCleaner", json.dumps({"documents": []})))
+    assert (read(kept_none).passages, read(kept_none).passages_from) == ((), "haystack")
+
+
+def test_genai_time_to_first_chunk_by_the_name_pydantic_ai_records() -> None:
+    model = span(
+        "chat m", 0, 9, **{"gen_ai.operation.name": "chat", "gen_ai.client.operation.time_to_first_chunk": 0.25}
+    )
+    assert read([model]).ttfc_ms == 250.0

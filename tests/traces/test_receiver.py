@@ -6,6 +6,7 @@ without stopping it."""
 from __future__ import annotations
 
 import gzip
+import http.client
 import json
 import time
 import urllib.error
@@ -206,3 +207,38 @@ def test_connections_past_the_cap_are_closed_and_the_receiver_recovers(receiver:
             sock.close()
     time.sleep(0.2)
     assert post(running.address, b"{}", "application/json") == (200, b"{}")
+
+
+def test_stopping_ends_kept_alive_connections_so_the_next_receiver_on_the_port_gets_the_spans() -> None:
+    # A service outlives the run (probe, then run, on one port): its exporter keeps its connection open. Once the
+    # run's receiver stops, that connection is closed, and the exporter's next batch reaches the next receiver.
+    keys = ("gen_ai.conversation.id",)
+    first, second = SpanStore(max_spans=50, conversation_keys=keys), SpanStore(max_spans=50, conversation_keys=keys)
+    context = new_context()
+    first.expect(context)
+    second.expect(context)
+    running = Receiver("127.0.0.1", 0, first, LIMITS).start()
+    host, port = running.address.split(":")
+    kept = http.client.HTTPConnection(host, int(port), timeout=5)
+    kept.request("POST", "/v1/traces", body=b"", headers={"Content-Type": "application/x-protobuf"})
+    assert kept.getresponse().read() == b""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"http://{running.address}/v1/traces")))
+    remote = set_span_in_context(
+        NonRecordingSpan(SpanContext(int(context.trace_id, 16), int(context.span_id, 16), True, TraceFlags(1)))
+    )
+    tracer = provider.get_tracer("test")
+    with tracer.start_as_current_span("first run", context=remote):
+        pass
+    running.stop()
+    assert kept.sock is not None and kept.sock.recv(1) == b""  # closed by the receiver, not left to linger
+    kept.close()
+    after = Receiver(host, int(port), second, LIMITS).start()
+    try:
+        with tracer.start_as_current_span("second run", context=remote):
+            pass
+        provider.shutdown()
+        assert [s.name for s in first.take(context, 0.0).spans] == ["first run"]
+        assert [s.name for s in second.take(context, time.monotonic() + 2).spans] == ["second run"]
+    finally:
+        after.stop()

@@ -74,6 +74,8 @@ def show_spans(out: TextIO, tracing: TraceSession, case: Case, trace: Trace) -> 
                 "(e.g. doc_id), so golden_context_ids can match",
                 file=out,
             )
+    elif seen.passages_from is not None:
+        print(f"  passages ({seen.passages_from}): none retrieved for this question", file=out)
     else:
         print(
             "  passages: none in the spans: turn content tracing on (Haystack: HAYSTACK_CONTENT_TRACING_ENABLED=true), "

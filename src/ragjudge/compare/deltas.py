@@ -332,7 +332,9 @@ def all_deltas(pairs: Sequence[Pair], s: Settings, wanted: Sequence[str] = ()) -
     has_cost = any(_first_cost(a) is not None or _first_cost(b) is not None for a, b in pairs)
     if has_cost or COST_USD in wanted:
         out.append(ratio(COST_USD, pairs, s))
-    if any(a.judge.calls or b.judge.calls for a, b in pairs) or JUDGE_COST_USD in wanted:
+    # Shown where the judge's bill is known on either side (an unpriced judge's would say "not comparable" on
+    # every PR), or asked for by a rule.
+    if any(_judge_cost(a) or _judge_cost(b) for a, b in pairs) or JUDGE_COST_USD in wanted:
         out.append(ratio(JUDGE_COST_USD, pairs, s))
     if any(a.trace.ttft_ms is not None or b.trace.ttft_ms is not None for a, b in pairs) or P95_TTFT_MS in wanted:
         out.append(ratio(P95_TTFT_MS, pairs, s))

@@ -214,7 +214,8 @@ def reference_conditions(case: Case, judgement: Judgement | None) -> tuple[list[
     if points is None:
         reason = judgement.unscored_reason("reference")
         return ([], [f"reference unscored: {reason}"]) if reason is not None else ([], [])
-    return [contradiction_reason(p) for p in points if p.verdict == "contradicted"], []
+    claims = [(c.claim, c.supported, c.evidence_id) for c in judgement.claims]
+    return [contradiction_reason(p, claims) for p in points if p.verdict == "contradicted"], []
 
 
 BASE_METRICS = (CONTEXT_RECALL, CONTEXT_PRECISION, LATENCY_MS, COST_USD, FAITHFULNESS)

@@ -10,7 +10,7 @@ point, and every quote must be evidence: a verbatim excerpt of the answer, of wh
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -155,9 +155,24 @@ def _excerpt(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def contradiction_reason(point: ReferencePoint) -> str:
-    """`contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货")`."""
-    return f'contradicts the reference: "{_excerpt(point.point)}" (answer: "{_excerpt(point.quote)}")'
+def contradiction_reason(point: ReferencePoint, claims: Iterable[tuple[str, bool, str | None]] = ()) -> str:
+    """`contradicts the reference: "7 天无理由退货" (answer: "签收 15 天内支持 15 天无理由退货")`. With the judge's
+    `(claim, supported, evidence id)`s, the passages the contradicting words came from are named too:
+    `(answer: "...", from passage doc-refund-2021)`: a stale page retrieved is then found, not guessed."""
+    sources = _sources(point.quote, claims)
+    where = f", from passage{'s' if len(sources) > 1 else ''} {', '.join(sources)}" if sources else ""
+    return f'contradicts the reference: "{_excerpt(point.point)}" (answer: "{_excerpt(point.quote)}"{where})'
+
+
+def _sources(quote: str, claims: Iterable[tuple[str, bool, str | None]]) -> list[str]:
+    """The evidence of the supported claims that hold the quote, or that the quote holds."""
+    key = point_key(quote).casefold()
+    found = []
+    for claim, supported, evidence in claims:
+        held = point_key(claim).casefold()
+        if supported and evidence and held and (key in held or held in key):
+            found.append(evidence)
+    return list(dict.fromkeys(found))
 
 
 def missing_reason(point: ReferencePoint) -> str:

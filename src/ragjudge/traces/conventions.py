@@ -131,7 +131,8 @@ CONVENTIONS: tuple[Convention, ...] = (
         ),
         retrieval_spans=(SpanMatch(attribute=_GENAI_OP, values=("retrieval",)),),
         generation_spans=(SpanMatch(attribute=_GENAI_OP, values=_GENAI_MODEL_OPS),),
-        ttfc_seconds=("gen_ai.response.time_to_first_chunk",),
+        # The semantic conventions' name, and the one Pydantic AI 2.78 records on its model spans.
+        ttfc_seconds=("gen_ai.response.time_to_first_chunk", "gen_ai.client.operation.time_to_first_chunk"),
         conversation_id=("gen_ai.conversation.id",),
     ),
     Convention(

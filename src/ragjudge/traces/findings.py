@@ -65,9 +65,15 @@ def read_spans(
         found = False
         if not passages:
             for row in convention.documents:
-                passages = _documents(ordered, row, documents or row.which, id_key)
-                if passages:
-                    passages_from, found = convention.name, True
+                listed = _documents(ordered, row, documents or row.which, id_key)
+                if listed is None:
+                    continue
+                found = True
+                # A retriever span that lists no document said "nothing retrieved": known, not unknown. A later
+                # convention's documents still win over it.
+                if listed or passages_from is None:
+                    passages, passages_from = listed, convention.name
+                if listed:
                     break
         input_tokens, output_tokens = _tokens(ordered, convention)
         tools = _tools(ordered, convention, redact)
@@ -97,10 +103,11 @@ def _names(spans: Sequence[Span], convention: Convention) -> bool:
     return any(s.name in names or keys & s.attributes.keys() for s in spans)
 
 
-def _documents(spans: Sequence[Span], row: DocumentsRow, which: str, id_key: str | None) -> tuple[Passage, ...]:
-    lists = [docs for s in spans if matches(s, row.spans) and (docs := _document_list(s, row))]
+def _documents(spans: Sequence[Span], row: DocumentsRow, which: str, id_key: str | None) -> tuple[Passage, ...] | None:
+    """The documents the row's spans list (empty when the last lists none); None when no span lists any."""
+    lists = [docs for s in spans if matches(s, row.spans) and (docs := _document_list(s, row)) is not None]
     if not lists:
-        return ()
+        return None
     chosen = lists[-1:] if which == "last" else lists
     key = id_key or row.default_id_key
     out: list[Passage] = []
@@ -112,7 +119,8 @@ def _documents(spans: Sequence[Span], row: DocumentsRow, which: str, id_key: str
     return tuple(out)
 
 
-def _document_list(span: Span, row: DocumentsRow) -> list[Any]:
+def _document_list(span: Span, row: DocumentsRow) -> list[Any] | None:
+    """The span's documents; None when it lays none out (a Haystack component whose output has no `documents`)."""
     if row.layout == "flattened":
         prefix = row.attribute + "."
         docs: dict[int, dict[str, Any]] = {}
@@ -122,10 +130,10 @@ def _document_list(span: Span, row: DocumentsRow) -> list[Any]:
             index, _, rest = key[len(prefix) :].partition(".")
             if index.isdigit() and int(index) < MAX_ITEMS and rest:
                 _put(docs.setdefault(int(index), {}), rest.split("."), value)
-        return [docs[i] for i in sorted(docs)]
+        return [docs[i] for i in sorted(docs)] if docs else None
     value = _structured(span.attributes.get(row.attribute))
     found = _dig(value, row.path) if row.path else value
-    return [d for d in found if isinstance(d, dict)] if isinstance(found, list) else []
+    return [d for d in found if isinstance(d, dict)] if isinstance(found, list) else None
 
 
 def _put(node: dict[str, Any], parts: list[str], value: Any) -> None:

@@ -34,7 +34,7 @@ def join(trace: Trace, seen: SpansSeen, reading: Reading, price: TracePriceConfi
         # The reply exposed no tool calls; the spans did: they stand for the reply's, so a case's `tools:`
         # conditions read them as they would a stream's.
         trace = replace(trace, tool_calls=tuple(_as_call(c, k) for k, c in enumerate(reading.tool_calls, start=1)))
-    if not reading.passages:
+    if reading.passages_from is None:
         return replace(trace, spans=seen)
     if trace.passages:
         warnings = trace.warnings

@@ -7,6 +7,8 @@ dropped.
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,18 +30,35 @@ class _Server(ThreadingHTTPServer):
     store: SpanStore
     limits: Limits
     places = threading.BoundedSemaphore(MAX_CONNECTIONS)
+    connections: set[socket.socket]
+    lock: threading.Lock
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self.places.acquire(blocking=False):
             self.shutdown_request(request)
             return
+        with self.lock:
+            self.connections.add(request)
         super().process_request(request, client_address)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
+            with self.lock:
+                self.connections.discard(request)
             self.places.release()
+
+    def close_connections(self) -> None:
+        """End every kept-alive connection. A service's exporter keeps its connection open: left open after the
+        receiver stops, a second run in the same process (a test suite, a caller of `main`) on the same port would
+        get no spans, the service sending them to this one's threads and a store nobody reads; closed, the
+        exporter reconnects to whoever listens now."""
+        with self.lock:
+            open_now = list(self.connections)
+        for connection in open_now:
+            with contextlib.suppress(OSError):  # already gone
+                connection.shutdown(socket.SHUT_RDWR)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -118,6 +137,7 @@ class Receiver:
     def start(self) -> Receiver:
         server = _Server(self._where, _Handler)
         server.places = threading.BoundedSemaphore(MAX_CONNECTIONS)  # each receiver its own
+        server.connections, server.lock = set(), threading.Lock()
         server.store = self._store
         server.limits = self._limits
         self._server = server
@@ -128,3 +148,4 @@ class Receiver:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            self._server.close_connections()

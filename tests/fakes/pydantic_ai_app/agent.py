@@ -4,6 +4,13 @@ small English and Chinese corpus), an order-lookup tool and a refund tool.
 
 `RAGJUDGE_AGENT_MODE` picks the service: `healthy`; `failing` (the model raises: AG-UI's `RUN_ERROR`); `refunder`
 (it also starts a refund when asked about refunds); `wrong-order` (it looks up the wrong order).
+
+Traced, as a team turns it on: with `OTEL_EXPORTER_OTLP_ENDPOINT` set, the real OpenTelemetry SDK exports its spans
+there and `Agent.instrument_all()` turns Pydantic AI's instrumentation on (GenAI conventions: `execute_tool` spans
+with their arguments and results, `gen_ai.conversation.id` = AG-UI's threadId); with `RAGJUDGE_AGENT_ASGI_TRACING=1`
+too, the app is wrapped in `opentelemetry-instrumentation-asgi`'s middleware, the one line that makes it continue an
+incoming `traceparent` (without it each request starts a trace of its own). `POST /ask` (`{"question": ...}` ->
+`{"answer": ...}`) is the same agent on a plain route that shows no tool calls.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator
 
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
@@ -19,8 +26,9 @@ from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls
 from pydantic_ai.ui.ag_ui import AGUIAdapter
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 MODE = os.environ.get("RAGJUDGE_AGENT_MODE", "healthy")
 
@@ -126,4 +134,32 @@ async def run_agent(request: Request) -> Response:
     return await AGUIAdapter.dispatch_request(request, agent=agent)
 
 
-app = Starlette(routes=[Route("/agent", run_agent, methods=["POST"])])
+async def _drain(_: object, events: AsyncIterable[object]) -> None:
+    async for _event in events:
+        pass
+
+
+async def ask(request: Request) -> Response:
+    body = await request.json()
+    # The model streams only: a handler of the run's events makes `run` stream too.
+    result = await agent.run(str(body.get("question", "")), event_stream_handler=_drain)
+    return JSONResponse({"answer": result.output})
+
+
+app: ASGIApp = Starlette(routes=[Route("/agent", run_agent, methods=["POST"]), Route("/ask", ask, methods=["POST"])])
+
+if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop-agent"}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))  # endpoint and delay from OTEL_* env
+    trace.set_tracer_provider(provider)
+    Agent.instrument_all()
+    if os.environ.get("RAGJUDGE_AGENT_ASGI_TRACING") == "1":
+        from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
+
+        app = OpenTelemetryMiddleware(app)  # the one line: the agent's spans continue the caller's trace

@@ -24,6 +24,10 @@ DOCUMENTS = [
     ("shipping-times", "Standard shipping takes 3 to 5 business days. Express shipping takes 1 day."),
     ("warranty", "Every device has a two-year warranty. The warranty covers defects, not accidental damage."),
     ("退款政策", "退款在收到退货后14天内处理。款项退回原支付卡。"),
+    # A stale page the store still holds, in words no other document's questions share: the one question about
+    # store credit retrieves it alone, and the model, answering from it, says 15 days where the team's reference
+    # (tests/commands/test_run_traces_hayhooks.py) says 7.
+    ("returns-2019", "Archived 2019 policy: store credit for returned items was granted within 15 days."),
 ]
 
 TEMPLATE = """Answer the question from the documents only, citing the document id in brackets.
