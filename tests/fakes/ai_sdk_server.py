@@ -19,7 +19,6 @@ import os
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -27,10 +26,10 @@ from pathlib import Path
 from typing import Any, assert_never
 
 import pytest
-import requests
 
 from tests.fakes._http import free_port
-from tests.fakes.hayhooks_server import answer_from_prompt, stop_process
+from tests.fakes._process import stop_process, unavailable, wait_ready
+from tests.fakes.hayhooks_server import answer_from_prompt
 from tests.fakes.openai_server import FakeOpenAI, Reply, Responder
 
 APP_DIR = Path(__file__).parent / "ai_sdk_app"
@@ -153,23 +152,7 @@ def require_app(app_dir: Path = APP_DIR) -> str:
         reason = f"the AI SDK app is not installed (cd {app_dir} && npm ci)"
     else:
         return node
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}: under CI the AI SDK tests must run, not skip")
-    pytest.skip(reason)
-
-
-def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the AI SDK app exited with {process.returncode} before answering:\n{log.read_text()}")
-        try:
-            if requests.get(f"{url}/healthz", timeout=2).ok:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"the AI SDK app did not answer /healthz within {START_TIMEOUT_S:.0f} s:\n{log.read_text()}")
+    unavailable(reason, "AI SDK")
 
 
 @pytest.fixture(scope="session")
@@ -192,7 +175,15 @@ def ai_sdk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningA
             stderr=subprocess.STDOUT,
         )
         try:
-            _wait_ready(url, process, log)
+            wait_ready(
+                f"{url}/healthz",
+                process,
+                log,
+                "the AI SDK app",
+                START_TIMEOUT_S,
+                what="answer /healthz",
+                interval_s=0.1,
+            )
             yield RunningAiSdk(url, fake, process, log)
         finally:
             stop_process(process)

@@ -14,7 +14,6 @@ picked before it starts, where a run's `traces.receive` listens.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -30,6 +29,7 @@ import pytest
 import requests
 
 from tests.fakes._http import free_port
+from tests.fakes._process import missing_modules, stop_process, unavailable, wait_ready
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 APP_DIR = Path(__file__).parent / "hayhooks_app"
@@ -93,29 +93,11 @@ def server_env(openai_base_url: str, home: Path) -> dict[str, str]:
     return env
 
 
-def stop_process(process: subprocess.Popen[bytes]) -> None:
-    """Stop a framework server the fixture started: politely, then for good."""
-    process.terminate()
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
-
-
 def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"hayhooks exited with {process.returncode} before answering:\n{log.read_text()}")
-        try:
-            status = requests.get(f"{url}/status", timeout=2)
-            if status.ok and "support_rag" in status.text:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"hayhooks did not deploy support_rag within {START_TIMEOUT_S:.0f} s:\n{log.read_text()}")
+    def deployed(status: requests.Response) -> bool:
+        return status.ok and "support_rag" in status.text
+
+    wait_ready(f"{url}/status", process, log, "hayhooks", START_TIMEOUT_S, deployed, "deploy support_rag")
 
 
 TRACING_MODULES = (
@@ -131,20 +113,9 @@ that continues an incoming `traceparent`, the SDK and its OTLP/HTTP exporter."""
 
 def require(modules: tuple[str, ...], what: str) -> None:
     """Skip (fail under CI) when a module the server needs is missing."""
-    missing = [m for m in modules if _missing(m)]
-    if not missing:
-        return
-    reason = f"{', '.join(missing)} not installed ({what} comes with pip install -e '.[test]')"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}: under CI the hayhooks tests must run, not skip")
-    pytest.skip(reason)
-
-
-def _missing(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is None
-    except ModuleNotFoundError:  # a parent package is missing
-        return True
+    missing = missing_modules(modules)
+    if missing:
+        unavailable(f"{', '.join(missing)} not installed ({what} comes with pip install -e '.[test]')", "hayhooks")
 
 
 def traced_env(otlp_port: int) -> dict[str, str]:

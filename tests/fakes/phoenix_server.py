@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import requests
 
 from tests.fakes._http import free_port
-from tests.fakes.hayhooks_server import stop_process
+from tests.fakes._process import stop_process, unavailable, wait_ready
 
 ENV = "RAGJUDGE_PHOENIX"
 PHOENIX_VERSION = "20.26.1"
@@ -55,9 +53,7 @@ def require_phoenix() -> str:
         reason = f"{ENV}={path} is not an executable"
     else:
         return path
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}: under CI the Phoenix trace-store tests must run, not skip")
-    pytest.skip(reason)
+    unavailable(reason, "Phoenix trace-store")
 
 
 def server_env(port: int, grpc_port: int, root: Path) -> dict[str, str]:
@@ -83,20 +79,6 @@ def server_env(port: int, grpc_port: int, root: Path) -> dict[str, str]:
     return env
 
 
-def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"phoenix exited with {process.returncode} before answering:\n{log.read_text()}")
-        try:
-            if requests.get(f"{url}/healthz", timeout=2).ok:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"phoenix did not answer /healthz within {START_TIMEOUT_S:.0f} s:\n{log.read_text()}")
-
-
 @pytest.fixture(scope="session")
 def phoenix_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningPhoenix]:
     """`phoenix serve`, answering on its HTTP port; stopped at the end of the session."""
@@ -115,7 +97,7 @@ def phoenix_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running
             stderr=subprocess.STDOUT,
         )
         try:
-            _wait_ready(url, process, log)
+            wait_ready(f"{url}/healthz", process, log, "phoenix", START_TIMEOUT_S, what="answer /healthz")
             yield RunningPhoenix(url, process, log)
         finally:
             stop_process(process)

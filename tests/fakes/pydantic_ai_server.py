@@ -9,7 +9,6 @@ a missing install fails the test: .ci/run installs both with the test extras, pi
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -19,10 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import requests
 
 from tests.fakes._http import free_port
-from tests.fakes.hayhooks_server import stop_process
+from tests.fakes._process import missing_modules, stop_process, unavailable, wait_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 60.0
@@ -34,36 +32,14 @@ ASGI_TRACING_MODULES = (*AGENT_MODULES, "opentelemetry.instrumentation.asgi", "o
 
 def require_pydantic_ai(modules: tuple[str, ...] = AGENT_MODULES) -> None:
     """Skip (fail under CI) when the agent cannot be served."""
-    missing = [m for m in modules if _missing(m)]
+    missing = missing_modules(modules)
     if not missing:
         return
     reason = (
         f"{', '.join(missing)} not installed (pip install -e '.[test]' brings pydantic-ai-slim[ag-ui], uvicorn, "
         "opentelemetry-instrumentation-asgi)"
     )
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}: under CI the Pydantic AI tests must run, not skip")
-    pytest.skip(reason)
-
-
-def _missing(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is None
-    except ModuleNotFoundError:  # a parent package is missing
-        return True
-
-
-def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"uvicorn exited with {process.returncode}:\n{log.read_text()}")
-        try:
-            requests.get(url, timeout=2)  # any answer (405 for GET) means it is up
-            return
-        except requests.ConnectionError:
-            time.sleep(0.2)
-    raise RuntimeError(f"the agent did not start within {START_TIMEOUT_S:.0f} s:\n{log.read_text()}")
+    unavailable(reason, "Pydantic AI")
 
 
 def _start(root: Path, name: str, env: dict[str, str]) -> tuple[str, subprocess.Popen[bytes]]:
@@ -76,7 +52,8 @@ def _start(root: Path, name: str, env: dict[str, str]) -> tuple[str, subprocess.
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     origin = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(f"{origin}/agent", process, log)
+        # Any answer (405 for a GET) means it is up.
+        wait_ready(f"{origin}/agent", process, log, "uvicorn", START_TIMEOUT_S, lambda _reply: True, "start")
     except RuntimeError:
         stop_process(process)
         raise
