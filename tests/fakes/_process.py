@@ -59,11 +59,11 @@ def wait_ready(
     raise RuntimeError(f"{name} did not {what} within {timeout_s:.0f} s:\n{log.read_text()}")
 
 
-def stop_process(process: subprocess.Popen[bytes]) -> None:
-    """Stop a framework server the fixture started: politely, then for good."""
+def stop_process(process: subprocess.Popen[bytes], timeout_s: float = 5) -> None:
+    """Stop a server the fixture started: politely, then for good."""
     process.terminate()
     try:
-        process.wait(timeout=5)
+        process.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=5)

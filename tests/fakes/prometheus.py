@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.fakes._http import free_port
+from tests.fakes._process import stop_process
 
 PROMETHEUS = shutil.which("prometheus")
 SKIP_REASON = "the prometheus binary is not installed (apt-get install prometheus; CI installs it)"
@@ -49,9 +50,4 @@ def prometheus_scraping(root: Path, target: str) -> Iterator[RunningPrometheus]:
     try:
         yield RunningPrometheus(f"http://127.0.0.1:{port}", process, log)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        stop_process(process, timeout_s=10)
