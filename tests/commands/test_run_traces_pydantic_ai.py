@@ -54,7 +54,7 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def configure(ws: Path, agent: TracedAgent, route: str) -> None:
+def configure(ws: Path, agent: TracedAgent, route: str, **traces: Any) -> None:
     """`ag-ui`: the AG-UI route, its stream read by the preset (tool calls and all); `plain`: the same agent's plain
     route, whose reply is the answer alone."""
     endpoint: dict[str, Any] = (
@@ -70,7 +70,7 @@ def configure(ws: Path, agent: TracedAgent, route: str) -> None:
         "endpoint": {**endpoint, "retries": 0},
         "judge": {"provider": "offline"},
         "cases": ["cases.yaml"],
-        "traces": {"receive": f"127.0.0.1:{agent.otlp_port}", "settle_s": 5},
+        "traces": {"receive": f"127.0.0.1:{agent.otlp_port}", "settle_s": 5, **traces},
     }
     (ws / "ragjudge.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
 
@@ -162,3 +162,40 @@ def test_probe_says_the_agent_starts_traces_of_its_own(
         "continuing `traceparent` (wrap its ASGI app in opentelemetry-instrumentation-asgi's OpenTelemetryMiddleware"
     ), out
     assert code == 1
+
+
+RETRIEVAL_CASES: list[dict[str, Any]] = [
+    {"id": "refund", "question": Q_REFUND, "golden_context_ids": ["refund-policy"]},
+    {"id": "shipping", "question": Q_SHIPPING, "golden_context_ids": ["shipping-times"]},
+]
+
+
+def test_a_declared_retrieval_tool_s_results_give_recall_and_faithfulness(
+    ws: Path, capsys: pytest.CaptureFixture[str], traced_agent: Callable[[bool], TracedAgent]
+) -> None:
+    # The agent retrieves with its `search_docs` tool; its plain route shows only the answer. Named in
+    # traces.retrieval_tools, each call's result (a JSON list of {id, text}) is the passages.
+    (ws / "cases.yaml").write_text(yaml.safe_dump(RETRIEVAL_CASES), encoding="utf-8")
+    agent = traced_agent(True)
+    configure(ws, agent, "plain", retrieval_tools=["search_docs"])
+    outcome = run(capsys, "run", "--report", "report.json")
+    report = load(ws / "report.json")
+    for case_id, golden in (("refund", "refund-policy"), ("shipping", "shipping-times")):
+        case = by_id(report)[case_id]
+        assert case["metrics"]["context_recall"] == 1.0 and case["metrics"]["faithfulness"] == 1.0, case
+        assert case["trace"]["passages"][0] == {"id": golden, "source": "trace"}
+        assert case["trace"]["spans"]["passages_from"] == "retrieval_tools"
+        assert case["status"] == "pass"
+    assert outcome.code == 0, outcome.err
+    # Not named: the same run cannot see what was retrieved, says so once, and names the key.
+    configure(ws, agent, "plain")
+    run(capsys, "run", "--report", "report.json")
+    report = load(ws / "report.json")
+    assert all(c["metrics"]["context_recall"] is None for c in report["cases"])
+    [warning] = [w for w in report["warnings"] if "carried retrieved documents" in w]
+    assert warning.endswith("or does it retrieve with a tool (name it in traces.retrieval_tools)?")
+    # probe names the tool whose result reads as documents.
+    code, out, _ = probe(capsys, "--question", Q_REFUND)
+    passages = next(line for line in section(out, "spans") if line.startswith("  passages:"))
+    assert passages.endswith("; if it retrieves with a tool, name it: traces.retrieval_tools: [search_docs]"), out
+    assert code == 0, out

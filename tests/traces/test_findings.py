@@ -177,3 +177,52 @@ def test_genai_time_to_first_chunk_by_the_name_pydantic_ai_records() -> None:
         "chat m", 0, 9, **{"gen_ai.operation.name": "chat", "gen_ai.client.operation.time_to_first_chunk": 0.25}
     )
     assert read([model]).ttfc_ms == 250.0
+
+
+def _tool(start_ms: int, name: str, result: Any, kind: str = "gen_ai") -> Span:
+    text = result if isinstance(result, str) else json.dumps(result)
+    if kind == "gen_ai":
+        attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name, "gen_ai.tool.call.result": text}
+    else:
+        attrs = {"openinference.span.kind": "TOOL", "tool.name": name, "output.value": text}
+    return span(f"execute_tool {name}", start_ms, start_ms + 1, **attrs)
+
+
+def test_a_declared_retrieval_tool_s_results_are_the_passages() -> None:
+    from ragjudge.traces.conventions import retrieval_tools
+
+    conventions = (retrieval_tools(("search_docs", "kb_lookup")), *CONVENTIONS)
+
+    def passages(spans: list[Span], id_key: str | None = None) -> list[tuple[str, str]]:
+        found = read_spans(spans, conventions, documents=None, id_key=id_key, redact=redact_text)
+        return [(p.id, p.text or "") for p in found.passages]
+
+    listed = [{"id": "refund-policy", "text": "Refunds within 14 days."}, {"id": "paypal", "text": "PayPal works."}]
+    two_searches = [
+        _tool(0, "search_docs", listed),
+        _tool(2, "lookup_order", [{"id": "A123", "text": "shipped"}]),  # not declared: a tool result only
+        _tool(4, "kb_lookup", {"documents": [{"doc_id": "shipping", "content": "2 days."}]}),
+    ]
+    # Every call's documents count (an agent may search twice), in the order the calls ended.
+    assert passages(two_searches) == [
+        ("refund-policy", "Refunds within 14 days."),
+        ("paypal", "PayPal works."),
+        ("shipping", "2 days."),
+    ]
+    found = read_spans(two_searches, conventions, documents=None, id_key=None, redact=redact_text)
+    assert found.passages_from == "retrieval_tools" and all(p.from_trace for p in found.passages)
+    # Tool calls are still tool calls, each counted once.
+    assert [c.name for c in found.tool_calls] == ["search_docs", "lookup_order", "kb_lookup"]
+    # OpenInference's tool spans too (`tool.name`, `output.value`).
+    assert passages([_tool(0, "kb_lookup", listed[:1], kind="openinference")]) == [
+        ("refund-policy", "Refunds within 14 days.")
+    ]
+    # The team's id among a document's metadata (traces.id_key).
+    hashed = [_tool(0, "search_docs", {"results": [{"id": "h1", "metadata": {"doc_id": "returns"}, "text": "x"}]})]
+    assert passages(hashed, id_key="doc_id") == [("returns", "x")]
+    # An undeclared tool, or a result that is not a list of documents, gives none.
+    assert passages([_tool(0, "lookup_order", listed)]) == []
+    assert read_spans([_tool(0, "search_docs", "no documents")], conventions, documents=None, id_key=None,
+                      redact=redact_text).passages_from is None  # fmt: skip
+    # Without the declaration, a retrieval tool's result is not read as passages.
+    assert read([_tool(0, "search_docs", listed)]).passages == ()

@@ -4,9 +4,11 @@ tokens, timings) and what to set when they gave nothing, or came in a trace of t
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TextIO
 
 from ragjudge.cases.case import Case
+from ragjudge.endpoint.spans import ToolCallSeen
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ExitCode
 from ragjudge.traces.session import TraceSession
@@ -79,7 +81,7 @@ def show_spans(out: TextIO, tracing: TraceSession, case: Case, trace: Trace) -> 
     else:
         print(
             "  passages: none in the spans: turn content tracing on (Haystack: HAYSTACK_CONTENT_TRACING_ENABLED=true), "
-            "or check which convention its retriever spans use (traces.conventions)",
+            "or check which convention its retriever spans use (traces.conventions)" + _tool_hint(seen.tool_calls),
             file=out,
         )
     for call in seen.tool_calls[:SHOWN]:
@@ -100,3 +102,13 @@ def show_spans(out: TextIO, tracing: TraceSession, case: Case, trace: Trace) -> 
     ]
     print(f"  timings: {', '.join(timings) or 'none recorded'}", file=out)
     return int(ExitCode.PASSED), joined
+
+
+def _tool_hint(calls: Sequence[ToolCallSeen]) -> str:
+    """An agent that retrieves with a tool lists its documents in that tool's result: name the tools whose result
+    reads as a list of documents."""
+    listing = [c.name for c in calls if c.result and c.result.lstrip()[:1] in ("[", "{")]
+    if not listing:
+        return ""
+    names = ", ".join(dict.fromkeys(listing))
+    return f"; if it retrieves with a tool, name it: traces.retrieval_tools: [{names}]"

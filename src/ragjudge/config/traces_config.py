@@ -64,6 +64,14 @@ class TracesConfig(Section):
         description="Which spans' documents count as the passages: `last` (the last span that carries documents: "
         "a filter after the retriever) or `all`; unset: each convention's own default.",
     )
+    retrieval_tools: list[str] = Field(
+        default_factory=list,
+        max_length=32,
+        description="Tools whose result lists the retrieved documents (an agent that retrieves with a tool, e.g. "
+        "Pydantic AI's `search_docs`): each call's result (a JSON list of documents, or an object with one under "
+        "`documents` or `results`; ids from `id` or `doc_id`, or `id_key`) counts as the passages, before any "
+        "convention's retriever spans. Unset: tool results are tool results only.",
+    )
     id_key: str | None = Field(
         None,
         description="The key, among a document's metadata, that holds the team's own id (`doc_id`); unset: each "

@@ -43,6 +43,8 @@ class DocumentsRow:
     """`json`: one attribute holding the list (as JSON text or structured); `flattened`: `<attribute>.<i>.<key>`."""
     path: str = ""
     """Inside a JSON object, the dotted path to the list (`documents`); empty when the value is the list."""
+    also_paths: tuple[str, ...] = ()
+    """Paths tried in turn, for each span, when `path` finds no list (a tool's result: the list, or an object's)."""
     id_paths: tuple[str, ...] = ("id",)
     """Inside a document, where its id is: the first found wins."""
     text_paths: tuple[str, ...] = ("content",)
@@ -188,3 +190,32 @@ CONVENTIONS: tuple[Convention, ...] = (
 """Every convention ragjudge reads, in the order their passages are preferred."""
 
 BY_NAME = {c.name: c for c in CONVENTIONS}
+
+RETRIEVAL_TOOLS = "retrieval_tools"
+TOOL_RESULT_PATHS = ("documents", "results")
+"""Where a retrieval tool's result keeps its documents: the result is the list, or an object holds it here."""
+
+
+def retrieval_tools(names: tuple[str, ...]) -> Convention:
+    """`traces.retrieval_tools`: an agent that retrieves with a tool (Pydantic AI's `search_docs`) lists its
+    documents in the tool call's result. Made of every convention's tool rows, so a convention's tool spans are
+    read for documents too with no row more; each call's documents count (an agent may search twice), from the
+    first convention whose tool spans list any."""
+    return Convention(
+        name=RETRIEVAL_TOOLS,
+        documents=tuple(
+            DocumentsRow(
+                spans=SpanMatch(attribute=tool.name, values=names),
+                attribute=tool.result,
+                layout="json",
+                also_paths=TOOL_RESULT_PATHS,
+                id_paths=("id", "doc_id"),
+                text_paths=("content", "text", "page_content"),
+                title_paths=("title",),
+                meta_paths=("", "metadata", "meta"),
+                which="all",
+            )
+            for convention in CONVENTIONS
+            for tool in convention.tools
+        ),
+    )

@@ -132,8 +132,11 @@ def _document_list(span: Span, row: DocumentsRow) -> list[Any] | None:
                 _put(docs.setdefault(int(index), {}), rest.split("."), value)
         return [docs[i] for i in sorted(docs)] if docs else None
     value = _structured(span.attributes.get(row.attribute))
-    found = _dig(value, row.path) if row.path else value
-    return [d for d in found if isinstance(d, dict)] if isinstance(found, list) else None
+    for path in (row.path, *row.also_paths):
+        found = _dig(value, path) if path else value
+        if isinstance(found, list):
+            return [d for d in found if isinstance(d, dict)]
+    return None
 
 
 def _put(node: dict[str, Any], parts: list[str], value: Any) -> None:

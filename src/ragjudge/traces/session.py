@@ -19,7 +19,7 @@ from ragjudge.endpoint.spans import SpansSeen
 from ragjudge.endpoint.trace import Trace
 from ragjudge.errors import ConfigError
 from ragjudge.traces.context import TraceContext, new_context
-from ragjudge.traces.conventions import BY_NAME, CONVENTIONS, Convention
+from ragjudge.traces.conventions import BY_NAME, CONVENTIONS, Convention, retrieval_tools
 from ragjudge.traces.findings import read_spans
 from ragjudge.traces.joining import join
 from ragjudge.traces.otlp import Limits
@@ -45,14 +45,16 @@ def check_installed(key: str) -> None:
 
 
 def conventions_of(config: TracesConfig, key: str) -> tuple[Convention, ...]:
+    """The conventions read, the declared retrieval tools' first: a team that names one means its documents."""
+    tools = (retrieval_tools(tuple(config.retrieval_tools)),) if config.retrieval_tools else ()
     if config.conventions is None:
-        return CONVENTIONS
+        return (*tools, *CONVENTIONS)
     unknown = [name for name in config.conventions if name not in BY_NAME]
     if unknown:
         raise ConfigError(
             f"{key}.conventions: unknown convention {unknown[0]!r}", tip=f"use some of: {', '.join(BY_NAME)}"
         )
-    return tuple(c for c in CONVENTIONS if c.name in config.conventions)
+    return (*tools, *(c for c in CONVENTIONS if c.name in config.conventions))
 
 
 class TraceSession:
@@ -270,7 +272,8 @@ def trace_warnings(replies: Sequence[Trace | None], config: TracesConfig, addres
     if bare:
         out.append(
             f"spans arrived for {len(bare)} case(s) but none carried retrieved documents: is content tracing on "
-            "(HAYSTACK_CONTENT_TRACING_ENABLED=true), or do its retriever spans use another convention?"
+            "(HAYSTACK_CONTENT_TRACING_ENABLED=true), do its retriever spans use another convention, or does it "
+            "retrieve with a tool (name it in traces.retrieval_tools)?"
         )
     if counts.foreign:
         out.append(f"{counts.foreign} span(s) of traces ragjudge never sent were dropped")
