@@ -92,13 +92,15 @@ def test_budget_usd_stops_it_part_way(tmp_path: Path, capsys: pytest.CaptureFixt
     assert len(load_cases([out]).cases) == 3
 
 
-def test_the_flags_override_the_config(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_flags_override_the_config_and_a_refusal_names_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err, calls, _ = _generate(tmp_path, capsys, "--max-calls", "2", max_calls=100, budget_usd=100.0)
     assert (code, calls) == (3, 2)
-    assert err.startswith("ragjudge: error: budget exhausted: 2 of 2 judge calls made (judge.max_calls)")
+    assert err.startswith("ragjudge: error: budget exhausted: 2 of 2 judge calls made (--max-calls)")
     code, _, err, calls, _ = _generate(tmp_path / "usd", capsys, "--budget-usd", "0.2", budget_usd=100.0)
     assert (code, calls) == (3, 1)
-    assert err.startswith("ragjudge: error: budget exhausted: $0.14 of $0.20 spent (judge.budget_usd)")
+    assert err.startswith("ragjudge: error: budget exhausted: $0.14 of $0.20 spent (--budget-usd)")
 
 
 def test_a_budget_kept_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -177,7 +177,12 @@ def handle(args: argparse.Namespace) -> int:
     from ragjudge.judge.generator import Generator  # imported late: `cases stats` has no use for the judge
 
     warnings: list[str] = []
-    spend = counting_budget(judge, warnings)
+    # A refusal names where its ceiling was set: the flag that overrode the key, else the key.
+    keys = (
+        "--budget-usd" if args.budget_usd is not None else "judge.budget_usd",
+        "--max-calls" if args.max_calls is not None else "judge.max_calls",
+    )
+    spend = counting_budget(judge, warnings, keys)
     generator = Generator(judge, spend=spend)
     with ThreadPoolExecutor(max_workers=max(1, min(judge.concurrency, len(tasks) or 1))) as pool:
         outcomes = list(pool.map(lambda t: generator.generate(t.document, t.kind, t.count), tasks))

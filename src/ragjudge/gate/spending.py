@@ -16,8 +16,11 @@ from ragjudge.report.model import Report
 from ragjudge.report.suite_block import SuiteBlock
 
 
-def run_budget(judge: JudgeConfig, warnings: list[str]) -> Budget | None:
-    """The run's budget; None with the offline judge or no ceiling set."""
+def run_budget(
+    judge: JudgeConfig, warnings: list[str], keys: tuple[str, str] = ("judge.budget_usd", "judge.max_calls")
+) -> Budget | None:
+    """The run's budget; None with the offline judge or no ceiling set. `keys`: where the USD and the calls
+    ceilings were set, as a refusal names them."""
     if judge.provider != "openai" or (judge.budget_usd is None and judge.max_calls is None):
         return None
     prices = {m: (p.input_per_mtok, p.output_per_mtok) for m, p in judge.prices.items()}
@@ -25,19 +28,21 @@ def run_budget(judge: JudgeConfig, warnings: list[str]) -> Budget | None:
         unpriced = sorted(m for m in _models(judge) if m not in prices)
         if unpriced:
             warnings.append(
-                f"judge.budget_usd cannot be kept for {', '.join(unpriced)}: no price under judge.prices, so its "
+                f"{keys[0]} cannot be kept for {', '.join(unpriced)}: no price under judge.prices, so its "
                 "calls count as free against the budget; set judge.prices."
-                f"{unpriced[0]}: {{input_per_mtok: ..., output_per_mtok: ...}} (judge.max_calls holds regardless)"
+                f"{unpriced[0]}: {{input_per_mtok: ..., output_per_mtok: ...}} ({keys[1]} holds regardless)"
             )
-    return Budget(Ceiling(judge.budget_usd, judge.max_calls, prices))
+    return Budget(Ceiling(judge.budget_usd, judge.max_calls, prices, *keys))
 
 
-def counting_budget(judge: JudgeConfig, warnings: list[str]) -> Budget | None:
+def counting_budget(
+    judge: JudgeConfig, warnings: list[str], keys: tuple[str, str] = ("judge.budget_usd", "judge.max_calls")
+) -> Budget | None:
     """A canary's or a generation's budget: its ceilings when set, else one with none that only counts what
     was spent (so the cost can be said); None without a model."""
     if judge.provider != "openai":
         return None
-    kept = run_budget(judge, warnings)
+    kept = run_budget(judge, warnings, keys)
     if kept is not None:
         return kept
     prices = {m: (p.input_per_mtok, p.output_per_mtok) for m, p in judge.prices.items()}

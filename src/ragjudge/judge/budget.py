@@ -33,6 +33,9 @@ class Ceiling:
     calls: int | None
     prices: dict[str, tuple[float, float]]
     """Per model: USD per million input and output tokens."""
+    usd_key: str = "judge.budget_usd"
+    calls_key: str = "judge.max_calls"
+    """Where each ceiling was set (a flag, for one generation), named when it stops the run."""
 
 
 class Budget:
@@ -54,8 +57,8 @@ class Budget:
             return self.exhausted
         c = self.ceiling
         if c.usd is not None:
-            return f"budget exhausted: ${self.spent_usd:.2f} of ${c.usd:.2f} spent (judge.budget_usd)"
-        return f"budget exhausted: {self.calls} of {c.calls} judge calls made (judge.max_calls)"
+            return f"budget exhausted: ${self.spent_usd:.2f} of ${c.usd:.2f} spent ({c.usd_key})"
+        return f"budget exhausted: {self.calls} of {c.calls} judge calls made ({c.calls_key})"
 
     def admit(self, model: str, prompt_chars: int) -> str | None:
         """None when a call of this size fits, and it is counted as made; else the reason it does not."""
@@ -75,9 +78,9 @@ class Budget:
             over_usd = c.usd is not None and self.spent_usd + (in_flight + 1) * estimate > c.usd
             if over_calls or over_usd:
                 self.exhausted = (
-                    f"budget exhausted: ${self.spent_usd:.2f} of ${c.usd:.2f} spent (judge.budget_usd)"
+                    f"budget exhausted: ${self.spent_usd:.2f} of ${c.usd:.2f} spent ({c.usd_key})"
                     if over_usd
-                    else f"budget exhausted: {self.calls} of {c.calls} judge calls made (judge.max_calls)"
+                    else f"budget exhausted: {self.calls} of {c.calls} judge calls made ({c.calls_key})"
                 )
                 return self.exhausted
             self.calls += 1
