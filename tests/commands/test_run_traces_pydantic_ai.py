@@ -196,6 +196,8 @@ def test_a_declared_retrieval_tool_s_results_give_recall_and_faithfulness(
     assert warning.endswith("or does it retrieve with a tool (name it in traces.retrieval_tools)?")
     # probe names the tool whose result reads as documents.
     code, out, _ = probe(capsys, "--question", Q_REFUND)
+    # The reply shows none; with traces: set, probe does not call them lost before the spans are read.
+    assert "  passages: none in the reply: the spans below may give them (traces:)\n" in out
     passages = next(line for line in section(out, "spans") if line.startswith("  passages:"))
     assert passages.endswith("; if it retrieves with a tool, name it: traces.retrieval_tools: [search_docs]"), out
     assert code == 0, out

@@ -158,7 +158,8 @@ def _probe(
             kind = f"nested more than {MAX_DEPTH} deep"
         print(f"\nresult: the reply is {kind}: ragjudge reads JSON objects", file=out)
         return int(ExitCode.GATE_FAILED), None
-    code, trace = show_mapping(out, client, raw, data, config.endpoint.response, case, secrets, unread)
+    with_spans = tracing is not None
+    code, trace = show_mapping(out, client, raw, data, config.endpoint.response, case, secrets, unread, with_spans)
     if tracing is None or trace is None:
         return code, trace
     from ragjudge.commands.probe_traces import show_spans

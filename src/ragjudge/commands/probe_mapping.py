@@ -61,9 +61,10 @@ def show_mapping(
     case: Case,
     secrets: tuple[str, ...],
     unread: list[str],
+    traced: bool = False,
 ) -> tuple[int, Trace | None]:
     """The mapping key by key, the reply as read, and what is wrong with it: the exit code, and the reply as read
-    (None when it could not be)."""
+    (None when it could not be). `traced`: `traces:` is set, so passages may come from the spans shown next."""
     from ragjudge.endpoint.answer_check import describe_flag, did_you_mean, is_certain
     from ragjudge.endpoint.coverage import mapping_warnings
     from ragjudge.endpoint.paths import is_missing
@@ -104,7 +105,7 @@ def show_mapping(
         _suggest_yaml(out, mapping, suggested)
         print(f"\nresult: mapping error: {exc}", file=out)
         return int(ExitCode.GATE_FAILED), None
-    _show_trace(out, trace)
+    _show_trace(out, trace, traced)
     warnings = [
         w for w in mapping_warnings([(case.id, trace)], mapping) if not w.startswith("endpoint.response.answer")
     ]
@@ -147,12 +148,14 @@ def _describe_value(value: Any) -> str:
     return describe(value)
 
 
-def _show_trace(out: TextIO, trace: Trace) -> None:
+def _show_trace(out: TextIO, trace: Trace, traced: bool) -> None:
     print("\nread as", file=out)
     print(f"  answer: {_excerpt(trace.answer)}", file=out)
     declined = f"yes (by {trace.refused_by})" if trace.refused else "no"
     print(f"  declined: {declined}; confidence: {trace.confidence or '(none)'}", file=out)
-    if trace.passages_unknown:
+    if trace.passages_unknown and traced:
+        print("  passages: none in the reply: the spans below may give them (traces:)", file=out)
+    elif trace.passages_unknown:
         # Not a mapping fault by itself: many chat services expose none. `run` warns, and rules needing them error.
         print(
             "  passages: unknown (none in the reply, and endpoint.response.retrieved is not mapped: "
