@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from ragjudge.cases.language import language_of
 from ragjudge.config.judge_config import JudgeConfig
+from ragjudge.gate.spending import price_table, price_tip
 from ragjudge.judge.budget import CHARS_PER_TOKEN
 
 if TYPE_CHECKING:
@@ -64,12 +65,11 @@ def plan_generation(tasks: Sequence[Task], judge: JudgeConfig) -> GenerationPlan
         calls += 1
         asked += task.count * (2 if task.kind == "conversation" else 1)
         chars += sum(len(m["content"]) for m in messages_for(task.document, task.kind, task.count, language))
-    price = judge.prices.get(judge.model)
     return GenerationPlan(
         calls=calls,
         prompt_tokens=math.ceil(chars / CHARS_PER_TOKEN),
         reply_tokens=asked * REPLY_TOKENS_A_CASE,
-        prices=(price.input_per_mtok, price.output_per_mtok) if price is not None else None,
+        prices=price_table(judge).get(judge.model),
     )
 
 
@@ -89,8 +89,7 @@ def describe(plan: GenerationPlan, judge: JudgeConfig, asked: str) -> list[str]:
     low, high = plan.cost(False), plan.cost(True)
     if low is None or high is None:
         lines.append(
-            f"  cost: unknown (no price for {judge.model} under judge.prices; set judge.prices.{judge.model}: "
-            "{input_per_mtok: ..., output_per_mtok: ...} to count it)"
+            f"  cost: unknown (no price for {judge.model} under judge.prices; {price_tip(judge.model)} to count it)"
         )
     else:
         lines.append(f"  cost (estimate, at judge.prices): ${low:.4f} to ${high:.4f}")

@@ -20,7 +20,7 @@ from ragjudge.cases.case import Case
 from ragjudge.cases.conversations import rehearsal
 from ragjudge.config.model import Config
 from ragjudge.endpoint.trace import Passage, Trace
-from ragjudge.gate.spending import unpriced_models
+from ragjudge.gate.spending import price_table, unpriced_models
 from ragjudge.judge.budget import CHARS_PER_TOKEN
 from ragjudge.judge.criteria import criteria_for
 from ragjudge.judge.prompting import combined_messages, faithfulness_messages, rubric_messages, rubric_plan
@@ -136,7 +136,7 @@ def plan_run(config: Config, cases: Sequence[Case], repeat: tuple[int, int], bas
         calls.append(Calls("asked again for an invalid judge reply (once a call at most)", 0, asked_at_most))
         chars = [_prompt_chars(c, config) for c in asked]
         prompt_tokens = math.ceil(sum(chars) / max(1, len(chars)) / CHARS_PER_TOKEN) if chars else 0
-    price = judge.prices.get(judge.model)
+    price = price_table(judge).get(judge.model)
     unpriced = tuple(unpriced_models(judge))
     return DryRun(
         cases=len(cases),
@@ -145,7 +145,7 @@ def plan_run(config: Config, cases: Sequence[Case], repeat: tuple[int, int], bas
         endpoint_high=len(asked) * max_runs,
         judge=tuple(calls),
         prompt_tokens=prompt_tokens,
-        prices=(price.input_per_mtok, price.output_per_mtok) if price is not None and model else None,
+        prices=price if model else None,
         unpriced=unpriced,
     )
 

@@ -23,16 +23,14 @@ def run_budget(
     ceilings were set, as a refusal names them."""
     if judge.provider != "openai" or (judge.budget_usd is None and judge.max_calls is None):
         return None
-    prices = {m: (p.input_per_mtok, p.output_per_mtok) for m, p in judge.prices.items()}
     if judge.budget_usd is not None:
-        unpriced = sorted(m for m in _models(judge) if m not in prices)
+        unpriced = unpriced_models(judge)
         if unpriced:
             warnings.append(
                 f"{keys[0]} cannot be kept for {', '.join(unpriced)}: no price under judge.prices, so its "
-                "calls count as free against the budget; set judge.prices."
-                f"{unpriced[0]}: {{input_per_mtok: ..., output_per_mtok: ...}} ({keys[1]} holds regardless)"
+                f"calls count as free against the budget; {price_tip(unpriced[0])} ({keys[1]} holds regardless)"
             )
-    return Budget(Ceiling(judge.budget_usd, judge.max_calls, prices, *keys))
+    return Budget(Ceiling(judge.budget_usd, judge.max_calls, price_table(judge), *keys))
 
 
 def counting_budget(
@@ -45,8 +43,17 @@ def counting_budget(
     kept = run_budget(judge, warnings, keys)
     if kept is not None:
         return kept
-    prices = {m: (p.input_per_mtok, p.output_per_mtok) for m, p in judge.prices.items()}
-    return Budget(Ceiling(None, None, prices))
+    return Budget(Ceiling(None, None, price_table(judge)))
+
+
+def price_table(judge: JudgeConfig) -> dict[str, tuple[float, float]]:
+    """`judge.prices` as USD per million input and output tokens, by model."""
+    return {m: (p.input_per_mtok, p.output_per_mtok) for m, p in judge.prices.items()}
+
+
+def price_tip(model: str) -> str:
+    """What to set so a model's calls have a cost."""
+    return f"set judge.prices.{model}: {{input_per_mtok: ..., output_per_mtok: ...}}"
 
 
 def known_cost(spend: Budget, judge: JudgeConfig, warnings: list[str]) -> float | None:
@@ -61,10 +68,8 @@ def known_cost(spend: Budget, judge: JudgeConfig, warnings: list[str]) -> float 
 
 def unknown_cost_warning(unpriced: Sequence[str]) -> str:
     """The one warning for a judge cost that is unknown: the models without a price, and the key to set."""
-    return (
-        f"judge cost unknown: no price for {', '.join(unpriced)} under judge.prices; set judge.prices.{unpriced[0]}: "
-        "{input_per_mtok: ..., output_per_mtok: ...} to count it"
-    )
+    models = ", ".join(unpriced)
+    return f"judge cost unknown: no price for {models} under judge.prices; {price_tip(unpriced[0])} to count it"
 
 
 def unpriced_models(judge: JudgeConfig) -> list[str]:
