@@ -15,6 +15,16 @@ from tests.fakes.traced_rag import Answer, Doc, traced_server
 
 QUESTION = "How long do I have to return headphones?"
 ANSWERS = {QUESTION: Answer("Within 7 days.", [Doc("policy-returns", "Returns within 7 days.")])}
+SPANS_READ = [
+    "  4 span(s) arrived, joined by traceparent",
+    "  conventions found: gen_ai",
+    "  passages (gen_ai): policy-returns (used: the reply shows none)",
+    '  tool call: policy_lookup({"topic": "How long do I have to return headphones?", "api_key": "***"}) -> '
+    '{"found": 1}',
+    "  tokens: 120 in, 30 out",
+]
+"""What probe says of the traced question's spans, received or read from a store alike."""
+TIMINGS = r"  timings: server [\d.]+ ms, retrieval [\d.]+ ms, generation [\d.]+ ms, time to first chunk 50 ms"
 
 
 @pytest.fixture
@@ -49,17 +59,8 @@ def test_probe_sends_one_traced_question_and_shows_what_the_spans_gave(
     port = spans[0].split("127.0.0.1:")[1].split(",")[0]
     assert spans[0] == f"spans (the receiver on 127.0.0.1:{port}, waited up to 2 s)"
     assert spans[1] == f"  traceparent sent: {sent[0]}"
-    assert spans[2:6] == [
-        "  4 span(s) arrived, joined by traceparent",
-        "  conventions found: gen_ai",
-        "  passages (gen_ai): policy-returns (used: the reply shows none)",
-        '  tool call: policy_lookup({"topic": "How long do I have to return headphones?", "api_key": "***"}) -> '
-        '{"found": 1}',
-    ]
-    assert spans[6] == "  tokens: 120 in, 30 out"
-    assert re.fullmatch(
-        r"  timings: server [\d.]+ ms, retrieval [\d.]+ ms, generation [\d.]+ ms, time to first chunk 50 ms", spans[7]
-    )
+    assert spans[2:7] == SPANS_READ
+    assert re.fullmatch(TIMINGS, spans[7])
     assert code == 0
 
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.commands.probing import probe, section
-from tests.commands.test_probe_traces import ANSWERS, QUESTION
+from tests.commands.test_probe_traces import ANSWERS, QUESTION, SPANS_READ, TIMINGS
 from tests.commands.test_probe_traces import ws as ws  # the fixture
 from tests.fakes._http import free_port
 from tests.fakes.phoenix_server import RunningPhoenix
@@ -38,19 +38,12 @@ def test_probe_reads_the_traced_question_from_phoenix(
 ) -> None:
     code, out, sent = probe_store(ws, capsys, phoenix_server.url, phoenix_server.url)
     spans = section(out, "spans")
-    assert spans[:6] == [
+    assert spans[:2] == [
         f"spans (the trace store {phoenix_server.url}, project default, waited up to 5 s)",
         f"  traceparent sent: {sent[0]}",
-        "  4 span(s) arrived, joined by traceparent",
-        "  conventions found: gen_ai",
-        "  passages (gen_ai): policy-returns (used: the reply shows none)",
-        '  tool call: policy_lookup({"topic": "How long do I have to return headphones?", "api_key": "***"}) -> '
-        '{"found": 1}',
     ]
-    assert spans[6] == "  tokens: 120 in, 30 out"
-    assert re.fullmatch(
-        r"  timings: server [\d.]+ ms, retrieval [\d.]+ ms, generation [\d.]+ ms, time to first chunk 50 ms", spans[7]
-    )
+    assert spans[2:7] == SPANS_READ  # as from the receiver
+    assert re.fullmatch(TIMINGS, spans[7])
     assert code == 0
 
 
