@@ -13,15 +13,26 @@ from ragjudge.report.suite_block import SuiteBlock
 def cost_words(suite: SuiteBlock) -> str:
     """The judge's and the service's cost, or "" when the run made no judge call and no service cost is known."""
     extra = suite.model_extra or {}
+    return bill_words(
+        extra.get("judge_calls"),
+        extra.get(JUDGE_COST_USD),
+        extra.get("service_cost_usd"),
+        extra.get("service_trace_cost_usd"),
+    )
+
+
+def bill_words(judge_calls: object, judge_cost: object, service: object = None, traced: object = None) -> str:
+    """The phrase from its figures (a gate run's suite, a canary's report): the judge's cost once it made a call,
+    unknown when it has none; the service's as its replies reported it, else as its traces' tokens priced it."""
     parts = []
-    if extra.get("judge_calls"):
-        judge = _usd(extra.get(JUDGE_COST_USD))
+    if judge_calls:
+        judge = _usd(judge_cost)
         parts.append("judge cost unknown" if judge is None else f"judge ${judge:.2f}")
-    service, traced = _usd(extra.get("service_cost_usd")), _usd(extra.get("service_trace_cost_usd"))
-    if service is not None:
-        parts.append(f"service ${service:.2f}")
-    elif traced is not None:
-        parts.append(f"service ${traced:.4f} (its traces' tokens)")
+    reported, from_traces = _usd(service), _usd(traced)
+    if reported is not None:
+        parts.append(f"service ${reported:.2f}")
+    elif from_traces is not None:
+        parts.append(f"service ${from_traces:.4f} (its traces' tokens)")
     return " · ".join(parts)
 
 

@@ -21,7 +21,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.metrics import names, registry
 from ragjudge.metrics.spec import table_number
 from ragjudge.report import comment_view
-from ragjudge.report.bill import cost_words
+from ragjudge.report.bill import bill_words, cost_words
 from ragjudge.report.causes import causes
 from ragjudge.report.changes import alert, delta_rows, main_figures, paired_note
 from ragjudge.report.escape import code_id, html_text, inline, prose
@@ -65,7 +65,13 @@ def environment() -> SandboxedEnvironment:
     env.filters["html_text"] = html_text
     env.filters["prose"] = prose
     env.globals.update(
-        code_id=code_id, cost_words=cost_words, fmt=_fmt, metric=_METRIC_NAMES, score=score, version=__version__
+        bill_words=bill_words,
+        code_id=code_id,
+        cost_words=cost_words,
+        fmt=_fmt,
+        metric=_METRIC_NAMES,
+        score=score,
+        version=__version__,
     )
     return env
 
