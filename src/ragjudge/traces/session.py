@@ -5,14 +5,10 @@ not arrive."""
 from __future__ import annotations
 
 import json
-import os
 import threading
-import time
-from collections import Counter
 from collections.abc import Sequence
 from types import TracebackType
 
-from ragjudge import masking
 from ragjudge.cases.case import Case
 from ragjudge.config.traces_config import TracesConfig
 from ragjudge.endpoint.spans import SpansSeen
@@ -22,12 +18,9 @@ from ragjudge.traces.context import TraceContext, new_context
 from ragjudge.traces.conventions import BY_NAME, CONVENTIONS, Convention, retrieval_tools
 from ragjudge.traces.findings import read_spans
 from ragjudge.traces.joining import join
-from ragjudge.traces.otlp import Limits
-from ragjudge.traces.receiver import Receiver
 from ragjudge.traces.redaction import redact_text
-from ragjudge.traces.store import Collected, Counts, SpanStore
-from ragjudge.traces.store_reader import StoreFailure, StoreReader
-from ragjudge.traces.stores import BY_NAME as STORES
+from ragjudge.traces.sources import Received, Stored
+from ragjudge.traces.store import Counts
 from ragjudge.transport import urls
 
 EXTRA_TIP = "install the extra: pip install 'ragjudge[traces]'"
@@ -73,26 +66,12 @@ class TraceSession:
         self.config = config
         self._concurrency = concurrency
         self._conventions = conventions_of(config, key)
-        self._conversation_keys = tuple(k for c in self._conventions for k in c.conversation_id)
-        self.store = SpanStore(config.max_spans, self._conversation_keys)
-        self._key = key
         self._lock = threading.Lock()
         self._sent: dict[int, tuple[Case, TraceContext, tuple[str, ...]]] = {}
-        self._receiver: Receiver | None = None
-        self.reader: StoreReader | None = None
-        self._unread: dict[str, str] = {}
-        """With a store: the trace ids it could not give, with why."""
-        self._read = self._over = 0
-        if config.store is not None:
-            self.reader = reader_of(config, key)
-            return
-        if not config.is_loopback() and not config.allow_remote:
-            raise ConfigError(
-                f"{key}.receive: {config.receive} is not a loopback address: spans would come from the network",
-                tip="bind 127.0.0.1, or set traces.allow_remote: true",
-            )
-        host, port = config.bind()
-        self._receiver = Receiver(host, port, self.store, Limits(config.max_body_bytes, config.max_attribute_chars))
+        conversation_keys = tuple(k for c in self._conventions for k in c.conversation_id)
+        self._source: Received | Stored = (
+            Stored(config, key) if config.store is not None else Received(config, key, conversation_keys)
+        )
 
     @property
     def waiting_threads(self) -> int:
@@ -104,39 +83,24 @@ class TraceSession:
     def address(self) -> str:
         """Where the receiver listens (HOST:PORT), the port picked when `receive` asked for 0; with a store, the
         store's URL as messages show it."""
-        return self._receiver.address if self._receiver is not None else self.shown_store
-
-    @property
-    def shown_store(self) -> str:
-        return self.reader.shown if self.reader is not None else ""
+        return self._source.address
 
     def unread(self, trace_id: str) -> str | None:
         """Why the store could not give this trace; None when it could, or without a store."""
-        with self._lock:
-            return self._unread.get(trace_id)
+        return self._source.unread(trace_id)
 
     def __enter__(self) -> TraceSession:
         """The receiver bound and serving (just before the first request): exit 2 when the port is taken."""
-        if self._receiver is None:
-            return self
-        try:
-            self._receiver.start()
-        except OSError as exc:
-            raise ConfigError(
-                f"{self._key}.receive: cannot listen on {self.config.receive}: {exc.strerror or exc}",
-                tip="choose a free port (0 picks one), or stop what listens there",
-            ) from None
+        self._source.start()
         return self
 
     def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
-        if self._receiver is not None:
-            self._receiver.stop()
+        self._source.stop()
 
     def headers(self, case: Case, body: str | None) -> dict[str, str]:
         context = new_context()
         conversations = _conversation_ids(case, body)
-        if self.reader is None:
-            self.store.expect(context, conversations)
+        self._source.expect(context, conversations)
         with self._lock:
             # The case is held with its context: an id() is unique only while its object lives.
             self._sent[id(case)] = (case, context, conversations)
@@ -148,11 +112,7 @@ class TraceSession:
         if sent is None or sent[0] is not case:
             return trace
         _, context, conversations = sent
-        collected = (
-            self.store.take(context, time.monotonic() + self.config.settle_s)
-            if self.reader is None
-            else self._from_store(self.reader, context)
-        )
+        collected = self._source.collect(context, self.config.settle_s)
         # The service's own span for the request: the one that continues ragjudge's (its parent is ours).
         served = [s.duration_ms for s in collected.spans if s.parent_span_id == context.span_id]
         seen = SpansSeen(
@@ -172,70 +132,14 @@ class TraceSession:
         )
         return join(trace, seen, reading, self.config.price)
 
-    def _from_store(self, reader: StoreReader, context: TraceContext) -> Collected:
-        try:
-            fetched = reader.settled(context, self.config.settle_s)
-        except StoreFailure as exc:
-            with self._lock:
-                self._unread[context.trace_id] = str(exc)
-            return Collected((), ())
-        with self._lock:
-            self._read += len(fetched.spans)
-            self._over += fetched.over
-        # Asked for by the trace id sent: a trace of the service's own (joined by a conversation id) is not found.
-        return Collected(fetched.spans, ("traceparent",) if fetched.spans else ())
-
     def abandoned(self, case: Case) -> None:
         with self._lock:
             sent = self._sent.pop(id(case), None)
-        if sent is not None and sent[0] is case and self.reader is None:
-            self.store.take(sent[1], until=0.0)  # what came is let go; what comes later is counted late
+        if sent is not None and sent[0] is case:
+            self._source.abandon(sent[1])
 
     def counts(self) -> Counts:
-        if self.reader is None:
-            return self.store.counts()
-        with self._lock:
-            reasons = Counter(self._unread.values())
-            return Counts(self._read, 0, self._over, 0, tuple(sorted(reasons.items())))
-
-
-def reader_of(config: TracesConfig, key: str) -> StoreReader:
-    """The store's reader; exit 2 naming the key for a kind ragjudge cannot read, a URL it cannot call, an API key
-    variable that is not set, or `receive` set beside the store."""
-    store = config.store
-    assert store is not None
-    kind = STORES.get(store.kind)
-    if kind is None:
-        raise ConfigError(
-            f"{key}.store.kind: unknown trace store {store.kind!r}", tip=f"use one of: {', '.join(STORES)}"
-        )
-    if "receive" in config.model_fields_set:
-        raise ConfigError(
-            f"{key}.store: `receive` is set too: spans are received, or read from the store, not both",
-            tip="leave traces.receive out to read each trace from the store",
-        )
-    try:
-        urls.check_http_url(store.url)
-    except ValueError as exc:
-        raise ConfigError(f"{key}.store.url: {exc}") from None
-    api_key = None
-    if store.api_key_env is not None:
-        api_key = os.environ.get(store.api_key_env, "")
-        if not api_key:
-            raise ConfigError(
-                f"{key}.store.api_key_env: the variable {store.api_key_env} is not set or empty",
-                tip="export it before the run, or leave api_key_env out for a store without authentication",
-            )
-        masking.register(api_key)
-    return StoreReader(
-        kind,
-        store.url,
-        store.project,
-        api_key=api_key,
-        max_body_bytes=config.max_body_bytes,
-        max_spans=config.max_spans,
-        max_attribute_chars=config.max_attribute_chars,
-    )
+        return self._source.counts()
 
 
 def _conversation_ids(case: Case, body: str | None) -> tuple[str, ...]:
