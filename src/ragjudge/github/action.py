@@ -15,7 +15,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from contextlib import AbstractContextManager, contextmanager, nullcontext, redirect_stderr, redirect_stdout
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -181,12 +181,14 @@ def run_cli(
     before = _stamp(report_path)
     captured = _Tee(sys.stderr)
     printed = _Tee(sys.stdout)
+    # Only a dry run's output is kept (its plan goes to the summary); a gate run's streams straight through.
+    keep: AbstractContextManager[object] = redirect_stdout(printed) if inputs.dry_run else nullcontext()
     with (
         log.group(f"ragjudge {argv[0]}"),
         log.commands_stopped(),
         _process_environ(environ),
         redirect_stderr(captured),
-        redirect_stdout(printed),
+        keep,
     ):
         code = cli_main(list(argv))
     data = report = None
@@ -198,7 +200,7 @@ def run_cli(
             except CaseFileError as exc:
                 notes.warnings.append(exc.message)
     comment = comment_file.read_text(encoding="utf-8") if comment_file.is_file() else None
-    kept = printed.getvalue()[-MAX_PRINTED_CHARS:] if inputs.dry_run else ""
+    kept = printed.getvalue()[-MAX_PRINTED_CHARS:]
     return RunOutcome(code, data, report, comment, _error_line(captured.getvalue()), kept)
 
 
