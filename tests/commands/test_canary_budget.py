@@ -89,7 +89,7 @@ def test_a_canary_within_its_budget_is_promoted_and_says_what_it_cost(tmp_path: 
         "exhausted": False,
     }
     assert all(c["judge_error"] is None for c in _cases(report))
-    assert " · judge $0.00" in comment  # $0.0028, in the gate's footer's figures
+    assert " · judge $0.0028" in comment  # under a cent, to four places, as the gate's footer writes it
 
 
 def test_max_calls_stops_the_canary_loudly_and_it_is_never_promoted(tmp_path: Path) -> None:

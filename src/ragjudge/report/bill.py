@@ -27,13 +27,18 @@ def bill_words(judge_calls: object, judge_cost: object, service: object = None, 
     parts = []
     if judge_calls:
         judge = _usd(judge_cost)
-        parts.append("judge cost unknown" if judge is None else f"judge ${judge:.2f}")
+        parts.append("judge cost unknown" if judge is None else f"judge {dollars(judge)}")
     reported, from_traces = _usd(service), _usd(traced)
     if reported is not None:
-        parts.append(f"service ${reported:.2f}")
+        parts.append(f"service {dollars(reported)}")
     elif from_traces is not None:
-        parts.append(f"service ${from_traces:.4f} (its traces' tokens)")
+        parts.append(f"service {dollars(from_traces)} (its traces' tokens)")
     return " · ".join(parts)
+
+
+def dollars(usd: float) -> str:
+    """To the cent, and a cost under a cent to four places: a small bill that was spent never reads as $0.00."""
+    return f"${usd:.4f}" if 0 < usd < 0.01 else f"${usd:.2f}"
 
 
 def _usd(value: object) -> float | None:
