@@ -134,7 +134,7 @@ def test_the_footer_gives_the_judges_cost_and_the_services(tmp_path: Path) -> No
     # Under a cent, to four places: a small bill that was spent never reads as $0.00.
     assert 0 < judge_cost < 0.01 and f" · judge ${judge_cost:.4f}</sub>" in comment
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
-    assert f'<span id="bill">judge ${judge_cost:.4f}</span>' in page
+    assert f'judge: gpt-4o-mini · <span id="bill">judge ${judge_cost:.4f}</span>' in page
 
 
 def test_a_budget_is_per_shard_and_the_merge_states_both(tmp_path: Path) -> None:
