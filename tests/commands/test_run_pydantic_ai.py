@@ -106,7 +106,16 @@ def test_from_only_the_url_probe_s_first_suggestion_is_the_ag_ui_preset(
         "  hint: /agent looks like an AG-UI agent route: set `preset: ag-ui` under endpoint: (it sends the body "
         "that API takes and reads its stream)"
     )
-    # The second try, as pasted: it maps.
+    # The second try, with the preset: the answer maps, and the passages are named by the tool that returns them,
+    # not by a path to one call (tool_calls.0.result would be lookup_order's on an order question).
+    _config(ws, pydantic_ai_agent("healthy"), preset="ag-ui")
+    _code, out, _err = probe(capsys, "--question", "How long do refunds take?")
+    assert (
+        "  retrieved: nothing (tried retrieved, sources, contexts): search_docs's calls return them: set "
+        "retrieval_tool: search_docs\n" in out
+    ), out
+    assert "  response:\n    retrieval_tool: search_docs\n" in out
+    # The third, as pasted: it maps.
     _config(ws, pydantic_ai_agent("healthy"), preset="ag-ui", response={"retrieval_tool": "search_docs"})
     code, out, _err = probe(capsys, "--question", "How long do refunds take?")
     assert "\nstream: " in out and "read by protocol ag-ui" in out

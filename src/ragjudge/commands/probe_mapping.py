@@ -5,6 +5,7 @@ to try where it finds nothing), the reply as a run reads it, what is wrong with 
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ragjudge.commands.probe_golden import golden_warnings
@@ -52,6 +53,20 @@ def _hint(key: str, data: dict[str, Any], question: str) -> str | None:
     return find_named(data, _FIND[key])
 
 
+_CALL_RESULT = re.compile(r"(?P<calls>[^.]+)\.(?P<index>\d+)\.(?:result|output)(?:\..*)?")
+
+
+def _retrieval_tool(hint: str | None, data: dict[str, Any]) -> str | None:
+    """The tool whose call's result a passages hint points into (`tool_calls.0.result`), or None."""
+    found = _CALL_RESULT.fullmatch(hint or "")
+    calls = data.get(found["calls"]) if found else None
+    if found is None or not isinstance(calls, list) or int(found["index"]) >= len(calls):
+        return None
+    call = calls[int(found["index"])]
+    name = call.get("name") if isinstance(call, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
 def show_mapping(
     out: TextIO,
     client: ProbeClient,
@@ -89,7 +104,13 @@ def show_mapping(
                 )
                 continue
             hint = _hint(key, data, case.question)
-            if hint and hint != mapped:
+            tool = _retrieval_tool(hint, data) if key == "retrieved" and not mapping.retrieval_tool else None
+            if tool is not None:
+                # A path to one call's result holds only while that tool is called first; the tool's name holds
+                # for every question.
+                line += f": {tool}'s calls return them: set retrieval_tool: {tool}"
+                suggested["retrieval_tool"] = tool
+            elif hint and hint != mapped:
                 line += f": did you mean {hint}?"
                 suggested[key] = hint
             elif key == "refused" and not mapped:
